@@ -1,0 +1,70 @@
+"""The agent interface: a request in, an answer (trace) out (SPEC section 1, Agents).
+
+A kind implements ``answer(request)`` (sync, or ``async def``). Timeouts, retries, latency and
+turning failures into verdicts belong to the caller (``sqlbench.agents.call.ask``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Request(BaseModel):
+    """What an agent is asked, sent as JSON to command/http agents."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    space: str
+    question: str
+    dialect: str
+    """sqlglot dialect name the agent's SQL must be written in (the warehouse's)."""
+    branch: str
+
+
+class ToolCall(BaseModel):
+    """One tool call in the agent's trace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    arguments: Any = None
+    output: Any = None
+
+
+class Usage(BaseModel):
+    """Tokens the agent spent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class Answer(BaseModel):
+    """The agent's answer and trace. Every field optional; unknown fields are an agent error."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sql: str | None = None
+    answer: str | None = None
+    """A text answer, when the agent answered in words."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    usage: Usage | None = None
+    error: str | None = None
+    latency_ms: float | None = None
+    """Filled by sqlbench, never by the agent."""
+
+
+@runtime_checkable
+class Agent(Protocol):
+    """What every agent kind provides."""
+
+    name: str
+
+    def answer(self, request: Request) -> Answer | Awaitable[Answer]:
+        """Answer one question."""
+        ...

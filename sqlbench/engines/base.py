@@ -1,0 +1,90 @@
+"""The execution-engine interface: where ground truth, setup and agent SQL run.
+
+Engines are thread-safe: the run loop calls ``run_truth``/``run_agent`` from many threads.
+Failures of one query raise ``sqlbench.errors.QueryError`` (with a ``QueryErrorKind``);
+failures to open or set up the warehouse raise ``sqlbench.errors.EngineError``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class ResultSet:
+    """A query's result with its types kept (Decimal, dates, time zones, duplicate names)."""
+
+    table: pa.Table
+    """Arrow table; column names may repeat."""
+
+    def to_pandas(self) -> pd.DataFrame:
+        """A DataFrame for ``compare_results``: decimals stay ``Decimal``, dates stay
+        ``datetime.date``, tz-aware timestamps stay tz-aware, duplicate names stay duplicated."""
+        names = list(self.table.column_names)
+        columns = [col.to_pandas(date_as_object=True) for col in self.table.columns]
+        frame = pd.concat(columns, axis=1, ignore_index=True) if columns else pd.DataFrame(
+            index=range(self.table.num_rows))
+        frame.columns = names
+        return frame
+
+    @property
+    def num_rows(self) -> int:
+        """Number of rows."""
+        return self.table.num_rows
+
+
+@dataclass(frozen=True)
+class ColumnInfo:
+    """One column of a table or view, for the llm agent's schema prompt."""
+
+    name: str
+    type: str
+
+
+@dataclass(frozen=True)
+class TableInfo:
+    """One table or view visible to agent SQL."""
+
+    name: str
+    columns: list[ColumnInfo] = field(default_factory=list)
+    schema: str | None = None
+
+
+class Engine(ABC):
+    """A warehouse connection set up for one run."""
+
+    dialect: str
+    """sqlglot dialect name of the warehouse (duckdb, postgres, mysql, sqlite, ...)."""
+
+    @abstractmethod
+    def setup(self, project_root: Path, sql_files: list[Path]) -> None:
+        """Run the project's setup SQL (trusted) so the data model exists for this run;
+        relative file paths inside the SQL resolve against ``project_root``."""
+
+    @abstractmethod
+    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run trusted SQL (ground truth). Over ``max_rows`` raises TOO_MANY_ROWS."""
+
+    @abstractmethod
+    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run untrusted SQL behind the statement guard, read-only. Over ``max_rows`` raises
+        TOO_MANY_ROWS; refused statements raise NOT_READ_ONLY before reaching the database."""
+
+    @abstractmethod
+    def tables(self) -> list[TableInfo]:
+        """Tables and views agent SQL may read (after setup)."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections and temporary files."""
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,258 @@
+"""Typed project files (SPEC section 1). File schemas are pydantic with ``extra="forbid"``.
+
+The loader (``sqlbench.project.load``) validates each YAML mapping against these models and
+attaches where it came from (``path``, ``line``) and, for questions, the space and resolved
+ground truth. Everything else in sqlbench reads projects only through these objects.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
+
+
+OrderMode = Literal["ignore", "strict", "auto"]
+RowsMode = Literal["bag", "set"]
+CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass"]
+
+
+class CompareOptions(_Strict):
+    """How result sets are compared (SPEC section 4); project defaults under ``compare:``."""
+
+    order: OrderMode = "ignore"
+    """ignore: rows are a multiset; strict: in order; auto: strict iff the gold's outer ORDER BY."""
+    rows: RowsMode = "bag"
+    """bag: duplicates count; set: duplicates ignored (BIRD-style)."""
+    abs_tol: float = Field(1e-9, ge=0)
+    """Absolute numeric tolerance."""
+    rel_tol: float = Field(1e-9, ge=0)
+    """Relative numeric tolerance."""
+
+    def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
+        """These options with a question's overrides applied."""
+        if overrides is None:
+            return self
+        changes = overrides.model_dump(exclude_none=True)
+        return self.model_copy(update=changes)
+
+
+class CompareOverrides(_Strict):
+    """Per-question ``compare:`` keys; unset keys fall back to the project's."""
+
+    order: OrderMode | None = None
+    rows: RowsMode | None = None
+    abs_tol: float | None = Field(None, ge=0)
+    rel_tol: float | None = Field(None, ge=0)
+
+
+class RunSettings(_Strict):
+    """``run:`` defaults for ``sqlbench run``."""
+
+    concurrency: int = Field(8, ge=1)
+    agent_timeout_s: float = Field(120, gt=0)
+    query_timeout_s: float = Field(30, gt=0)
+    """Timeout for the agent's SQL."""
+    gold_timeout_s: float = Field(300, gt=0)
+    """Timeout for ground-truth SQL."""
+    retries: int = Field(2, ge=0)
+    """Agent calls retried on transient errors."""
+    max_rows: int = Field(100_000, ge=1)
+
+
+class LlmSettings(_Strict):
+    """The OpenAI-compatible endpoint for ``llm`` agents and ``auto``'s generation."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key (never the key itself)."""
+
+
+class CheckSettings(_Strict):
+    """The pull-request check policy (``sqlbench check``)."""
+
+    fail_on: list[CheckRule] = Field(default_factory=lambda: ["regression", "must_pass"])
+    floor: float | None = Field(None, ge=0, le=1)
+    alpha: float = Field(0.05, gt=0, lt=1)
+    must_pass_tag: str = "must-pass"
+
+
+class Settings(_Strict):
+    """``sqlbench.yml``. Every key optional. String values may hold ``${ENV_VAR}``; they are
+    kept in that form here and resolved only where used (``sqlbench.project.envvars``)."""
+
+    warehouse: str | None = None
+    """None: fresh in-memory DuckDB. Else a DuckDB file path or a SQLAlchemy URL."""
+    dialect: str | None = None
+    """sqlglot dialect of the ground truth; None: the warehouse's."""
+    setup: list[str] = Field(default_factory=list)
+    """Globs of SQL files, relative to the project root, run in order before a run."""
+    deploy_branch: str | None = None
+    """None: ``main``, else ``master``."""
+    staging_branch: str | None = None
+    default_agent: str = "auto"
+    store: str | None = None
+    """None: ``.sqlbench/`` in the project. Else a SQLAlchemy URL."""
+    compare: CompareOptions = Field(default_factory=CompareOptions)
+    run: RunSettings = Field(default_factory=RunSettings)
+    llm: LlmSettings = Field(default_factory=LlmSettings)
+    check: CheckSettings = Field(default_factory=CheckSettings)
+
+
+class CertifiedQuery(_Strict):
+    """One entry of ``certified_queries/**.yml``."""
+
+    name: str
+    question: str | None = None
+    """Optional natural-language description."""
+    sql: str
+    _path: str = PrivateAttr("")
+    _line: int = PrivateAttr(0)
+
+    @property
+    def path(self) -> str:
+        """File path relative to the project root."""
+        return self._path
+
+    @property
+    def line(self) -> int:
+        """Line of the entry's ``name`` key."""
+        return self._line
+
+
+class TruthKind(StrEnum):
+    """Where a question's ground truth comes from."""
+
+    CERTIFIED_QUERY = "certified_query"
+    SQL = "sql"
+    NONE = "none"
+
+
+class Question(_Strict):
+    """One entry of ``eval_questions/**.yml``. The loader fills the private attributes."""
+
+    name: str
+    question: str
+    certified_query: str | None = Field(None, alias="certifiedQuery")
+    sql: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    compare: CompareOverrides | None = None
+    also_accept: list[str] = Field(default_factory=list)
+    skip: str | None = None
+    _space: str = PrivateAttr("auto")
+    _path: str = PrivateAttr("")
+    _line: int = PrivateAttr(0)
+    _truth_sql: str | None = PrivateAttr(None)
+
+    @property
+    def space(self) -> str:
+        """The file's ``space:`` (default ``auto``)."""
+        return self._space
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``: how a question is picked out everywhere."""
+        return f"{self._space}/{self.name}"
+
+    @property
+    def path(self) -> str:
+        """File path relative to the project root."""
+        return self._path
+
+    @property
+    def line(self) -> int:
+        """Line of the entry's ``name`` key."""
+        return self._line
+
+    @property
+    def truth_kind(self) -> TruthKind:
+        """certified_query, sql or none."""
+        if self.certified_query is not None:
+            return TruthKind.CERTIFIED_QUERY
+        if self.sql is not None:
+            return TruthKind.SQL
+        return TruthKind.NONE
+
+    @property
+    def truth_sql(self) -> str | None:
+        """The ground-truth SQL: inline, or the resolved certified query's; None if none."""
+        return self._truth_sql
+
+    def located(self, *, space: str, path: str, line: int, truth_sql: str | None) -> Question:
+        """Set the loader-provided attributes (returns self for chaining)."""
+        self._space = space
+        self._path = path
+        self._line = line
+        self._truth_sql = truth_sql
+        return self
+
+
+class AgentConfig(BaseModel):
+    """One entry of ``agents/**.yml``: ``name``, ``kind`` and the kind's own keys in ``options``.
+
+    Kind-specific keys are checked by the agent kind's own pydantic model
+    (``sqlbench.agents.registry``), so this model only holds them.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    kind: str
+    options: dict[str, Any] = Field(default_factory=dict)
+    path: str = ""
+    """Agent file path relative to the project root (empty for the implicit ``auto``)."""
+    line: int = 0
+    base_dir: Path = Path(".")
+    """Absolute folder of the agent file: relative paths in options (replay ``path``) resolve here."""
+
+
+class Environment(StrEnum):
+    """Which environment a branch maps to."""
+
+    PROD = "prod"
+    STAGING = "staging"
+    DEV = "dev"
+
+
+class SourceInfo(BaseModel):
+    """Which version of the project was loaded: a git ref's commit, or the working tree."""
+
+    model_config = ConfigDict(frozen=True)
+
+    branch: str
+    """The ref as given (``main``, ``origin/main``, a tag, a sha), or ``working tree``; for the
+    working tree of a git repository, the checked-out branch name when there is one."""
+    commit: str | None
+    """Full commit sha of the ref (for the working tree: HEAD's, or None outside git)."""
+    dirty: bool = False
+    """True when loaded from a working tree with uncommitted changes."""
+    working_tree_hash: str | None = None
+    """Hash of the uncommitted changes (dirty working trees only)."""
+    environment: Environment = Environment.DEV
+    dev_mode_note: str | None = None
+    """Set when ``--branch dev`` fell back to the working tree; printed by the CLI."""
+
+
+class Project(BaseModel):
+    """A loaded, validated project. ``root`` is where its files are on disk: the checkout for the
+    working tree, or a temporary extraction of the ref for ``--branch REF``."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    root: Path
+    settings: Settings
+    questions: list[Question]
+    certified_queries: dict[str, CertifiedQuery]
+    agents: dict[str, AgentConfig]
+    source: SourceInfo
+    question_set_hash: str
+    """Stable hash of every question's name, space, text, ground truth and compare options."""
+    warnings: list[Any] = Field(default_factory=list)
+    """``sqlbench.errors.Problem`` warnings found while loading (errors raise instead)."""
