@@ -1,0 +1,235 @@
+"""The ``command`` kind: a program run per question, JSON request on stdin, answer on stdout.
+
+The program runs in the project folder with the run's environment, in its own process group
+(session), so that a timeout kills it and everything it started. A non-zero exit is an agent
+error that keeps the tail of stderr; stdout holds a JSON answer object or bare SQL text.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field
+
+from sqlbench.agents.base import Answer, Request
+from sqlbench.agents.call import parse_output_text, time_left
+from sqlbench.agents.context import AgentContext
+from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
+from sqlbench.errors import AgentError, Problem, Severity
+from sqlbench.project.models import AgentConfig
+
+_STDERR_TAIL_LINES = 5
+_STDERR_TAIL_CHARS = 400
+_DRAIN_AFTER_KILL_S = 2.0
+
+
+class CommandOptions(KindOptions):
+    """Keys of a ``command`` agent."""
+
+    command: str | list[str] = Field(min_length=1)
+    """The program and its arguments: one string split like a shell, or a list."""
+
+
+def command_argv(command: str | list[str]) -> list[str]:
+    """The argument vector of a ``command`` key.
+
+    Raises:
+        ValueError: The string cannot be split (unbalanced quotes) or is empty.
+
+    Example:
+        >>> command_argv("python agents/run.py --model 'gpt 4'")
+        ['python', 'agents/run.py', '--model', 'gpt 4']
+    """
+    argv = shlex.split(command) if isinstance(command, str) else list(command)
+    if not argv or not argv[0]:
+        raise ValueError("the command is empty")
+    return argv
+
+
+def stderr_tail(stderr: str) -> str:
+    """The last few non-empty lines of stderr, on one line.
+
+    Example:
+        >>> stderr_tail("warn\\nTraceback...\\nValueError: boom\\n")
+        'warn | Traceback... | ValueError: boom'
+    """
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    tail = " | ".join(lines[-_STDERR_TAIL_LINES:])
+    return tail if len(tail) <= _STDERR_TAIL_CHARS else "…" + tail[-_STDERR_TAIL_CHARS:]
+
+
+class CommandAgent:
+    """Runs ``argv`` per question in ``cwd``; see the module docstring."""
+
+    notice: str | None = None
+
+    def __init__(
+        self,
+        name: str,
+        argv: list[str],
+        cwd: Path,
+        env: Mapping[str, str],
+        default_timeout_s: float,
+    ) -> None:
+        self.name = name
+        self.argv = argv
+        self.cwd = cwd
+        self.env = dict(env)
+        self.default_timeout_s = default_timeout_s
+
+    def answer(self, request: Request) -> Answer:
+        """Run the program once and parse what it printed."""
+        left = time_left()
+        timeout_s = self.default_timeout_s if left is None else left
+        try:
+            process = subprocess.Popen(
+                self.argv,
+                cwd=self.cwd,
+                env=self.env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+        except OSError as err:
+            raise AgentError(
+                f"cannot start {self.argv[0]!r} in {self.cwd}: {err.strerror or err}"
+            ) from err
+        _LIVE.add(process)
+        try:
+            try:
+                out, err_out = process.communicate(request.model_dump_json().encode(), timeout_s)
+            except subprocess.TimeoutExpired:
+                _kill_tree(process)
+                _, err_out = _drain(process)
+                tail = stderr_tail(err_out.decode("utf-8", "replace"))
+                raise AgentError(
+                    f"the command did not answer within {timeout_s:.3g}s and was killed"
+                    + (f"; stderr: {tail}" if tail else "")
+                ) from None
+        finally:
+            _LIVE.discard(process)
+        stderr = err_out.decode("utf-8", "replace")
+        if process.returncode != 0:
+            tail = stderr_tail(stderr)
+            status = _status(process.returncode)
+            raise AgentError(
+                f"the command {status}" + (f"; stderr: {tail}" if tail else " (stderr was empty)")
+            )
+        try:
+            return parse_output_text(out.decode("utf-8"))
+        except UnicodeDecodeError as err:
+            raise AgentError(f"the command's output is not UTF-8 text ({err.reason})") from err
+
+
+def _status(returncode: int) -> str:
+    if returncode < 0:
+        try:
+            return f"was killed by signal {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"
+
+
+def _kill_tree(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process and every process in its session (it leads its own group)."""
+    if os.name == "posix":
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            return  # the whole group is already gone
+    else:
+        process.kill()
+
+
+def _drain(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
+    """What the killed process left in its pipes (empty if a descendant keeps them open)."""
+    try:
+        return process.communicate(timeout=_DRAIN_AFTER_KILL_S)
+    except subprocess.TimeoutExpired:
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+        process.wait(timeout=_DRAIN_AFTER_KILL_S)
+        return b"", b""
+
+
+class _LiveProcesses:
+    """Command processes still running, killed when the interpreter exits (Ctrl-C mid-run):
+    they run in their own sessions, so the terminal's interrupt does not reach them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen[bytes]] = set()
+
+    def add(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._processes.add(process)
+
+    def discard(self, process: subprocess.Popen[bytes]) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def kill_all(self) -> None:
+        with self._lock:
+            processes = list(self._processes)
+        for process in processes:
+            if process.poll() is None:
+                _kill_tree(process)
+
+
+_LIVE = _LiveProcesses()
+atexit.register(_LIVE.kill_all)
+
+
+def _check(config: AgentConfig, options: CommandOptions) -> list[Problem]:
+    try:
+        argv = command_argv(options.command)
+    except ValueError as err:
+        return [problem(config, f"`command` cannot be split like a shell command: {err}")]
+    program = argv[0]
+    root = project_root_of(config)
+    if "/" in program or os.sep in program:
+        if root is not None and not (Path(root) / program).exists():
+            return [
+                problem(
+                    config,
+                    f"the program {program!r} does not exist in the project "
+                    "folder (commands run there)",
+                    Severity.WARNING,
+                )
+            ]
+    elif shutil.which(program) is None:
+        return [
+            problem(
+                config, f"the program {program!r} is not on PATH on this machine", Severity.WARNING
+            )
+        ]
+    return []
+
+
+def _build(config: AgentConfig, options: CommandOptions, context: AgentContext) -> CommandAgent:
+    try:
+        argv = command_argv(options.command)
+    except ValueError as err:
+        raise AgentError(f"agent '{config.name}': `command` is not usable: {err}") from err
+    return CommandAgent(
+        config.name, argv, context.project_root, context.env, context.run.agent_timeout_s
+    )
+
+
+KIND = AgentKind(
+    "command",
+    CommandOptions,
+    _build,
+    _check,
+    "a program per question: JSON request on stdin, answer on stdout",
+)

@@ -1,0 +1,185 @@
+"""The ``http`` kind: POST the JSON request to an agent API, read the answer from the reply.
+
+Without ``response:``, the reply is the answer object itself (or a JSON string of SQL). With
+``response:``, each answer field is read from the reply by a JSONPath (``sql: $.message.sql``),
+so existing agent APIs plug in without code. ``${VAR}`` in the URL and headers is resolved
+from the run's environment at call time and never appears in messages or traces.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from jsonpath_ng import JSONPath
+from jsonpath_ng.exceptions import JSONPathError
+from jsonpath_ng.ext import parse as parse_jsonpath
+from pydantic import Field
+
+from sqlbench.agents.base import Answer, Request
+from sqlbench.agents.call import parse_answer, time_left
+from sqlbench.agents.context import AgentContext, resolve_env_refs
+from sqlbench.agents.kinds import AgentKind, KindOptions, problem
+from sqlbench.agents.transport import post_json
+from sqlbench.errors import AgentError, Problem
+from sqlbench.project import envvars
+from sqlbench.project.models import AgentConfig
+
+ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
+
+
+class HttpOptions(KindOptions):
+    """Keys of an ``http`` agent."""
+
+    url: str = Field(min_length=1)
+    """Where the request is POSTed; may hold ``${VAR}``."""
+    headers: dict[str, str] = Field(default_factory=dict)
+    """Extra headers; values may hold ``${VAR}`` (resolved per call, never stored)."""
+    timeout_s: float | None = Field(None, gt=0)
+    """Socket timeout per request; default: the run's agent timeout."""
+    response: dict[str, str] | None = None
+    """Answer field -> JSONPath into the reply. None: the reply is the answer."""
+
+
+class ResponsePath(NamedTuple):
+    """One ``response:`` entry: the JSONPath as written and compiled."""
+
+    text: str
+    path: JSONPath
+
+
+def compile_response_paths(response: Mapping[str, str]) -> dict[str, ResponsePath]:
+    """Parse a ``response:`` mapping's JSONPaths.
+
+    Raises:
+        ValueError: A key is not an answer field or a path does not parse.
+
+    Example:
+        >>> sorted(compile_response_paths({"sql": "$.message.sql"}))
+        ['sql']
+    """
+    paths: dict[str, ResponsePath] = {}
+    for field_name, path in response.items():
+        if field_name not in ANSWER_FIELDS:
+            close = difflib.get_close_matches(field_name, ANSWER_FIELDS, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else ""
+            raise ValueError(
+                f"`response` key '{field_name}' is not an answer field{hint} "
+                f"(fields: {', '.join(ANSWER_FIELDS)})"
+            )
+        try:
+            paths[field_name] = ResponsePath(path, parse_jsonpath(path))
+        except JSONPathError as err:
+            raise ValueError(
+                f"`response.{field_name}` is not a valid JSONPath ({path!r}): {err}"
+            ) from err
+    return paths
+
+
+def extract_answer(reply: Any, paths: Mapping[str, ResponsePath]) -> dict[str, Any]:
+    """Read each answer field from ``reply`` by its JSONPath (absent when nothing matches).
+
+    Raises:
+        AgentError: A path matches more than one value.
+
+    Example:
+        >>> reply = {"message": {"content": [{"type": "sql", "statement": "SELECT 1"}]}}
+        >>> paths = compile_response_paths(
+        ...     {"sql": "$.message.content[?(@.type=='sql')].statement"})
+        >>> extract_answer(reply, paths)
+        {'sql': 'SELECT 1'}
+    """
+    mapped: dict[str, Any] = {}
+    for field_name, (text, path) in paths.items():
+        matches = [match.value for match in path.find(reply)]
+        if len(matches) > 1:
+            raise AgentError(
+                f"the JSONPath {text} for `{field_name}` matched {len(matches)} "
+                "values in the reply; make it select exactly one"
+            )
+        if matches:
+            mapped[field_name] = matches[0]
+    return mapped
+
+
+class HttpAgent:
+    """POSTs each request; see the module docstring."""
+
+    notice: str | None = None
+
+    def __init__(
+        self, name: str, options: HttpOptions, env: Mapping[str, str], default_timeout_s: float
+    ) -> None:
+        self.name = name
+        self.options = options
+        self.env = env
+        self.default_timeout_s = options.timeout_s or default_timeout_s
+        self.paths = compile_response_paths(options.response) if options.response else None
+
+    def answer(self, request: Request) -> Answer:
+        """POST the request and read the answer from the reply."""
+        where = f"agent '{self.name}'"
+        url = resolve_env_refs(self.options.url, self.env, f"the url of {where}")
+        headers = {
+            key: resolve_env_refs(value, self.env, f"header {key} of {where}")
+            for key, value in self.options.headers.items()
+        }
+        left = time_left()
+        timeout_s = self.default_timeout_s if left is None else min(self.default_timeout_s, left)
+        try:
+            reply = post_json(
+                url,
+                request.model_dump(),
+                headers=headers,
+                timeout_s=timeout_s,
+                env=self.env,
+                shown_url=self.options.url,
+            )
+        except AgentError as err:
+            # A server may echo the URL or a header back: put the ${VAR} form back first.
+            templates = [self.options.url, *self.options.headers.values()]
+            err.args = (envvars.redact(str(err), templates, self.env),)
+            raise
+        if self.paths is None:
+            return parse_answer(reply)
+        if not isinstance(reply, dict):
+            raise AgentError(
+                f"the reply is {type(reply).__name__}, not a JSON object, so the "
+                "`response` JSONPaths cannot be applied"
+            )
+        return parse_answer(extract_answer(reply, self.paths))
+
+
+def _check(config: AgentConfig, options: HttpOptions) -> list[Problem]:
+    problems = []
+    for what, text in [
+        ("url", options.url),
+        *((f"header {k}", v) for k, v in options.headers.items()),
+    ]:
+        error = envvars.template_error(text)
+        if error:
+            problems.append(problem(config, f"{what}: {error}"))
+    if not options.url.lstrip().lower().startswith(("http://", "https://", "${")):
+        problems.append(
+            problem(config, f"`url` must start with http:// or https:// (got {options.url!r})")
+        )
+    if options.response is not None:
+        try:
+            compile_response_paths(options.response)
+        except ValueError as err:
+            problems.append(problem(config, str(err)))
+    return problems
+
+
+def _build(config: AgentConfig, options: HttpOptions, context: AgentContext) -> HttpAgent:
+    return HttpAgent(config.name, options, context.env, context.run.agent_timeout_s)
+
+
+KIND = AgentKind(
+    "http",
+    HttpOptions,
+    _build,
+    _check,
+    "POSTs the JSON request to a URL; JSONPaths map the reply to an answer",
+)

@@ -1,0 +1,310 @@
+"""The built-in ``llm`` agent: text-to-SQL over any OpenAI-compatible chat-completions endpoint.
+
+The prompt carries the dialect, the warehouse schema (``engine.tables()``, after setup) and the
+certified queries as examples. The model may call ``run_sql`` (through ``engine.run_agent``: the
+statement guard, read-only, ``max_rows`` and ``query_timeout_s``) and ends with ``submit_sql``
+(see ``llm_prompt`` for the protocol). Every tool call goes into the trace with its arguments
+and output; token usage is summed over all requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field
+
+from sqlbench.agents.base import Answer, Request, ToolCall, Usage
+from sqlbench.agents.call import one_line, time_left
+from sqlbench.agents.context import AgentContext, LlmEndpoint, resolve_llm
+from sqlbench.agents.kinds import AgentKind, KindOptions
+from sqlbench.agents.llm_prompt import (
+    RUN_SQL,
+    SUBMIT_SQL,
+    TOOLS,
+    examples_text,
+    final_sql,
+    preview,
+    schema_text,
+    system_prompt,
+)
+from sqlbench.agents.transport import post_json
+from sqlbench.errors import AgentError, QueryError
+from sqlbench.project.models import AgentConfig, CertifiedQuery, RunSettings
+
+if TYPE_CHECKING:
+    from sqlbench.engines.base import Engine
+
+_EXTRA_TURNS = 2
+"""Model turns allowed beyond ``max_tool_calls`` (the submit, and one after a refused call)."""
+
+
+class LlmOptions(KindOptions):
+    """Keys of an ``llm`` agent; unset endpoint keys come from ``llm:`` / ``SQLBENCH_LLM_*``."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    max_tool_calls: int = Field(6, ge=0, le=50)
+    """``run_sql`` calls allowed per question (0: no tool, answer directly)."""
+
+
+class LlmAgent:
+    """A text-to-SQL agent over a chat-completions endpoint; see the module docstring."""
+
+    notice: str | None = None
+
+    def __init__(
+        self,
+        name: str,
+        endpoint: LlmEndpoint,
+        *,
+        engine: Engine,
+        certified_queries: Mapping[str, CertifiedQuery],
+        run: RunSettings,
+        env: Mapping[str, str],
+        temperature: float = 0.0,
+        max_tool_calls: int = 6,
+    ) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self.engine = engine
+        self.certified_queries = certified_queries
+        self.run = run
+        self.env = env
+        self.temperature = temperature
+        self.max_tool_calls = max_tool_calls
+        self._schema: str | None = None
+        self._schema_lock = threading.Lock()
+
+    def answer(self, request: Request) -> Answer:
+        """Converse with the model until it submits SQL, answers in words, or runs out."""
+        messages: list[dict[str, Any]] = [
+            {
+                "role": "system",
+                "content": system_prompt(
+                    dialect=request.dialect,
+                    schema=self._schema_text(),
+                    examples=examples_text(self.certified_queries),
+                    max_tool_calls=self.max_tool_calls,
+                ),
+            },
+            {"role": "user", "content": request.question},
+        ]
+        trace: list[ToolCall] = []
+        usage: Usage | None = None
+        sql_calls = 0
+        for _ in range(self.max_tool_calls + _EXTRA_TURNS):
+            reply = self._chat(messages)
+            usage = _add_usage(usage, reply.get("usage"))
+            message = _message(reply)
+            content = message.get("content") or ""
+            if not isinstance(content, str):
+                raise AgentError("the LLM reply's message content is not text")
+            calls = message.get("tool_calls") or []
+            if not calls:
+                return Answer(
+                    sql=final_sql(content),
+                    answer=content.strip() or None,
+                    tool_calls=trace,
+                    usage=usage,
+                )
+            messages.append({"role": "assistant", "content": content or None, "tool_calls": calls})
+            for call in calls:
+                call_id, name, arguments = _parse_call(call)
+                if (
+                    name == SUBMIT_SQL
+                    and isinstance(arguments, dict)
+                    and _text(arguments.get("sql"))
+                ):
+                    trace.append(ToolCall(name=name, arguments=arguments, output="submitted"))
+                    explanation = _text(arguments.get("explanation")) or content.strip()
+                    return Answer(
+                        sql=arguments["sql"].strip(),
+                        answer=explanation or None,
+                        tool_calls=trace,
+                        usage=usage,
+                    )
+                if name == RUN_SQL and sql_calls < self.max_tool_calls:
+                    sql_calls += 1
+                    output = self._run_sql(arguments)
+                elif name == RUN_SQL:
+                    output = {
+                        "error": f"the limit of {self.max_tool_calls} {RUN_SQL} calls is "
+                        f"reached; call {SUBMIT_SQL} with your final query now"
+                    }
+                elif name == SUBMIT_SQL:
+                    output = {"error": "submit_sql needs a non-empty `sql` argument"}
+                else:
+                    output = {"error": f"unknown tool {name!r}; tools: {RUN_SQL}, {SUBMIT_SQL}"}
+                trace.append(ToolCall(name=name, arguments=arguments, output=output))
+                messages.append(
+                    {
+                        "role": "tool",
+                        "tool_call_id": call_id,
+                        "content": json.dumps(output, default=str),
+                    }
+                )
+        return Answer(
+            error=f"the model did not submit SQL within {len(trace)} tool calls "
+            f"({sql_calls} {RUN_SQL})",
+            tool_calls=trace,
+            usage=usage,
+        )
+
+    def _schema_text(self) -> str:
+        with self._schema_lock:
+            if self._schema is None:
+                self._schema = schema_text(self.engine.tables())
+            return self._schema
+
+    def _chat(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
+        tools = TOOLS if self.max_tool_calls > 0 else TOOLS[1:]
+        payload = {
+            "model": self.endpoint.model,
+            "messages": messages,
+            "temperature": self.temperature,
+            "tools": tools,
+        }
+        headers = (
+            {"Authorization": f"Bearer {self.endpoint.api_key}"} if self.endpoint.api_key else {}
+        )
+        left = time_left()
+        try:
+            reply = post_json(
+                self.endpoint.chat_url,
+                payload,
+                headers=headers,
+                timeout_s=self.run.agent_timeout_s if left is None else left,
+                env=self.env,
+            )
+        except AgentError as err:
+            # A proxy or server may echo the request back: never show the key.
+            if self.endpoint.api_key:
+                err.args = (str(err).replace(self.endpoint.api_key, "<api key>"),)
+            raise
+        if not isinstance(reply, dict):
+            raise AgentError(
+                f"the LLM endpoint replied with {type(reply).__name__}, not a JSON object"
+            )
+        if reply.get("error"):
+            raise AgentError(
+                f"the LLM endpoint reported an error: "
+                f"{one_line(json.dumps(reply['error'], default=str), 300)}"
+            )
+        return reply
+
+    def _run_sql(self, arguments: Any) -> dict[str, Any]:
+        sql = _text(arguments.get("sql")) if isinstance(arguments, dict) else None
+        if sql is None:
+            return {"error": "run_sql needs a non-empty `sql` argument"}
+        left = time_left()
+        timeout_s = (
+            self.run.query_timeout_s
+            if left is None
+            else min(self.run.query_timeout_s, max(left, 0.001))
+        )
+        try:
+            result = self.engine.run_agent(sql, timeout_s=timeout_s, max_rows=self.run.max_rows)
+        except QueryError as err:
+            return {"error": f"{err.kind.value}: {one_line(err.message, 300)}"}
+        return preview(result.table)
+
+
+def _message(reply: Mapping[str, Any]) -> dict[str, Any]:
+    choices = reply.get("choices")
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict):
+            return message
+    raise AgentError(
+        "the LLM reply has no choices[0].message; is base_url an OpenAI-compatible "
+        "chat-completions endpoint?"
+    )
+
+
+def _parse_call(call: Any) -> tuple[str, str, Any]:
+    """``(id, tool name, arguments)``; arguments stay text when they are not JSON."""
+    function = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+        raise AgentError("the LLM reply has a tool call without a function name")
+    raw = function.get("arguments")
+    arguments: Any = raw
+    if isinstance(raw, str):
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError:
+            arguments = raw
+    return str(call.get("id", "")), function["name"], arguments
+
+
+def _text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _add_usage(total: Usage | None, reported: Any) -> Usage | None:
+    if not isinstance(reported, dict):
+        return total
+    prompt, completion = reported.get("prompt_tokens"), reported.get("completion_tokens")
+    if not isinstance(prompt, int) and not isinstance(completion, int):
+        return total
+    base = total or Usage()
+    return Usage(
+        input_tokens=base.input_tokens + (prompt if isinstance(prompt, int) else 0),
+        output_tokens=base.output_tokens + (completion if isinstance(completion, int) else 0),
+    )
+
+
+def build_llm_agent(name: str, options: LlmOptions, context: AgentContext) -> LlmAgent | None:
+    """The llm agent for ``options`` and ``context``, or None when no endpoint is configured.
+
+    Raises:
+        AgentError: An endpoint without a model, a missing key variable, or no engine.
+    """
+    endpoint = resolve_llm(
+        context.llm,
+        context.env,
+        base_url=options.base_url,
+        model=options.model,
+        api_key_env=options.api_key_env,
+    )
+    if endpoint is None:
+        return None
+    if context.engine is None:
+        raise AgentError(
+            f"agent '{name}' generates SQL with an LLM and needs the warehouse "
+            "(an engine) for its schema and run_sql tool"
+        )
+    return LlmAgent(
+        name,
+        endpoint,
+        engine=context.engine,
+        certified_queries=context.certified_queries,
+        run=context.run,
+        env=context.env,
+        temperature=options.temperature,
+        max_tool_calls=options.max_tool_calls,
+    )
+
+
+def _build(config: AgentConfig, options: LlmOptions, context: AgentContext) -> LlmAgent:
+    agent = build_llm_agent(config.name, options, context)
+    if agent is None:
+        raise AgentError(
+            f"agent '{config.name}' (kind llm) has no endpoint: set `base_url` on "
+            "the agent, `llm.base_url` in sqlbench.yml, or SQLBENCH_LLM_BASE_URL"
+        )
+    return agent
+
+
+KIND = AgentKind(
+    "llm",
+    LlmOptions,
+    _build,
+    None,
+    "built-in text-to-SQL over an OpenAI-compatible chat-completions endpoint",
+)

@@ -1,0 +1,192 @@
+"""The ``replay`` kind: answers recorded in a file, looked up by question name (and space).
+
+JSONL holds one answer object per line, YAML (or JSON) a list of them; each record has
+``name`` and an optional ``space`` besides the answer fields. A record without ``space``
+answers the question of that name in any space, unless a record names the request's space.
+A question with no record is an agent error for that question. Answer fields are checked
+when the record is used, so one bad record errors one question, not the run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import Field
+
+from sqlbench.agents.base import Answer, Request
+from sqlbench.agents.call import parse_answer
+from sqlbench.agents.context import AgentContext
+from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
+from sqlbench.errors import AgentError, Problem, ProjectError
+from sqlbench.project.models import AgentConfig
+from sqlbench.project.yamlload import load_yaml, plain
+
+_YAML_SUFFIXES = (".yml", ".yaml")
+_SUFFIXES = (".jsonl", ".json", *_YAML_SUFFIXES)
+
+
+class ReplayOptions(KindOptions):
+    """Keys of a ``replay`` agent."""
+
+    path: str = Field(min_length=1)
+    """Recorded answers (.jsonl, .yml/.yaml, .json), relative to the agent file's folder."""
+
+
+class Record(NamedTuple):
+    """One recorded answer and where it is."""
+
+    fields: dict[str, Any]
+    """The answer fields (``name`` and ``space`` removed)."""
+    line: int
+
+
+def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]:
+    """Read a replay file into records keyed by ``(space or None, name)``.
+
+    Args:
+        file: The file on disk.
+        shown: Its path relative to the project root, for messages.
+
+    Raises:
+        ProjectError: The file is missing, does not parse, or a record lacks ``name``, has
+            a non-text ``name``/``space``, or repeats another record's space and name.
+    """
+    if file.suffix.lower() not in _SUFFIXES:
+        raise ProjectError(f"a replay file must end in {', '.join(_SUFFIXES)}", shown)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProjectError("the replay file does not exist", shown) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProjectError(f"cannot read the replay file: {err}", shown) from err
+    if file.suffix.lower() == ".jsonl":
+        items = _jsonl_items(text, shown)
+    else:
+        items = _document_items(text, shown, yaml=file.suffix.lower() in _YAML_SUFFIXES)
+    records: dict[tuple[str | None, str], Record] = {}
+    for value, line in items:
+        if not isinstance(value, dict):
+            raise ProjectError(
+                f"a recorded answer must be an object, got {type(value).__name__}", shown, line
+            )
+        fields = dict(value)
+        name, space = fields.pop("name", None), fields.pop("space", None)
+        if not isinstance(name, str) or not name:
+            raise ProjectError(
+                "a recorded answer needs a `name` (the question's name)", shown, line
+            )
+        if space is not None and not isinstance(space, str):
+            raise ProjectError("a recorded answer's `space` must be text", shown, line)
+        key = (space, name)
+        if key in records:
+            label = f"{space}/{name}" if space else name
+            raise ProjectError(
+                f"a second recorded answer for {label} (first at line {records[key].line})",
+                shown,
+                line,
+            )
+        records[key] = Record(fields, line)
+    return records
+
+
+def _jsonl_items(text: str, shown: str) -> list[tuple[Any, int]]:
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            items.append((json.loads(line), number))
+        except json.JSONDecodeError as err:
+            raise ProjectError(
+                f"not valid JSON: {err.msg} at column {err.colno}", shown, number
+            ) from err
+    return items
+
+
+def _document_items(text: str, shown: str, *, yaml: bool) -> list[tuple[Any, int]]:
+    if not yaml:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ProjectError(f"not valid JSON: {err.msg}", shown, err.lineno) from err
+        if not isinstance(data, list):
+            raise ProjectError("a JSON replay file must hold a list of answers", shown, 1)
+        return [(item, 1) for item in data]
+    document = load_yaml(text, shown)
+    if document.problems:
+        first = document.problems[0]
+        raise ProjectError(first.message, shown, first.line)
+    if document.empty:
+        return []
+    if not isinstance(document.data, list):
+        raise ProjectError("a YAML replay file must hold a list of answers", shown, 1)
+    lines = getattr(document.data, "item_lines", [1] * len(document.data))
+    return [(plain(item), line) for item, line in zip(document.data, lines, strict=True)]
+
+
+class ReplayAgent:
+    """Answers from recorded answers; see the module docstring."""
+
+    notice: str | None = None
+
+    def __init__(
+        self, name: str, records: dict[tuple[str | None, str], Record], shown: str
+    ) -> None:
+        self.name = name
+        self.records = records
+        self.shown = shown
+
+    def answer(self, request: Request) -> Answer:
+        """The record for the request's space and name."""
+        record = self.records.get((request.space, request.name))
+        if record is None:
+            record = self.records.get((None, request.name))
+        if record is None:
+            raise AgentError(
+                f"no recorded answer for {request.space}/{request.name} in {self.shown}"
+            )
+        try:
+            return parse_answer(record.fields)
+        except AgentError as err:
+            raise AgentError(f"{self.shown}:{record.line}: {err}") from err
+
+
+def _shown_path(
+    config: AgentConfig, options: ReplayOptions, base: Path | None = None
+) -> tuple[Path, str]:
+    file = ((base or config.base_dir) / options.path).resolve()
+    root = project_root_of(config)
+    if root is not None and file.is_relative_to(root.resolve()):
+        return file, file.relative_to(root.resolve()).as_posix()
+    return file, options.path
+
+
+def _check(config: AgentConfig, options: ReplayOptions) -> list[Problem]:
+    file, shown = _shown_path(config, options)
+    try:
+        load_records(file, shown)
+    except ProjectError as err:
+        return [problem(config, f"`path`: {err}")]
+    return []
+
+
+def _build(config: AgentConfig, options: ReplayOptions, context: AgentContext) -> ReplayAgent:
+    # Configs made in code may carry a relative base_dir: it is relative to the project.
+    base = (
+        config.base_dir
+        if config.base_dir.is_absolute()
+        else (context.project_root / config.base_dir)
+    )
+    file, shown = _shown_path(config, options, base)
+    return ReplayAgent(config.name, load_records(file, shown), shown)
+
+
+KIND = AgentKind(
+    "replay",
+    ReplayOptions,
+    _build,
+    _check,
+    "recorded answers from a JSONL or YAML file, by question name",
+)

@@ -1,0 +1,230 @@
+"""The ``command`` kind, driven through real subprocesses (small Python scripts in tmp)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sqlbench.agents.base import Request
+from sqlbench.agents.call import ask
+from sqlbench.agents.context import AgentContext
+from sqlbench.agents.registry import build_agent, validate_agent_config
+from sqlbench.project.models import AgentConfig
+
+
+def script_agent(context: AgentContext, body: str, *, as_string: bool = False) -> AgentConfig:
+    """An agent config running ``body`` (Python) as a script in the project folder."""
+    script = context.project_root / "agents" / "agent.py"
+    script.parent.mkdir(exist_ok=True)
+    script.write_text("import json, os, sys, time\n" + textwrap.dedent(body))
+    command: str | list[str] = [sys.executable, "agents/agent.py"]
+    if as_string:
+        command = f"'{sys.executable}' agents/agent.py"
+    return AgentConfig(
+        name="cmd",
+        kind="command",
+        options={"command": command},
+        path="agents/cmd.yml",
+        line=2,
+        base_dir=context.project_root / "agents",
+    )
+
+
+def run(
+    context: AgentContext,
+    body: str,
+    request: Request,
+    *,
+    timeout_s: float = 20,
+    as_string: bool = False,
+) -> tuple[str | None, str | None]:
+    agent = build_agent(script_agent(context, body, as_string=as_string), context)
+    answer = ask(agent, request, timeout_s=timeout_s, retries=0)
+    assert answer.latency_ms is not None
+    return answer.sql, answer.error
+
+
+def test_json_request_on_stdin_json_answer_on_stdout(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """
+        request = json.load(sys.stdin)
+        print(json.dumps({"sql": f"SELECT '{request['space']}/{request['name']}', "
+                                 f"'{request['dialect']}', '{request['branch']}'",
+                          "usage": {"input_tokens": 7, "output_tokens": 2}}))
+    """
+    sql, error = run(context, body, request_for("revenue", space="sales"))
+    assert error is None
+    assert sql == "SELECT 'sales/revenue', 'duckdb', 'main'"
+
+
+def test_bare_sql_on_stdout_and_a_shell_style_command_string(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """
+        sys.stdin.read()
+        print("SELECT 42 AS answer")
+        print("some log line", file=sys.stderr)
+    """
+    assert run(context, body, request_for(), as_string=True) == ("SELECT 42 AS answer", None)
+
+
+def test_runs_in_the_project_folder_with_the_context_environment(
+    tmp_path: Path, request_for: Callable[..., Request]
+) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    context = AgentContext(project_root=root, env={"PATH": os.environ["PATH"], "TEAM": "data"})
+    body = """
+        print("SELECT '" + os.getcwd() + "', '" + os.environ.get("TEAM", "?") + "'")
+    """
+    sql, _ = run(context, body, request_for())
+    assert sql == f"SELECT '{root}', 'data'"
+
+
+def test_answer_in_words_is_neither_sql_nor_error(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """print(json.dumps({"answer": "That data is not in the warehouse."}))"""
+    assert run(context, body, request_for()) == (None, None)
+
+
+def test_error_field_is_an_agent_error(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """print(json.dumps({"error": "model quota exhausted"}))"""
+    assert run(context, body, request_for()) == (None, "model quota exhausted")
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        ('print(\'{"sql": "SELECT 1"\')', "the answer is not valid JSON"),
+        ('print(json.dumps({"sql": ["SELECT 1"]}))', "wrong types: `sql`"),
+        ('print(json.dumps({"sql": "SELECT 1", "rationale": "x"}))', "unknown field(s)"),
+        ("pass", "the agent printed nothing"),
+        ("sys.stdout.buffer.write(b'SELECT \\xff')", "not UTF-8"),
+    ],
+)
+def test_invalid_output_is_an_agent_error(
+    context: AgentContext, request_for: Callable[..., Request], body: str, reason: str
+) -> None:
+    sql, error = run(context, body, request_for())
+    assert sql is None
+    assert error is not None and reason in error
+
+
+def test_non_zero_exit_keeps_the_tail_of_stderr(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """
+        for i in range(30):
+            print(f"noise {i}", file=sys.stderr)
+        print("SELECT 1")
+        raise ValueError("the model returned garbage")
+    """
+    sql, error = run(context, body, request_for())
+    assert sql is None
+    assert error is not None
+    assert error.startswith("the command exited with status 1; stderr: ")
+    assert error.endswith("ValueError: the model returned garbage")
+    assert "noise 0" not in error and "\n" not in error
+
+
+def test_killed_by_a_signal_says_so(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """
+        import signal
+        os.kill(os.getpid(), signal.SIGTERM)
+    """
+    _, error = run(context, body, request_for())
+    assert error == "the command was killed by signal SIGTERM (stderr was empty)"
+
+
+def test_timeout_kills_the_process_tree_and_keeps_stderr(
+    context: AgentContext, request_for: Callable[..., Request], tmp_path: Path
+) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    body = f"""
+        import subprocess
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        print("thinking hard...", file=sys.stderr, flush=True)
+        time.sleep(60)
+    """
+    start = time.monotonic()
+    sql, error = run(context, body, request_for(), timeout_s=2.5)
+    assert time.monotonic() - start < 5
+    assert sql is None
+    assert error is not None
+    assert error.startswith("the command did not answer within")
+    assert "and was killed; stderr: thinking hard..." in error
+    grandchild = int(pid_file.read_text())
+    for _ in range(50):  # the kernel reaps the killed grandchild via init shortly after
+        if not _alive(grandchild):
+            break
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+def test_a_missing_program_is_an_agent_error(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    config = AgentConfig(
+        name="cmd", kind="command", options={"command": "./agents/missing.sh --fast"}
+    )
+    answer = ask(build_agent(config, context), request_for(), timeout_s=5, retries=0)
+    assert answer.error is not None and "cannot start './agents/missing.sh'" in answer.error
+
+
+def test_validation_of_command_keys(context: AgentContext) -> None:
+    def problems(options: dict[str, object]) -> list[str]:
+        config = AgentConfig(
+            name="cmd",
+            kind="command",
+            options=options,
+            path="agents/cmd.yml",
+            line=4,
+            base_dir=context.project_root / "agents",
+        )
+        return [str(p) for p in validate_agent_config(config)]
+
+    assert problems({"command": [sys.executable, "-V"]}) == []
+    assert problems({"comand": "x"}) == [
+        "agents/cmd.yml:4: error: agent 'cmd': unknown key 'comand' for kind command; did you "
+        "mean 'command'? (keys: command)",
+    ]
+    assert problems({}) == [
+        "agents/cmd.yml:4: error: agent 'cmd': kind command needs the key 'command'"
+    ]
+    assert problems({"command": "run 'unbalanced"}) == [
+        "agents/cmd.yml:4: error: agent 'cmd': `command` cannot be split like a shell command: "
+        "No closing quotation"
+    ]
+    assert problems({"command": 5})[0].startswith(
+        "agents/cmd.yml:4: error: agent 'cmd': key 'command': input should be a valid string"
+    )
+    assert problems({"command": "./agents/nope.sh"}) == [
+        "agents/cmd.yml:4: warning: agent 'cmd': the program './agents/nope.sh' does not exist "
+        "in the project folder (commands run there)"
+    ]
+    assert problems({"command": "no-such-program-xyz --flag"}) == [
+        "agents/cmd.yml:4: warning: agent 'cmd': the program 'no-such-program-xyz' is not on "
+        "PATH on this machine"
+    ]

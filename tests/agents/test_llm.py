@@ -1,0 +1,304 @@
+"""The built-in ``llm`` agent against a local OpenAI-compatible server over a real DuckDB."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_servers import Received, Reply, ScriptedServer
+
+from sqlbench.agents.base import Request
+from sqlbench.agents.call import ask
+from sqlbench.agents.context import AgentContext, LlmEndpoint, resolve_llm
+from sqlbench.agents.registry import build_agent, validate_agent_config
+from sqlbench.engines import open_engine, setup_files
+from sqlbench.engines.base import Engine
+from sqlbench.errors import AgentError
+from sqlbench.project.models import (
+    AgentConfig,
+    CertifiedQuery,
+    LlmSettings,
+    RunSettings,
+    Settings,
+)
+from sqlbench.testing import write_project
+
+SETUP_SQL = """
+CREATE TABLE orders AS
+SELECT i AS order_id, 1 + i % 3 AS customer_id, (i * 10.5)::DECIMAL(10, 2) AS amount
+FROM range(1, 8) t(i);
+CREATE VIEW customer_totals AS
+SELECT customer_id, sum(amount) AS total FROM orders GROUP BY customer_id;
+"""
+CERTIFIED = {
+    "order_count": CertifiedQuery(
+        name="order_count", question="Number of orders", sql="SELECT count(*) FROM orders"
+    ),
+}
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[Engine]:
+    """The project's default warehouse (embedded DuckDB), set up from a setup file."""
+    root = write_project(tmp_path / "warehouse", {"setup.sql": SETUP_SQL})
+    settings = Settings(setup=["setup.sql"])
+    opened = open_engine(settings, root)
+    opened.setup(root, setup_files(settings, root))
+    yield opened
+    opened.close()
+
+
+def llm_context(
+    tmp_path: Path, engine: Engine | None, server: ScriptedServer, **env: str
+) -> AgentContext:
+    return AgentContext(
+        project_root=tmp_path,
+        certified_queries=CERTIFIED,
+        engine=engine,
+        llm=LlmSettings(
+            base_url=server.url + "/v1", model="test-model", api_key_env="TEST_LLM_KEY"
+        ),
+        env={"TEST_LLM_KEY": "sk-test", **env},
+        run=RunSettings(max_rows=1000, query_timeout_s=5),
+        dialect="duckdb",
+    )
+
+
+def completion(message: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> Reply:
+    return Reply(
+        200,
+        {
+            "id": "cmpl",
+            "object": "chat.completion",
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}
+            ],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens},
+        },
+    )
+
+
+def tool_call(name: str, arguments: Any, call_id: str = "call_1") -> dict[str, Any]:
+    text = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return {
+        "content": None,
+        "tool_calls": [
+            {"id": call_id, "type": "function", "function": {"name": name, "arguments": text}}
+        ],
+    }
+
+
+def llm_agent(**options: object) -> AgentConfig:
+    return AgentConfig(name="gen", kind="llm", options=options, path="agents/gen.yml", line=1)
+
+
+def test_run_sql_then_submit_over_a_real_engine(
+    tmp_path: Path, engine: Engine, server: ScriptedServer, request_for: Callable[..., Request]
+) -> None:
+    def respond(request: Received) -> Reply:
+        messages = request.body["messages"]
+        if messages[-1]["role"] == "user":
+            return completion(
+                tool_call(
+                    "run_sql",
+                    {"sql": "SELECT customer_id, total FROM customer_totals ORDER BY customer_id"},
+                ),
+                300,
+                25,
+            )
+        result = json.loads(messages[-1]["content"])
+        best = max(result["rows"], key=lambda row: float(row[1]))[0]
+        return completion(
+            tool_call(
+                "submit_sql",
+                {
+                    "sql": f"SELECT customer_id FROM customer_totals WHERE customer_id = {best}",
+                    "explanation": "The customer with the largest total.",
+                },
+                "call_2",
+            ),
+            420,
+            30,
+        )
+
+    server.respond = respond
+    agent = build_agent(llm_agent(temperature=0.2), llm_context(tmp_path, engine, server))
+    answer = ask(
+        agent,
+        request_for("top", question="Which customer spent the most?"),
+        timeout_s=20,
+        retries=0,
+    )
+
+    assert answer.error is None
+    # The fake model picked customer 2 from the rows the real engine returned.
+    assert answer.sql == "SELECT customer_id FROM customer_totals WHERE customer_id = 2"
+    assert answer.answer == "The customer with the largest total."
+    assert answer.usage is not None
+    assert (answer.usage.input_tokens, answer.usage.output_tokens) == (720, 55)
+    run_sql, submit = answer.tool_calls
+    assert run_sql.name == "run_sql"
+    assert run_sql.arguments == {
+        "sql": "SELECT customer_id, total FROM customer_totals ORDER BY customer_id"
+    }
+    assert run_sql.output == {
+        "columns": ["customer_id", "total"],
+        "row_count": 3,
+        "rows": [[1, "94.50"], [2, "126.00"], [3, "73.50"]],
+    }
+    assert submit.name == "submit_sql" and submit.output == "submitted"
+
+    first = server.received[0]
+    assert first.path == "/v1/chat/completions"
+    assert first.headers["Authorization"] == "Bearer sk-test"
+    assert first.body["model"] == "test-model" and first.body["temperature"] == 0.2
+    assert [tool["function"]["name"] for tool in first.body["tools"]] == ["run_sql", "submit_sql"]
+    system, user = first.body["messages"]
+    assert user == {"role": "user", "content": "Which customer spent the most?"}
+    assert "Write one duckdb SQL query" in system["content"]
+    assert (
+        "- main.orders(order_id BIGINT, customer_id BIGINT, amount DECIMAL(10,2))"
+        in (system["content"])
+    )
+    assert "- main.customer_totals(customer_id BIGINT, total DECIMAL(38,2))" in system["content"]
+    assert "-- order_count: Number of orders\nSELECT count(*) FROM orders" in system["content"]
+    second = server.received[1].body["messages"]
+    assert second[2]["tool_calls"][0]["id"] == "call_1"
+    assert second[3]["role"] == "tool" and second[3]["tool_call_id"] == "call_1"
+
+
+def test_guard_refusals_and_errors_go_back_to_the_model(
+    tmp_path: Path, engine: Engine, server: ScriptedServer, request_for: Callable[..., Request]
+) -> None:
+    server.replies += [
+        completion(tool_call("run_sql", {"sql": "DROP TABLE orders"}), 10, 1),
+        completion(tool_call("run_sql", {"sql": "SELECT nope FROM orders"}, "c2"), 10, 1),
+        completion(tool_call("run_sql", "not json", "c3"), 10, 1),
+        completion(tool_call("lookup_docs", {}, "c4"), 10, 1),
+        completion({"content": "Final:\n```sql\nSELECT count(*) FROM orders\n```"}, 10, 1),
+    ]
+    agent = build_agent(llm_agent(), llm_context(tmp_path, engine, server))
+    answer = ask(agent, request_for(), timeout_s=20, retries=0)
+    assert answer.error is None
+    assert answer.sql == "SELECT count(*) FROM orders"
+    outputs = [call.output for call in answer.tool_calls]
+    assert outputs[0]["error"].startswith("not_read_only: not a read-only query")
+    assert outputs[1]["error"].startswith("runtime: ")
+    assert outputs[2] == {"error": "run_sql needs a non-empty `sql` argument"}
+    assert answer.tool_calls[2].arguments == "not json"
+    assert outputs[3]["error"].startswith("unknown tool 'lookup_docs'")
+    # The refused DROP never reached the database.
+    assert engine.run_truth(
+        "SELECT count(*) AS n FROM orders", timeout_s=5, max_rows=10
+    ).table.to_pylist() == [{"n": 7}]
+
+
+def test_answer_in_words_has_no_sql(
+    tmp_path: Path, engine: Engine, server: ScriptedServer, request_for: Callable[..., Request]
+) -> None:
+    server.replies.append(completion({"content": "The warehouse has no marketing data."}, 5, 5))
+    answer = ask(
+        build_agent(llm_agent(), llm_context(tmp_path, engine, server)),
+        request_for(),
+        timeout_s=20,
+        retries=0,
+    )
+    assert (answer.sql, answer.error) == (None, None)
+    assert answer.answer == "The warehouse has no marketing data."
+
+
+def test_tool_budget_is_enforced(
+    tmp_path: Path, engine: Engine, server: ScriptedServer, request_for: Callable[..., Request]
+) -> None:
+    server.respond = lambda request: completion(tool_call("run_sql", {"sql": "SELECT 1"}), 1, 1)
+    agent = build_agent(llm_agent(max_tool_calls=2), llm_context(tmp_path, engine, server))
+    answer = ask(agent, request_for(), timeout_s=20, retries=0)
+    assert answer.sql is None
+    assert answer.error == "the model did not submit SQL within 4 tool calls (2 run_sql)"
+    assert len(server.received) == 4
+    assert answer.tool_calls[2].output == {
+        "error": "the limit of 2 run_sql calls is reached; call submit_sql with your final "
+        "query now"
+    }
+    assert answer.usage is not None and answer.usage.input_tokens == 4
+
+
+def test_server_errors_are_retried_and_bad_replies_reported(
+    tmp_path: Path, engine: Engine, server: ScriptedServer, request_for: Callable[..., Request]
+) -> None:
+    agent = build_agent(llm_agent(), llm_context(tmp_path, engine, server))
+    server.replies += [
+        Reply(503, {"error": {"message": "overloaded"}}),
+        completion({"content": "SELECT 1;"}, 1, 1),
+    ]
+    answer = ask(agent, request_for(), timeout_s=20, retries=1, backoff_s=0.01)
+    assert (answer.sql, answer.error) == ("SELECT 1", None)
+
+    server.replies.append(Reply(200, {"object": "list", "data": []}))
+    answer = ask(agent, request_for(), timeout_s=20, retries=0)
+    assert answer.error is not None and "no choices[0].message" in answer.error
+
+    server.replies.append(Reply(401, {"error": {"message": "invalid api key sk-test"}}))
+    answer = ask(agent, request_for(), timeout_s=20, retries=3, backoff_s=0.01)
+    assert answer.error is not None and answer.error.startswith("HTTP 401 from ")
+    assert "sk-test" not in answer.error
+
+
+def test_build_needs_an_endpoint_a_model_and_an_engine(
+    tmp_path: Path, engine: Engine, server: ScriptedServer
+) -> None:
+    bare = AgentContext(project_root=tmp_path, env={}, engine=engine)
+    with pytest.raises(AgentError, match="has no endpoint: set `base_url` on the agent"):
+        build_agent(llm_agent(), bare)
+    with pytest.raises(AgentError, match=r"no model: set `llm\.model`"):
+        build_agent(llm_agent(base_url=server.url), bare)
+    with pytest.raises(AgentError, match="needs the warehouse"):
+        build_agent(llm_agent(), llm_context(tmp_path, None, server))
+    with pytest.raises(AgentError, match=r"llm\.api_key_env in sqlbench\.yml names TEST_LLM_KEY"):
+        build_agent(
+            llm_agent(),
+            AgentContext(
+                project_root=tmp_path,
+                env={},
+                engine=engine,
+                llm=LlmSettings(base_url=server.url, model="m", api_key_env="TEST_LLM_KEY"),
+            ),
+        )
+
+
+def test_llm_settings_merge_with_the_environment() -> None:
+    settings = LlmSettings(
+        base_url="http://file-host/v1", model="file-model", api_key_env="TEAM_KEY"
+    )
+    assert resolve_llm(LlmSettings(), {}) is None
+    assert resolve_llm(settings, {"TEAM_KEY": "k1"}) == LlmEndpoint(
+        "http://file-host/v1", "file-model", "k1"
+    )
+    env = {
+        "SQLBENCH_LLM_BASE_URL": "http://env-host/v1",
+        "SQLBENCH_LLM_MODEL": "env-model",
+        "SQLBENCH_LLM_API_KEY": "k2",
+    }
+    assert resolve_llm(settings, env) == LlmEndpoint("http://env-host/v1", "env-model", "k2")
+    assert resolve_llm(
+        settings, {**env, "MINE": "k3"}, model="agent-model", api_key_env="MINE"
+    ) == LlmEndpoint("http://env-host/v1", "agent-model", "k3")
+    templated = LlmSettings(base_url="http://${LLM_HOST}/v1", model="m")
+    assert resolve_llm(templated, {"LLM_HOST": "gpu-box:8000"}) == LlmEndpoint(
+        "http://gpu-box:8000/v1", "m", None
+    )
+    assert "k1" not in repr(resolve_llm(settings, {"TEAM_KEY": "k1"}))
+
+
+def test_validation_of_llm_keys() -> None:
+    assert validate_agent_config(llm_agent(model="m", temperature=0.5, max_tool_calls=3)) == []
+    assert [p.message for p in validate_agent_config(llm_agent(temperature=3))] == [
+        "agent 'gen': key 'temperature': input should be less than or equal to 2 (got 3)"
+    ]
+    assert [p.message for p in validate_agent_config(llm_agent(max_tools=3))] == [
+        "agent 'gen': unknown key 'max_tools' for kind llm; did you mean 'max_tool_calls'? "
+        "(keys: base_url, model, api_key_env, temperature, max_tool_calls)"
+    ]
