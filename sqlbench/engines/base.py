@@ -35,7 +35,7 @@ class ResultSet:
     @property
     def num_rows(self) -> int:
         """Number of rows."""
-        return self.table.num_rows
+        return int(self.table.num_rows)
 
 
 @dataclass(frozen=True)

@@ -75,10 +75,14 @@ class LlmSettings(_Strict):
     """Name of the environment variable holding the key (never the key itself)."""
 
 
+def _default_fail_on() -> list[CheckRule]:
+    return ["regression", "must_pass"]
+
+
 class CheckSettings(_Strict):
     """The pull-request check policy (``sqlbench check``)."""
 
-    fail_on: list[CheckRule] = Field(default_factory=lambda: ["regression", "must_pass"])
+    fail_on: list[CheckRule] = Field(default_factory=_default_fail_on)
     floor: float | None = Field(None, ge=0, le=1)
     alpha: float = Field(0.05, gt=0, lt=1)
     must_pass_tag: str = "must-pass"

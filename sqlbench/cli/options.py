@@ -1,0 +1,133 @@
+"""Options shared by several commands, defined once and stacked as decorators (dbt-style).
+
+Usage::
+
+    @click.command("validate")
+    @project_dir_option
+    @branch_option
+    @format_option("text", "json")
+    @output_option
+    def validate_command(project_dir: Path, branch: str | None, fmt: str, output: Path | None):
+        ...
+
+Every option can also be set from the environment (``auto_envvar_prefix="SQLBENCH"`` on the
+group), e.g. ``SQLBENCH_RUN_BRANCH=main``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from sqlbench.errors import SqlbenchError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def project_dir_option(func: F) -> F:
+    """``--project-dir/-C DIR`` (default ``.``): the project folder; passed as ``project_dir``."""
+    return click.option(
+        "--project-dir",
+        "-C",
+        "project_dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=Path("."),
+        show_default=True,
+        help="Project folder (where sqlbench.yml and eval_questions/ live).",
+    )(func)
+
+
+def branch_option(func: F) -> F:
+    """``--branch REF``: load the project as committed at a git ref; passed as ``branch``."""
+    return click.option(
+        "--branch",
+        "branch",
+        metavar="REF",
+        default=None,
+        help=(
+            "Load the project as committed at this git ref (branch, tag, commit, origin/REF) "
+            "without touching the checkout. Default: the working tree. `dev` with no ref named "
+            "dev means the working tree too."
+        ),
+    )(func)
+
+
+def format_option(*choices: str) -> Callable[[F], F]:
+    """``--format CHOICE`` among ``choices`` (the first is the default); passed as ``fmt``.
+
+    Args:
+        *choices: The formats this command can render, default first.
+    """
+    if not choices:
+        raise ValueError("format_option needs at least one choice")
+
+    def decorate(func: F) -> F:
+        return click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(choices, case_sensitive=False),
+            default=choices[0],
+            show_default=True,
+            help="Output format.",
+        )(func)
+
+    return decorate
+
+
+def output_option(func: F) -> F:
+    """``--output/-o FILE``: write the rendered output to FILE instead of stdout."""
+    return click.option(
+        "--output",
+        "-o",
+        "output",
+        type=click.Path(dir_okay=False, writable=True, path_type=Path),
+        default=None,
+        help="Write the output to this file instead of standard output.",
+    )(func)
+
+
+def space_option(func: F) -> F:
+    """``--space S``: only questions of this space; passed as ``space``."""
+    return click.option(
+        "--space",
+        "space",
+        metavar="SPACE",
+        default=None,
+        help="Only questions of this space.",
+    )(func)
+
+
+def select_option(func: F) -> F:
+    """``--select PATTERN`` (repeatable): pick questions; passed as ``select`` (a tuple).
+
+    Patterns: ``name``, ``space/name``, globs (``sales/rev*``) and ``tag:NAME``.
+    """
+    return click.option(
+        "--select",
+        "-s",
+        "select",
+        metavar="PATTERN",
+        multiple=True,
+        help="Questions to pick: name, space/name, a glob (sales/rev*) or tag:NAME. Repeatable.",
+    )(func)
+
+
+def write_output(text: str, output: Path | None) -> None:
+    """Print ``text`` to stdout, or write it to ``output`` when given (ends with a newline).
+
+    Args:
+        text: The rendered output.
+        output: A file to write instead of stdout, or None.
+    """
+    if not text.endswith("\n"):
+        text += "\n"
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise SqlbenchError(f"cannot write {output}: {err.strerror or err}") from err

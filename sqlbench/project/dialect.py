@@ -1,0 +1,88 @@
+"""Which sqlglot dialect a project's SQL is in: ``dialect:``, else the warehouse's."""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Mapping
+
+from sqlglot.dialects import Dialects
+
+from sqlbench.project.envvars import EnvVarError, resolve
+
+DEFAULT_DIALECT = "duckdb"
+"""The embedded warehouse's dialect (no ``warehouse:``, or a DuckDB file path)."""
+
+_SCHEME_DIALECTS = {
+    "duckdb": "duckdb",
+    "postgresql": "postgres",
+    "postgres": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "sqlite": "sqlite",
+    "snowflake": "snowflake",
+    "bigquery": "bigquery",
+    "trino": "trino",
+    "presto": "presto",
+    "databricks": "databricks",
+    "redshift": "redshift",
+    "mssql": "tsql",
+    "oracle": "oracle",
+    "clickhouse": "clickhouse",
+    "awsathena": "athena",
+    "hive": "hive",
+    "teradatasql": "teradata",
+    "teradata": "teradata",
+    "doris": "doris",
+    "starrocks": "starrocks",
+    "exasol": "exasol",
+    "dremio": "dremio",
+}
+
+KNOWN_DIALECTS: tuple[str, ...] = tuple(d.value for d in Dialects if d.value)
+"""Every sqlglot dialect name."""
+
+
+def warehouse_dialect(
+    warehouse: str | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """The sqlglot dialect of a ``warehouse:`` value, or None when it cannot be told.
+
+    ``${ENV}`` references are resolved only to read the URL scheme (nothing is kept); a
+    reference to an unset variable gives None.
+
+    Example:
+        >>> warehouse_dialect(None), warehouse_dialect("data/shop.duckdb")
+        ('duckdb', 'duckdb')
+        >>> warehouse_dialect("postgresql+psycopg://u:${PW}@db/x", {})
+        'postgres'
+        >>> warehouse_dialect("${WAREHOUSE_URL}", {}) is None
+        True
+    """
+    if warehouse is None:
+        return DEFAULT_DIALECT
+    try:
+        text = resolve(warehouse, os.environ if environ is None else environ)
+    except EnvVarError:
+        # Only the scheme matters: it can still be read when written before any ${...}.
+        text = warehouse.split("${", 1)[0]
+        if "://" not in text:
+            return None
+    if "://" not in text:
+        return DEFAULT_DIALECT if text else None
+    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
+    return _SCHEME_DIALECTS.get(scheme)
+
+
+def unknown_dialect_message(name: str) -> str | None:
+    """Why ``name`` is not a sqlglot dialect (with the closest one), or None when it is one.
+
+    Example:
+        >>> unknown_dialect_message("postgress")
+        "unknown dialect 'postgress'; did you mean 'postgres'?"
+    """
+    if name.lower() in KNOWN_DIALECTS:
+        return None
+    close = difflib.get_close_matches(name.lower(), KNOWN_DIALECTS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else f"; one of {', '.join(KNOWN_DIALECTS)}"
+    return f"unknown dialect {name!r}{hint}"

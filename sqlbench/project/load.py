@@ -1,0 +1,388 @@
+"""Load a project (SPEC section 1) from the working tree or from a git ref.
+
+``check_project`` reads every file, runs every rule and returns all problems at once;
+``load_project`` returns the typed ``Project`` or raises ``ProjectInvalid``;
+``sqlbench.project.validate.validate_project`` returns just the problems.
+
+Where the files come from:
+
+- Without ``branch``: the folder as it is, uncommitted edits included (dev mode); see
+  ``source`` for its ``SourceInfo`` and why it is always ``dev``.
+- With ``branch=REF``: the project folder's files as committed at REF, written to a temporary
+  folder (``project.root``) by ``gitfs.extract_project``; the checkout, index and uncommitted
+  edits are untouched. The returned ``Project`` owns that folder: it is removed when the
+  Project is garbage-collected (or at interpreter exit), or earlier by ``close_project``. Keep
+  a reference to the Project while using files under its root.
+- ``branch="dev"`` when no ref named ``dev`` exists: the working tree, with
+  ``source.dev_mode_note`` set for the CLI to print.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from sqlbench.errors import Problem, ProjectError, ProjectInvalid, Severity
+from sqlbench.project import gitfs, rules
+from sqlbench.project.dialect import unknown_dialect_message, warehouse_dialect
+from sqlbench.project.models import (
+    AgentConfig,
+    CertifiedQuery,
+    Project,
+    Question,
+    Settings,
+    SourceInfo,
+)
+from sqlbench.project.schema import (
+    parse_agent_file,
+    parse_certified_file,
+    parse_question_file,
+    parse_settings,
+)
+from sqlbench.project.source import environment_for, working_tree_source
+from sqlbench.project.yamlload import YamlMap, load_yaml
+
+SETTINGS_FILES = ("sqlbench.yml", "sqlbench.yaml")
+DEV_BRANCH = "dev"
+_CLEANUPS: dict[int, weakref.finalize[[gitfs.ExtractedTree, int], Project]] = {}
+
+
+class ProjectCheck(NamedTuple):
+    """Everything ``check_project`` found."""
+
+    project: Project | None
+    """The project when there is no error, else None."""
+    problems: list[Problem]
+    """Every error and warning, sorted by file and line."""
+    source: SourceInfo
+    """Which version of the files was read."""
+    files: int
+    """How many project files were read."""
+
+
+class _Files(NamedTuple):
+    settings: Settings
+    settings_data: YamlMap | None
+    settings_path: str
+    questions: list[Question]
+    question_entries: list[YamlMap]
+    certified: list[CertifiedQuery]
+    certified_entries: list[YamlMap]
+    agents: list[AgentConfig]
+    question_files: int
+    files_read: int
+
+
+def is_project_dir(folder: Path) -> bool:
+    """Whether ``folder`` holds a sqlbench project (``sqlbench.yml`` or ``eval_questions/``)."""
+    return any((folder / marker).exists() for marker in gitfs.PROJECT_MARKERS)
+
+
+def _yaml_files(root: Path, folder: str) -> list[str]:
+    base = root / folder
+    found: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for filename in filenames:
+            if filename.endswith((".yml", ".yaml")) and not filename.startswith("."):
+                found.append((Path(dirpath) / filename).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _read(root: Path, rel: str, problems: list[Problem]) -> Any:
+    """The YAML data of one file (None when empty or broken; problems appended)."""
+    try:
+        text = (root / rel).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        problems.append(Problem(Severity.ERROR, "not UTF-8 text", rel, None))
+        return None
+    except OSError as err:
+        problems.append(Problem(Severity.ERROR, f"cannot read: {err.strerror}", rel, None))
+        return None
+    doc = load_yaml(text, rel)
+    problems.extend(doc.problems)
+    if doc.empty and not rel.startswith("sqlbench."):
+        problems.append(Problem(Severity.ERROR, "empty file; add entries or delete it", rel, 1))
+    return doc.data
+
+
+def _read_files(root: Path, problems: list[Problem]) -> _Files:
+    present = [name for name in SETTINGS_FILES if (root / name).is_file()]
+    settings_path = present[0] if present else SETTINGS_FILES[0]
+    if len(present) > 1:
+        problems.append(
+            Problem(
+                Severity.ERROR,
+                "both sqlbench.yml and sqlbench.yaml exist; keep one",
+                present[1],
+                None,
+            )
+        )
+    settings_data = _read(root, settings_path, problems) if present else None
+    settings, settings_problems = parse_settings(settings_data, settings_path)
+    problems.extend(settings_problems)
+    count = len(present)
+
+    questions: list[Question] = []
+    question_entries: list[YamlMap] = []
+    question_files = _yaml_files(root, "eval_questions")
+    for rel in question_files:
+        data = _read(root, rel, problems)
+        if data is not None:
+            parsed = parse_question_file(data, rel)
+            questions.extend(parsed.questions)
+            question_entries.extend(parsed.entries)
+            problems.extend(parsed.problems)
+        count += 1
+
+    certified: list[CertifiedQuery] = []
+    certified_entries: list[YamlMap] = []
+    for rel in _yaml_files(root, "certified_queries"):
+        data = _read(root, rel, problems)
+        if data is not None:
+            parsed_certified = parse_certified_file(data, rel)
+            certified.extend(parsed_certified.certified_queries)
+            certified_entries.extend(parsed_certified.entries)
+            problems.extend(parsed_certified.problems)
+        count += 1
+
+    agents, agent_problems, agent_count = _read_agent_files(root)
+    problems.extend(agent_problems)
+    return _Files(
+        settings,
+        settings_data if isinstance(settings_data, YamlMap) else None,
+        settings_path,
+        questions,
+        question_entries,
+        certified,
+        certified_entries,
+        agents,
+        len(question_files),
+        count + agent_count,
+    )
+
+
+def _read_agent_files(root: Path) -> tuple[list[AgentConfig], list[Problem], int]:
+    """Agent definitions. A YAML file that a replay agent's ``path`` points at is a recording,
+    not an agent definition, and is left out."""
+    kinds = rules.kinds_to_check()
+    per_file: dict[str, tuple[list[AgentConfig], list[Problem]]] = {}
+    for rel in _yaml_files(root, "agents"):
+        file_problems: list[Problem] = []
+        data = _read(root, rel, file_problems)
+        configs: list[AgentConfig] = []
+        if data is not None:
+            parsed = parse_agent_file(data, rel, (root / rel).parent, kinds)
+            configs, file_problems = parsed.agents, file_problems + parsed.problems
+        per_file[rel] = (configs, file_problems)
+    recordings = set()
+    for configs, _ in per_file.values():
+        for config in configs:
+            target = config.options.get("path")
+            if config.kind == "replay" and isinstance(target, str):
+                resolved = (config.base_dir / target).resolve()
+                if resolved.is_relative_to(root.resolve()):
+                    recordings.add(resolved.relative_to(root.resolve()).as_posix())
+    agents: list[AgentConfig] = []
+    problems: list[Problem] = []
+    for rel, (configs, file_problems) in per_file.items():
+        if rel in recordings:
+            continue
+        agents.extend(configs)
+        problems.extend(file_problems)
+    return agents, problems, len(per_file) - len(recordings & per_file.keys())
+
+
+def question_set_hash(questions: Sequence[Question]) -> str:
+    """sha256 over every question's space, name, text, ground truth (kind and resolved SQL),
+    ``also_accept``, ``compare`` overrides and ``skip``; independent of file order and tags."""
+    records = sorted(
+        json.dumps(
+            {
+                "space": q.space,
+                "name": q.name,
+                "question": q.question,
+                "truth_kind": q.truth_kind.value,
+                "truth_sql": q.truth_sql,
+                "also_accept": list(q.also_accept),
+                "compare": q.compare.model_dump(exclude_none=True) if q.compare else None,
+                "skip": q.skip,
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
+        for q in questions
+    )
+    return hashlib.sha256("\n".join(records).encode("utf-8")).hexdigest()
+
+
+def check_project(path: Path | str = ".", *, branch: str | None = None) -> ProjectCheck:
+    """Read and check a project, collecting every problem in one pass.
+
+    Args:
+        path: The project folder (in the working tree, also for ``branch``).
+        branch: A git ref to read the project from instead of the working tree.
+
+    Raises:
+        ProjectError: ``path`` is not a folder or holds no project (at ``branch``).
+        GitError: ``branch`` cannot be read (not a git repository, missing ref).
+    """
+    folder = Path(path)
+    if not folder.is_dir():
+        raise ProjectError(f"project folder {folder} does not exist")
+    folder = folder.resolve()
+    extracted: gitfs.ExtractedTree | None = None
+    note = None
+    if branch is not None and branch == DEV_BRANCH and not gitfs.ref_exists(folder, branch):
+        note = (
+            f"no git ref named {DEV_BRANCH!r}: using dev mode, the working tree of {folder} "
+            "with uncommitted edits included"
+        )
+    elif branch is not None:
+        extracted = gitfs.extract_project(folder, branch)
+    try:
+        return _check(folder, extracted, branch if extracted else None, note)
+    except BaseException:
+        if extracted is not None:
+            extracted.cleanup()
+        raise
+
+
+def _check(
+    folder: Path, extracted: gitfs.ExtractedTree | None, ref: str | None, note: str | None
+) -> ProjectCheck:
+    root = extracted.root if extracted is not None else folder
+    if not is_project_dir(root):
+        if extracted is not None:
+            raise ProjectError(
+                f"ref {extracted.ref!r} has no sqlbench project in {folder} (no "
+                "sqlbench.yml or eval_questions/ there)"
+            )
+        raise ProjectError(
+            f"{folder} is not a sqlbench project (no sqlbench.yml or "
+            "eval_questions/); run `sqlbench init` to create one"
+        )
+    problems: list[Problem] = []
+    files = _read_files(root, problems)
+    cross = _cross_file(files, root)
+    problems.extend(cross.problems)
+    all_agents = {"auto": AgentConfig(name="auto", kind="auto", base_dir=root), **cross.agents}
+    settings = files.settings
+    if extracted is not None:
+        source = SourceInfo(
+            branch=extracted.ref,
+            commit=extracted.commit,
+            environment=environment_for(folder, ref, settings),
+        )
+    else:
+        source = working_tree_source(folder, note)
+    problems.sort(key=lambda p: (p.path or "", p.line or 0))
+    project = None
+    if not any(p.severity is Severity.ERROR for p in problems):
+        project = Project(
+            root=root,
+            settings=settings,
+            questions=files.questions,
+            certified_queries=cross.certified,
+            agents=all_agents,
+            source=source,
+            question_set_hash=question_set_hash(files.questions),
+            warnings=[p for p in problems if p.severity is Severity.WARNING],
+        )
+        if extracted is not None:
+            _CLEANUPS[id(project)] = weakref.finalize(project, _release, extracted, id(project))
+    if project is None and extracted is not None:
+        extracted.cleanup()
+    return ProjectCheck(project, problems, source, files.files_read)
+
+
+def _release(extracted: gitfs.ExtractedTree, key: int) -> None:
+    extracted.cleanup()
+    _CLEANUPS.pop(key, None)
+
+
+class _CrossFile(NamedTuple):
+    problems: list[Problem]
+    certified: dict[str, CertifiedQuery]
+    agents: dict[str, AgentConfig]
+
+
+def _cross_file(files: _Files, root: Path) -> _CrossFile:
+    problems = rules.duplicate_questions(files.questions)
+    by_name, certified_problems = rules.certified_by_name(files.certified)
+    problems += certified_problems
+    problems += rules.resolve_certified(files.questions, files.question_entries, by_name)
+    agents, agent_problems = rules.agent_problems(files.agents)
+    problems += agent_problems
+    default = rules.default_agent_problem(
+        files.settings, files.settings_data, agents, files.settings_path
+    )
+    if default is not None:
+        problems.append(default)
+    problems += rules.setup_problems(files.settings, files.settings_data, root, files.settings_path)
+    dialect = files.settings.dialect or warehouse_dialect(files.settings.warehouse)
+    if files.settings.dialect and unknown_dialect_message(files.settings.dialect):
+        dialect = None  # reported by the settings check; SQL cannot be read without one
+    elif dialect is None:
+        line = files.settings_data.key_lines.get("warehouse") if files.settings_data else None
+        problems.append(
+            Problem(
+                Severity.WARNING,
+                "cannot tell the SQL dialect from warehouse; "
+                "set `dialect:` (until then ground-truth SQL is not checked)",
+                files.settings_path,
+                line,
+            )
+        )
+    problems += rules.ground_truth_warnings(
+        files.questions, files.question_entries, files.certified, files.certified_entries, dialect
+    )
+    if files.question_files == 0:
+        problems.append(
+            Problem(Severity.WARNING, "no question files: add eval_questions/*.yml", None, None)
+        )
+    return _CrossFile(problems, by_name, agents)
+
+
+def load_project(path: Path | str = ".", *, branch: str | None = None) -> Project:
+    """Load a project; see the module docstring for where its files come from.
+
+    Args:
+        path: The project folder (default: the current folder).
+        branch: A git ref (branch, tag, commit, ``origin/main``) to load the project as
+            committed there, the checkout untouched; None for the working tree.
+
+    Returns:
+        The project; warnings are on ``project.warnings``.
+
+    Raises:
+        ProjectInvalid: Any validation error (carries every problem).
+        ProjectError: ``path`` holds no project.
+        GitError: ``branch`` cannot be read.
+    """
+    result = check_project(path, branch=branch)
+    if result.project is None:
+        raise ProjectInvalid(result.problems)
+    return result.project
+
+
+def close_project(project: Project) -> None:
+    """Remove the temporary folder of a project loaded from a ref now (no-op otherwise)."""
+    cleanup = _CLEANUPS.get(id(project))
+    if cleanup is not None:
+        cleanup()
+
+
+__all__ = [
+    "ProjectCheck",
+    "check_project",
+    "close_project",
+    "is_project_dir",
+    "load_project",
+    "question_set_hash",
+]

@@ -1,0 +1,169 @@
+"""How problems are worded and located: closest-key suggestions, short value descriptions,
+pydantic errors mapped back to the line of the key they concern, and name rules."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Collection
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from sqlbench.errors import Problem, Severity
+from sqlbench.project.models import Question
+from sqlbench.project.yamlload import YamlMap, line_of, plain
+
+TRACE_KEYS = frozenset(
+    {
+        "expected_tools",
+        "assertions",
+        "ground_truth_output",
+        "metrics",
+        "trajectory",
+        "trajectory_mode",
+        "judge",
+        "llm_judge",
+    }
+)
+"""Question keys of SPEC section 6 (the agent's trace), reported as not supported yet."""
+
+_NAME_FORBIDDEN = set("/*?[]")
+
+
+def error(message: str, path: str, line: int | None) -> Problem:
+    """An error-severity problem."""
+    return Problem(Severity.ERROR, message, path, line)
+
+
+def suggest(word: str, choices: Collection[str]) -> str:
+    """``; did you mean 'x'?`` for the closest choice, or ``; expected one of ...``.
+
+    Example:
+        >>> suggest("sqll", ["name", "sql", "tags"])
+        "; did you mean 'sql'?"
+    """
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    if choices:
+        return f"; expected one of: {', '.join(choices)}"
+    return ""
+
+
+def _model_keys(model: type[BaseModel]) -> list[str]:
+    return [field.alias or name for name, field in model.model_fields.items()]
+
+
+def _submodel(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The pydantic model found at ``loc`` under ``model`` (skipping list indexes)."""
+    current: type[BaseModel] = model
+    for part in loc:
+        if isinstance(part, int):
+            continue
+        by_key = {f.alias or n: f for n, f in current.model_fields.items()}
+        field = by_key.get(str(part))
+        if field is None:
+            return None
+        found = _find_model(field.annotation)
+        if found is None:
+            return None
+        current = found
+    return current
+
+
+def _find_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType, list):
+        for arg in typing.get_args(annotation):
+            found = _find_model(arg)
+            if found is not None:
+                return found
+    return None
+
+
+def describe(value: Any) -> str:
+    """A short description of a YAML value for messages.
+
+    Example:
+        >>> describe("eight"), describe({"a": 1}), describe(None), describe(True)
+        ("'eight'", 'a mapping', 'nothing (null)', 'True')
+    """
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def pydantic_problems(
+    err: ValidationError, data: Any, path: str, model: type[BaseModel], context: str = ""
+) -> list[Problem]:
+    """Problems for each error of ``err``, at the line of the key concerned.
+
+    Args:
+        err: What ``model.model_validate(plain(data))`` raised.
+        data: The located YAML data that was validated.
+        path: File path relative to the project root.
+        model: The model validated against (for suggesting valid keys).
+        context: Prefix naming the entry, e.g. ``question 'x': ``.
+    """
+    problems: list[Problem] = []
+    for details in err.errors():
+        loc = tuple(details["loc"])
+        dotted = ".".join(str(p) for p in loc)
+        kind = details["type"]
+        if kind == "extra_forbidden":
+            key = str(loc[-1])
+            if model is Question and len(loc) == 1 and key in TRACE_KEYS:
+                message = (
+                    f"{key!r} is a trace expectation (SPEC section 6), not supported yet; "
+                    "remove it for now"
+                )
+            else:
+                sub = _submodel(model, loc[:-1])
+                where = f" under {'.'.join(map(str, loc[:-1]))!r}" if len(loc) > 1 else ""
+                valid = _model_keys(sub) if sub is not None else []
+                message = f"unknown key {key!r}{where}{suggest(key, valid)}"
+            line = line_of(data, loc)
+        elif kind == "missing":
+            message = f"missing required key {str(loc[-1])!r}"
+            line = line_of(data, loc[:-1])
+        else:
+            message = f"{dotted}: {details['msg']} (got {describe(details.get('input'))})"
+            line = line_of(data, loc)
+        problems.append(error(context + message, path, line))
+    return problems
+
+
+def validate_partial(model: type[BaseModel], data: YamlMap) -> BaseModel:
+    """``model`` from the top-level keys of ``data`` that validate (best effort after errors)."""
+    good = {}
+    for key, value in plain(data).items():
+        try:
+            model.model_validate({key: value})
+        except ValidationError:
+            continue
+        good[key] = value
+    return model.model_validate(good)
+
+
+def name_problem(name: str, what: str) -> str | None:
+    """Why ``name`` cannot name a question, space, certified query or agent; None if it can.
+
+    Example:
+        >>> name_problem("sales/q1", "question name")
+        "question name 'sales/q1' may not contain any of / * ? [ ] (they pick questions out)"
+    """
+    if not name.strip():
+        return f"{what} is empty"
+    if name != name.strip():
+        return f"{what} {name!r} starts or ends with whitespace"
+    if _NAME_FORBIDDEN & set(name):
+        return f"{what} {name!r} may not contain any of / * ? [ ] (they pick questions out)"
+    return None

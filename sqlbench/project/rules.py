@@ -1,0 +1,414 @@
+"""Validation rules across files, and warnings about ground truth.
+
+Duplicate names, unresolved certified queries, agents (duplicates, kind-specific keys via the
+agents package, ``default_agent``), ``setup`` globs, ground truth that sqlglot cannot parse,
+and ground truth that will drift because it is relative to today.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable, Sequence
+from importlib.metadata import entry_points
+from pathlib import Path, PurePosixPath
+from types import ModuleType
+
+import sqlglot
+from sqlglot import Token, TokenType
+from sqlglot.errors import ParseError, TokenError
+
+from sqlbench.errors import Problem, Severity
+from sqlbench.project.models import AgentConfig, CertifiedQuery, Question, Settings
+from sqlbench.project.problems import suggest
+from sqlbench.project.yamlload import YamlMap, line_of
+
+BUILTIN_KINDS = ("command", "http", "python", "replay", "llm")
+"""Agent kinds an agent file may use (``auto`` is implicit and needs no file)."""
+AGENT_ENTRY_POINTS = "sqlbench.agents"
+"""Entry-point group through which third parties add agent kinds."""
+
+
+def kinds_to_check() -> set[str] | None:
+    """The kinds the loader itself accepts, or None when the agents registry checks kinds.
+
+    Without the registry (see ``_agent_registry``): built-in kinds plus the names installed
+    packages declare as entry points.
+    """
+    if _agent_registry() is not None:
+        return None
+    return set(BUILTIN_KINDS) | {ep.name for ep in entry_points(group=AGENT_ENTRY_POINTS)}
+
+
+def _warning(message: str, path: str | None, line: int | None) -> Problem:
+    return Problem(Severity.WARNING, message, path, line)
+
+
+def _error(message: str, path: str | None, line: int | None) -> Problem:
+    return Problem(Severity.ERROR, message, path, line)
+
+
+def duplicate_questions(questions: Sequence[Question]) -> list[Problem]:
+    """A question name used twice in one space (reported at the second)."""
+    seen: dict[str, Question] = {}
+    problems = []
+    for question in questions:
+        first = seen.setdefault(question.full_name, question)
+        if first is not question:
+            problems.append(
+                _error(
+                    f"duplicate question {question.name!r} in space {question.space!r} (first at "
+                    f"{first.path}:{first.line}); names are unique per space",
+                    question.path,
+                    question.line,
+                )
+            )
+    return problems
+
+
+def certified_by_name(
+    certified: Sequence[CertifiedQuery],
+) -> tuple[dict[str, CertifiedQuery], list[Problem]]:
+    """Certified queries by name; a name used twice (anywhere) is an error."""
+    by_name: dict[str, CertifiedQuery] = {}
+    problems = []
+    for query in certified:
+        first = by_name.setdefault(query.name, query)
+        if first is not query:
+            problems.append(
+                _error(
+                    f"duplicate certified query {query.name!r} (first at "
+                    f"{first.path}:{first.line}); certified-query names are global",
+                    query.path,
+                    query.line,
+                )
+            )
+    return by_name, problems
+
+
+def resolve_certified(
+    questions: Sequence[Question], entries: Sequence[YamlMap], by_name: dict[str, CertifiedQuery]
+) -> list[Problem]:
+    """Give each ``certifiedQuery`` question its SQL; a name that does not resolve is an error."""
+    problems = []
+    for question, entry in zip(questions, entries, strict=True):
+        name = question.certified_query
+        if name is None:
+            continue
+        found = by_name.get(name)
+        if found is None:
+            key = "certifiedQuery" if "certifiedQuery" in entry else "certified_query"
+            problems.append(
+                _error(
+                    f"question {question.name!r}: certifiedQuery {name!r} is not defined in "
+                    f"certified_queries/{suggest(name, sorted(by_name)) if by_name else ''}",
+                    question.path,
+                    line_of(entry, (key,)),
+                )
+            )
+            continue
+        if question.sql is None:
+            question.located(
+                space=question.space, path=question.path, line=question.line, truth_sql=found.sql
+            )
+    return problems
+
+
+def _agent_registry() -> ModuleType | None:
+    """``sqlbench.agents.registry`` (kind-specific key checks), or None while it does not exist.
+
+    The agents package is written alongside this one; until its registry module lands, agent
+    kinds' own keys go unchecked here. Only the module's absence is tolerated: once it exists it
+    is always called, and an import error inside it propagates.
+    """
+    try:
+        return importlib.import_module("sqlbench.agents.registry")
+    except ModuleNotFoundError as err:
+        if err.name != "sqlbench.agents.registry":
+            raise
+        return None
+
+
+def agent_problems(agents: Sequence[AgentConfig]) -> tuple[dict[str, AgentConfig], list[Problem]]:
+    """Agents by name; duplicate names, and each kind's own checks from the agents package."""
+    by_name: dict[str, AgentConfig] = {}
+    problems: list[Problem] = []
+    registry = _agent_registry()
+    for agent in agents:
+        first = by_name.setdefault(agent.name, agent)
+        if first is not agent:
+            problems.append(
+                _error(
+                    f"duplicate agent {agent.name!r} (first at {first.path}:{first.line})",
+                    agent.path,
+                    agent.line,
+                )
+            )
+            continue
+        if registry is not None:
+            problems.extend(registry.validate_agent_config(agent))
+    return by_name, problems
+
+
+def default_agent_problem(
+    settings: Settings, data: YamlMap | None, agents: Iterable[str], path: str
+) -> Problem | None:
+    """``default_agent`` naming no agent (``auto`` always exists)."""
+    names = sorted(set(agents) | {"auto"})
+    if settings.default_agent in names:
+        return None
+    line = line_of(data, ("default_agent",)) if data is not None else None
+    return _error(
+        f"default_agent {settings.default_agent!r} is not defined in agents/"
+        f"{suggest(settings.default_agent, names)}",
+        path,
+        line,
+    )
+
+
+def setup_problems(
+    settings: Settings, data: YamlMap | None, root: Path, path: str
+) -> list[Problem]:
+    """Each ``setup`` glob must stay inside the project and match at least one file."""
+    problems = []
+    for index, pattern in enumerate(settings.setup):
+        line = line_of(data, ("setup", index)) if data is not None else None
+        posix = PurePosixPath(pattern)
+        if not pattern.strip():
+            problems.append(_error("setup: an empty entry; remove it", path, line))
+        elif posix.is_absolute() or ".." in posix.parts:
+            problems.append(
+                _error(
+                    f"setup: {pattern!r} must be a path inside the project (relative, without ..)",
+                    path,
+                    line,
+                )
+            )
+        elif not any(p.is_file() for p in root.glob(pattern)):
+            problems.append(_error(f"setup: {pattern!r} matches no file", path, line))
+    return problems
+
+
+def _tokens(sql: str, dialect: str) -> tuple[list[Token] | None, str | None]:
+    try:
+        return sqlglot.Dialect.get_or_raise(dialect).tokenize(sql), None
+    except TokenError as err:
+        return None, str(err).splitlines()[0]
+
+
+def parse_problem(sql: str, dialect: str, tokens: list[Token] | None = None) -> str | None:
+    """Why sqlglot cannot read ``sql`` as one statement in ``dialect``; None when it can.
+
+    Args:
+        sql: The SQL text.
+        dialect: A sqlglot dialect name.
+        tokens: ``sql`` already tokenized in ``dialect`` (tokenizing is the slow part).
+
+    Example:
+        >>> parse_problem("SELECT 1", "duckdb") is None
+        True
+        >>> parse_problem("SELECT 1; SELECT 2", "duckdb")
+        'it holds 2 statements, not one query'
+    """
+    if tokens is None:
+        tokens, problem = _tokens(sql, dialect)
+        if tokens is None:
+            return problem
+    try:
+        parser = sqlglot.Dialect.get_or_raise(dialect).parser()
+        statements = [s for s in parser.parse(tokens, sql) if s is not None]
+    except ParseError as err:
+        first = err.errors[0] if err.errors else {}
+        where = (
+            f" at line {first['line']}, column {first['col']} of the SQL" if "line" in first else ""
+        )
+        return f"{first.get('description', str(err).splitlines()[0])}{where}"
+    if len(statements) != 1:
+        return f"it holds {len(statements)} statements, not one query"
+    return None
+
+
+_NOW_TOKENS = {
+    TokenType.CURRENT_DATE,
+    TokenType.CURRENT_DATETIME,
+    TokenType.CURRENT_TIME,
+    TokenType.CURRENT_TIMESTAMP,
+    TokenType.LOCALTIME,
+    TokenType.LOCALTIMESTAMP,
+    TokenType.SYSTIMESTAMP,
+}
+_NOW_BARE = {
+    "CURRENT_DATE",
+    "CURRENT_TIMESTAMP",
+    "CURRENT_TIME",
+    "LOCALTIME",
+    "LOCALTIMESTAMP",
+    "SYSDATE",
+    "SYSTIMESTAMP",
+    "CURRENT_DATETIME",
+}
+_NOW_CALLS = {
+    "NOW",
+    "GETDATE",
+    "GETUTCDATE",
+    "SYSDATETIME",
+    "CURDATE",
+    "CURTIME",
+    "TODAY",
+    "TRANSACTION_TIMESTAMP",
+    "STATEMENT_TIMESTAMP",
+    "CLOCK_TIMESTAMP",
+    "UTC_DATE",
+    "UTC_TIMESTAMP",
+    "CURRENT_DATE",
+    "CURRENT_TIMESTAMP",
+    "UNIX_TIMESTAMP",
+}
+_NOW_STRINGS = {"now", "today", "yesterday", "tomorrow"}
+
+
+def sql_drift(sql: str, dialect: str, tokens: list[Token] | None = None) -> str | None:
+    """The first reference to the current date or time in ``sql`` (read by sqlglot's
+    tokenizer, so strings, comments and quoted names do not count); None if there is none.
+    ``tokens``: ``sql`` already tokenized in ``dialect``.
+
+    Example:
+        >>> sql_drift("SELECT * FROM t WHERE d > CURRENT_DATE - INTERVAL 1 YEAR", "duckdb")
+        'CURRENT_DATE'
+        >>> sql_drift("SELECT now() AS t", "duckdb"), sql_drift("SELECT 'now()' AS t", "duckdb")
+        ('now()', None)
+    """
+    if tokens is None:
+        tokens, _ = _tokens(sql, dialect)
+        if tokens is None:
+            return None  # cannot be read: parse_problem reports it
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        call = following is not None and following.token_type is TokenType.L_PAREN
+        upper = token.text.upper()
+        if token.token_type is TokenType.STRING:
+            if token.text.strip().lower() in _NOW_STRINGS:
+                return f"'{token.text}'"
+            continue
+        if token.token_type is TokenType.IDENTIFIER:
+            continue  # a quoted name
+        if upper == "UNIX_TIMESTAMP":
+            closing = tokens[index + 2] if index + 2 < len(tokens) else None
+            if call and closing is not None and closing.token_type is TokenType.R_PAREN:
+                return "UNIX_TIMESTAMP()"
+            continue
+        if call and upper in _NOW_CALLS:
+            return f"{token.text}()"
+        if token.token_type in _NOW_TOKENS or upper in _NOW_BARE:
+            return token.text.upper()
+    return None
+
+
+_UNIT = r"(?:days?|weeks?|months?|quarters?|years?|yrs?|fiscal\s+years?)"
+_RELATIVE_TEXT = re.compile(
+    rf"""\b(?:
+        (?:last|past|trailing)\s+(?:[\w-]+\s+)?{_UNIT}(?!\s+(?:of|before|after)\b)
+      | (?:this|current)\s+(?:day|week|month|quarter|year|fiscal\s+year)
+      | yesterday|today|tonight|tomorrow
+      | ytd|mtd|qtd|wtd|(?:year|month|quarter)[\s-]to[\s-]date
+      | (?:\d+|a|an|one|two|three|four|five|six|a\s+few|few|several)\s+{_UNIT}\s+ago
+    )\b""",
+    re.IGNORECASE | re.VERBOSE,
+)
+
+
+def text_drift(text: str) -> str | None:
+    """The first phrase in a question that is relative to today; None if there is none.
+
+    Example:
+        >>> text_drift("Revenue over the last two years by region")
+        'last two years'
+        >>> text_drift("Who placed the last order in 2023?") is None
+        True
+    """
+    match = _RELATIVE_TEXT.search(text)
+    return match.group(0) if match else None
+
+
+def ground_truth_warnings(
+    questions: Sequence[Question],
+    entries: Sequence[YamlMap],
+    certified: Sequence[CertifiedQuery],
+    certified_entries: Sequence[YamlMap],
+    dialect: str | None,
+) -> list[Problem]:
+    """Warnings: SQL sqlglot cannot parse in ``dialect`` and SQL or questions relative to today.
+
+    With ``dialect`` None (it cannot be told), SQL is not checked; the caller warns about that.
+    """
+    problems: list[Problem] = []
+    for question, entry in zip(questions, entries, strict=True):
+        phrase = text_drift(question.question)
+        if phrase:
+            problems.append(
+                _warning(
+                    f"question {question.name!r} says {phrase!r}, which is relative to today: its "
+                    "ground truth will drift; use absolute dates",
+                    question.path,
+                    line_of(entry, ("question",)),
+                )
+            )
+        sqls: list[tuple[str, tuple[str | int, ...], str]] = []
+        if question.sql is not None:
+            sqls.append((question.sql, ("sql",), "its sql"))
+        sqls.extend(
+            (sql, ("also_accept", i), f"also_accept item {i + 1}")
+            for i, sql in enumerate(question.also_accept)
+        )
+        for sql, loc, what in sqls:
+            problems.extend(
+                _sql_warnings(
+                    sql,
+                    dialect,
+                    f"question {question.name!r}: {what}",
+                    question.path,
+                    line_of(entry, loc),
+                )
+            )
+    for query, entry in zip(certified, certified_entries, strict=True):
+        problems.extend(
+            _sql_warnings(
+                query.sql,
+                dialect,
+                f"certified query {query.name!r}",
+                query.path,
+                line_of(entry, ("sql",)),
+            )
+        )
+    return problems
+
+
+def _sql_warnings(
+    sql: str, dialect: str | None, what: str, path: str, line: int | None
+) -> list[Problem]:
+    if dialect is None or not sql.strip():
+        return []
+    problems = []
+    tokens, reason = _tokens(sql, dialect)
+    if tokens is not None:
+        reason = parse_problem(sql, dialect, tokens)
+    if reason:
+        problems.append(
+            _warning(
+                f"{what} does not parse as {dialect} SQL ({reason}); it will still be run, but "
+                "sqlbench cannot read its ORDER BY or transpile it",
+                path,
+                line,
+            )
+        )
+    drift = sql_drift(sql, dialect, tokens) if tokens is not None else None
+    if drift:
+        problems.append(
+            _warning(
+                f"{what} uses {drift}, so its answer changes with the day it runs; use absolute "
+                "dates",
+                path,
+                line,
+            )
+        )
+    return problems

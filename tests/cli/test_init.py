@@ -1,0 +1,45 @@
+"""`sqlbench init [DIR]`: scaffold a project that validates; never overwrite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def test_init_then_validate(invoke, tmp_path: Path) -> None:
+    target = tmp_path / "analytics"
+    result = invoke("init", str(target))
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"Created a sqlbench project in {target}:"
+    assert "  eval_questions/shop.yml" in lines and "  sqlbench.yml" in lines
+    assert lines[-3:] == [
+        "Next:",
+        f"  sqlbench validate -C {target}",
+        f"  sqlbench run -C {target} --agent example",
+    ]
+    result = invoke("validate", "-C", str(target))
+    assert result.stdout == (
+        "Valid: 3 questions in 1 space, 1 certified query, 1 agent (+ auto).\n"
+    )
+    result = invoke("questions", "-C", str(target))
+    assert result.stdout.splitlines()[-1] == "3 questions in 1 space"
+
+
+def test_init_twice_refuses_clearly(invoke, tmp_path: Path) -> None:
+    invoke("init", str(tmp_path))
+    before = (tmp_path / "sqlbench.yml").read_text()
+    result = invoke("init", str(tmp_path), exit_code=2)
+    assert result.stderr == (
+        f"Error: {tmp_path} already holds a sqlbench project "
+        "(sqlbench.yml, eval_questions); refusing to write into it\n"
+    )
+    assert (tmp_path / "sqlbench.yml").read_text() == before
+
+
+def test_init_in_the_current_folder(invoke, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = invoke("init")
+    assert result.stdout.splitlines()[-2:] == [
+        "  sqlbench validate",
+        "  sqlbench run --agent example",
+    ]
+    assert (tmp_path / "agents/example.yml").is_file()

@@ -1,0 +1,184 @@
+"""`sqlbench validate`: each problem as path:line: severity: message, a summary, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sqlbench.testing import GitRepo, write_project
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
+
+GOOD_QUESTION = {
+    "eval_questions": [
+        {"name": "orders_2024", "question": "How many orders in 2024?", "sql": "SELECT 1"}
+    ]
+}
+
+
+def test_a_valid_project_exits_0_with_a_summary(invoke) -> None:
+    result = invoke("validate", "-C", str(FIXTURES / "good"))
+    assert result.stdout == (
+        "Valid: 4 questions in 2 spaces, 1 certified query, 2 agents (+ auto).\n"
+    )
+
+
+def test_errors_exit_1_with_file_and_line(invoke, tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "run:\n  concurency: 4\n",
+            "eval_questions/q.yml": """\
+            eval_questions:
+              - name: a
+                question: What was revenue in the last two years?
+                sql: SELECT 1
+              - name: b
+                question: How many orders in 2024?
+                sqll: SELECT 1
+        """,
+        },
+    )
+    result = invoke("validate", "--project-dir", str(tmp_path), exit_code=1)
+    assert result.stdout.splitlines() == [
+        "eval_questions/q.yml:3: warning: question 'a' says 'last two years', which is relative "
+        "to today: its ground truth will drift; use absolute dates",
+        "eval_questions/q.yml:7: error: question 'b': unknown key 'sqll'; did you mean 'sql'?",
+        "sqlbench.yml:2: error: unknown key 'concurency' under 'run'; did you mean 'concurrency'?",
+        "Found 2 errors and 1 warning in 2 files.",
+    ]
+
+
+def test_warnings_only_exit_0(invoke) -> None:
+    result = invoke("validate", "-C", str(FIXTURES / "no_ground_truth"))
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(
+        "eval_questions/q.yml:2: warning: question 'orders_2024': no ground truth"
+    )
+    assert (
+        lines[1] == "Valid: 1 question in 1 space, 0 certified queries, 0 agents (+ auto); "
+        "1 warning."
+    )
+
+
+def test_json_format_and_output_file(invoke, tmp_path: Path) -> None:
+    target = tmp_path / "problems.json"
+    result = invoke(
+        "validate",
+        "-C",
+        str(FIXTURES / "duplicate_key"),
+        "--format",
+        "json",
+        "--output",
+        str(target),
+        exit_code=1,
+    )
+    assert result.stdout == ""
+    data = json.loads(target.read_text())
+    assert data["schema_version"] == 1 and data["valid"] is False
+    assert (data["errors"], data["warnings"]) == (1, 0)
+    assert data["problems"][0]["path"] == "eval_questions/q.yml"
+    assert data["problems"][0]["line"] == 5
+    assert data["source"]["branch"]
+
+
+def test_not_a_project_is_one_sentence_and_exit_2(invoke, tmp_path: Path) -> None:
+    result = invoke("validate", "-C", str(tmp_path), exit_code=2)
+    assert result.stdout == ""
+    assert result.stderr == (
+        f"Error: {tmp_path.resolve()} is not a sqlbench project (no "
+        "sqlbench.yml or eval_questions/); run `sqlbench init` to create "
+        "one\n"
+    )
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit({"eval_questions/q.yml": GOOD_QUESTION})
+    broken = {
+        "eval_questions": [
+            {
+                "name": "x",
+                "question": "How many in 2024?",
+                "sql": "SELECT 1",
+                "certifiedQuery": "nope",
+            }
+        ]
+    }
+    repo.commit({"eval_questions/q.yml": broken}, branch="feature")
+    return repo
+
+
+def test_branch_validates_the_ref_and_names_it(invoke, repo: GitRepo) -> None:
+    edit = (repo.root / "eval_questions/q.yml").read_text() + "# edited\n"
+    repo.write({"eval_questions/q.yml": edit})
+    result = invoke("validate", "-C", str(repo.root), "--branch", "feature", exit_code=1)
+    sha = repo.head("feature")[:12]
+    assert result.stdout.splitlines() == [
+        "eval_questions/q.yml:5: error: question 'x': has both certifiedQuery and sql; keep one "
+        "(a second right answer goes under also_accept)",
+        "eval_questions/q.yml:5: error: question 'x': certifiedQuery 'nope' is not defined in "
+        "certified_queries/",
+        f"Found 2 errors in 1 file at feature ({sha}).",
+    ]
+    assert (repo.root / "eval_questions/q.yml").read_text() == edit
+    result = invoke("validate", "-C", str(repo.root), "--branch", "main")
+    assert (
+        result.stdout == f"Valid at main ({repo.head('main')[:12]}): 1 question in 1 "
+        "space, 0 certified queries, 0 agents (+ auto).\n"
+    )
+
+
+def test_branch_dev_without_a_ref_says_it_is_dev_mode(invoke, repo: GitRepo) -> None:
+    result = invoke("validate", "-C", str(repo.root), "--branch", "dev")
+    assert result.stderr.startswith(
+        "Note: no git ref named 'dev': using dev mode, the working tree of "
+    )
+    assert result.stdout.startswith("Valid: 1 question")
+
+
+def test_a_missing_ref_is_one_sentence_and_exit_2(invoke, repo: GitRepo) -> None:
+    result = invoke("validate", "-C", str(repo.root), "--branch", "featur", exit_code=2)
+    assert result.stderr == (
+        f"Error: git ref 'featur' does not exist in {repo.root}; did you mean 'feature'?\n"
+    )
+
+
+def test_branch_from_the_environment(invoke, repo: GitRepo) -> None:
+    result = invoke(
+        "validate", "-C", str(repo.root), exit_code=1, env={"SQLBENCH_VALIDATE_BRANCH": "feature"}
+    )
+    assert "at feature (" in result.stdout
+
+
+def test_execute_is_skipped_with_a_note_when_there_are_errors(invoke) -> None:
+    result = invoke("validate", "-C", str(FIXTURES / "duplicate_key"), "--execute", exit_code=1)
+    assert "Note: ground truth was not executed because the project has errors." in result.stderr
+
+
+def test_execute_runs_every_ground_truth_on_the_warehouse(invoke, tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": "ok", "question": "How many in 2024?", "sql": "SELECT 1 AS x"},
+                    {
+                        "name": "broken",
+                        "question": "How many in 2023?",
+                        "sql": "SELECT * FROM missing",
+                    },
+                ]
+            }
+        },
+    )
+    result = invoke("validate", "-C", str(tmp_path), exit_code=0)
+    assert result.stdout.startswith("Valid: 2 questions")
+    result = invoke("validate", "-C", str(tmp_path), "--execute", exit_code=1)
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("eval_questions/q.yml:")
+    assert "error: ground truth fails on the warehouse" in lines[0]
+    assert lines[-1] == "Found 1 error in 1 file."

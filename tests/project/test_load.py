@@ -1,0 +1,261 @@
+"""Loading a working-tree project into typed objects."""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+import pytest
+
+import sqlbench
+from sqlbench.errors import ProjectError, ProjectInvalid, Severity
+from sqlbench.project.load import check_project, load_project, question_set_hash
+from sqlbench.project.models import Environment, TruthKind
+from sqlbench.testing import write_project
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
+
+QUESTIONS = {
+    "space": "sales",
+    "eval_questions": [
+        {
+            "name": "by_country",
+            "question": "Orders per country in 2024?",
+            "certifiedQuery": "orders_by_country",
+        },
+        {
+            "name": "total",
+            "question": "Total in 2024?",
+            "sql": "SELECT SUM(amount) FROM orders",
+            "also_accept": ["SELECT SUM(amount) AS s FROM orders"],
+            "compare": {"order": "strict"},
+            "tags": ["finance"],
+        },
+    ],
+}
+CERTIFIED = {
+    "certified_queries": [
+        {"name": "orders_by_country", "sql": "SELECT country, COUNT(*) FROM orders GROUP BY 1"}
+    ]
+}
+
+
+def test_the_good_fixture_loads_into_typed_objects() -> None:
+    project = load_project(FIXTURES / "good")
+    assert project.root == (FIXTURES / "good").resolve()
+    assert project.settings.default_agent == "echo"
+    assert project.settings.compare.rel_tol == 1e-6
+    assert project.settings.run.concurrency == 2
+    assert [q.full_name for q in project.questions] == [
+        "auto/revenue_2024",
+        "auto/order_count",
+        "sales/orders_per_country_2024",
+        "sales/revenue_2024",
+    ]
+    by_country = project.questions[2]
+    assert by_country.truth_kind is TruthKind.CERTIFIED_QUERY
+    assert by_country.truth_sql == project.certified_queries["orders_per_country_2024"].sql
+    assert (by_country.path, by_country.line) == ("eval_questions/sales/orders.yml", 3)
+    assert project.questions[1].skip == "the orders table is being reloaded"
+    assert project.warnings == []
+
+
+def test_agents_include_the_implicit_auto_and_exclude_replay_recordings() -> None:
+    project = load_project(FIXTURES / "good")
+    assert list(project.agents) == ["auto", "echo", "recorded"]
+    auto = project.agents["auto"]
+    assert (auto.kind, auto.path, auto.base_dir) == ("auto", "", project.root)
+    echo = project.agents["echo"]
+    assert echo.options == {"command": ["python3", "agents/echo_agent.py"]}
+    assert (echo.path, echo.line, echo.base_dir) == (
+        "agents/agents.yml",
+        2,
+        project.root / "agents",
+    )
+    # agents/recordings/answers.yml is a list, which would be an error as an agent file
+    assert project.agents["recorded"].options == {"path": "recordings/answers.yml"}
+
+
+def test_load_project_is_reexported() -> None:
+    assert sqlbench.load_project is load_project
+
+
+def test_certified_query_metadata_is_located(tmp_path: Path) -> None:
+    write_project(
+        tmp_path, {"eval_questions/q.yml": QUESTIONS, "certified_queries/deep/c.yml": CERTIFIED}
+    )
+    project = load_project(tmp_path)
+    certified = project.certified_queries["orders_by_country"]
+    assert (certified.path, certified.line) == ("certified_queries/deep/c.yml", 2)
+    total = project.questions[1]
+    assert total.truth_sql == "SELECT SUM(amount) FROM orders"
+    assert total.also_accept == ["SELECT SUM(amount) AS s FROM orders"]
+    assert project.settings.compare.merged(total.compare).order == "strict"
+
+
+def test_question_set_hash_ignores_file_order_and_tags(tmp_path: Path) -> None:
+    one = write_project(
+        tmp_path / "one", {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED}
+    )
+    first, second = QUESTIONS["eval_questions"]
+    split = {
+        "eval_questions/b.yml": {"space": "sales", "eval_questions": [first]},
+        "eval_questions/a/z.yml": {
+            "space": "sales",
+            "eval_questions": [{**second, "tags": ["other"]}],
+        },
+        "certified_queries/c.yml": CERTIFIED,
+    }
+    two = write_project(tmp_path / "two", split)
+    assert load_project(one).question_set_hash == load_project(two).question_set_hash
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"question": "Total in 2025?"},
+        {"sql": "SELECT SUM(amount) + 0 FROM orders"},
+        {"also_accept": []},
+        {"compare": {"order": "ignore"}},
+        {"skip": "broken"},
+    ],
+)
+def test_question_set_hash_changes_with_what_grading_reads(tmp_path: Path, change: dict) -> None:
+    base = write_project(
+        tmp_path / "base", {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED}
+    )
+    first, second = QUESTIONS["eval_questions"]
+    edited = {"space": "sales", "eval_questions": [first, {**second, **change}]}
+    other = write_project(
+        tmp_path / "edit", {"eval_questions/q.yml": edited, "certified_queries/c.yml": CERTIFIED}
+    )
+    assert load_project(base).question_set_hash != load_project(other).question_set_hash
+
+
+def test_question_set_hash_follows_the_certified_sql(tmp_path: Path) -> None:
+    project = load_project(
+        write_project(
+            tmp_path / "a",
+            {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED},
+        )
+    )
+    changed = {"certified_queries": [{"name": "orders_by_country", "sql": "SELECT 1"}]}
+    other = load_project(
+        write_project(
+            tmp_path / "b", {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": changed}
+        )
+    )
+    assert project.question_set_hash != other.question_set_hash
+    assert question_set_hash(project.questions) == project.question_set_hash
+    assert len(project.question_set_hash) == 64
+
+
+def test_outside_git_the_source_is_the_working_tree(tmp_path: Path) -> None:
+    write_project(
+        tmp_path, {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED}
+    )
+    source = load_project(tmp_path).source
+    assert (source.branch, source.commit, source.dirty) == ("working tree", None, False)
+    assert source.environment is Environment.DEV and source.dev_mode_note is None
+
+
+def test_a_folder_without_a_project_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(ProjectError, match=r"is not a sqlbench project .*sqlbench init"):
+        load_project(tmp_path)
+    with pytest.raises(ProjectError, match="does not exist"):
+        load_project(tmp_path / "missing")
+
+
+def test_only_settings_is_a_project_with_a_warning(tmp_path: Path) -> None:
+    write_project(tmp_path, {"sqlbench.yml": "# all defaults\n"})
+    project = load_project(tmp_path)
+    assert project.questions == [] and project.settings.default_agent == "auto"
+    assert [str(w) for w in project.warnings] == [
+        "warning: no question files: add eval_questions/*.yml"
+    ]
+
+
+def test_every_problem_is_collected_in_one_pass(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "dialect: duckdb\nrun: {concurrency: 0}\n",
+            "eval_questions/a.yml": "eval_questions:\n  - name: a\n    question: x\n    sqll: y\n",
+            "eval_questions/b.yml": "eval_questions: [\n",
+            "certified_queries/c.yml": "",
+            "agents/a.yml": "agents:\n  - name: x\n    kind: nope\n",
+        },
+    )
+    result = check_project(tmp_path)
+    assert result.project is None
+    assert [(p.path, p.line) for p in result.problems if p.severity is Severity.ERROR] == [
+        ("agents/a.yml", 2),
+        ("certified_queries/c.yml", 1),
+        ("eval_questions/a.yml", 4),
+        ("eval_questions/b.yml", 2),
+        ("sqlbench.yml", 2),
+    ]
+    assert result.files == 5
+
+
+def test_settings_errors_keep_the_valid_keys_for_the_other_checks(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "dialect: postgres\nrun: {concurrency: many}\n",
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "q", "question": "?", "sql": "SELECT x::int FROM t"}]
+            },
+        },
+    )
+    problems = check_project(tmp_path).problems
+    # `x::int` parses in postgres: had the dialect been lost, a parse warning would show up
+    assert [p.message.split(":")[0] for p in problems] == ["run.concurrency"]
+
+
+def test_a_warehouse_without_a_known_dialect_warns_once(tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "warehouse: ${WAREHOUSE_URL}\n",
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "q", "question": "?", "sql": "SELECT ((("}]
+            },
+        },
+    )
+    problems = check_project(tmp_path).problems
+    assert [str(p) for p in problems] == [
+        "sqlbench.yml:1: warning: cannot tell the SQL dialect from warehouse; set `dialect:` "
+        "(until then ground-truth SQL is not checked)"
+    ]
+
+
+def test_names_may_repeat_across_spaces(tmp_path: Path) -> None:
+    question = {"name": "q", "question": "How many in 2024?", "sql": "SELECT 1"}
+    write_project(
+        tmp_path,
+        {
+            "eval_questions/a.yml": {"eval_questions": [question]},
+            "eval_questions/b.yml": {"space": "sales", "eval_questions": [question]},
+        },
+    )
+    assert [q.full_name for q in load_project(tmp_path).questions] == ["auto/q", "sales/q"]
+
+
+def test_load_errors_carry_every_problem(tmp_path: Path) -> None:
+    write_project(tmp_path, {"eval_questions/q.yml": "eval_questions:\n  - name: a\n"})
+    with pytest.raises(ProjectInvalid) as caught:
+        load_project(tmp_path)
+    assert [str(p) for p in caught.value.problems] == [
+        "eval_questions/q.yml:2: error: question 'a': missing required key 'question'"
+    ]
+
+
+def test_the_project_object_survives_garbage_collection_of_checks(tmp_path: Path) -> None:
+    write_project(
+        tmp_path, {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED}
+    )
+    project = load_project(tmp_path)
+    gc.collect()
+    assert project.root.is_dir()  # a working-tree project owns nothing to clean up
