@@ -27,8 +27,11 @@ class ResultSet:
         ``datetime.date``, tz-aware timestamps stay tz-aware, duplicate names stay duplicated."""
         names = list(self.table.column_names)
         columns = [col.to_pandas(date_as_object=True) for col in self.table.columns]
-        frame = pd.concat(columns, axis=1, ignore_index=True) if columns else pd.DataFrame(
-            index=range(self.table.num_rows))
+        frame = (
+            pd.concat(columns, axis=1, ignore_index=True)
+            if columns
+            else pd.DataFrame(index=range(self.table.num_rows))
+        )
         frame.columns = names
         return frame
 

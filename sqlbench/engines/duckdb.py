@@ -1,0 +1,291 @@
+"""Embedded DuckDB: the default warehouse, fresh in memory for each run.
+
+A DuckDB file given as ``warehouse`` is attached READ_ONLY (never written) and every table and
+view in it is exposed through a view of the same schema and name in the in-memory database, so
+setup SQL can add views on top and queries name tables as they would in the file.
+
+After setup the database is locked for the rest of the run: no file or network access
+(``enable_external_access=false``), no extension installs or loads, and no configuration
+changes (``lock_configuration=true``). Every query runs on its own cursor (a DuckDB connection
+of its own, so calls from many threads are safe) inside ``BEGIN TRANSACTION READ ONLY``, is
+streamed as Arrow batches up to ``max_rows``, and is interrupted from a timer at its timeout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+
+from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.results import (
+    FETCH_CHUNK_ROWS,
+    concat_batches,
+    one_line,
+    timed_out,
+    too_many_rows,
+)
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+
+_RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
+_LOCK_SETTINGS = (
+    "SET autoinstall_known_extensions = false",
+    "SET autoload_known_extensions = false",
+    "SET allow_community_extensions = false",
+    "SET enable_external_access = false",
+    "SET lock_configuration = true",
+)
+_EXTERNAL_ACCESS_HINT = (
+    " (after setup DuckDB reads no files: a setup view that reads a file "
+    "at query time fails; create a table from the file in setup instead)"
+)
+
+
+class DuckDBEngine(Engine):
+    """An in-memory DuckDB database, optionally over a DuckDB file attached read-only.
+
+    Args:
+        database: A DuckDB file to attach READ_ONLY, or None for an empty database.
+        display: How to name the warehouse in messages (the unresolved ``warehouse`` value).
+    """
+
+    dialect = "duckdb"
+
+    def __init__(self, database: Path | None = None, *, display: str = "embedded DuckDB") -> None:
+        self.display = display
+        # Spilled intermediates go to a private folder, not ``.tmp/`` in the working directory.
+        spill = tempfile.mkdtemp(prefix="sqlbench-duckdb-")
+        # Removed on close, or when an engine nobody closed is garbage-collected.
+        self._remove_spill = weakref.finalize(self, shutil.rmtree, spill, True)
+        self._con = duckdb.connect(":memory:", config={"temp_directory": spill})
+        self._cursor_lock = threading.Lock()
+        self._locked = False
+        if database is not None:
+            self._attach(database)
+
+    def _attach(self, database: Path) -> None:
+        if not database.is_file():
+            raise EngineError(f"the warehouse DuckDB file {database} does not exist")
+        alias = database.stem if database.stem.lower() not in _RESERVED_CATALOGS else "warehouse"
+        try:
+            self._con.execute(f"ATTACH {_literal(str(database))} AS {_ident(alias)} (READ_ONLY)")
+            objects = self._con.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() WHERE database_name = ? "
+                "UNION SELECT schema_name, view_name FROM duckdb_views() "
+                "WHERE database_name = ? AND NOT internal ORDER BY 1, 2",
+                [alias, alias],
+            ).fetchall()
+            for schema, name in objects:
+                self._con.execute(f"CREATE SCHEMA IF NOT EXISTS memory.{_ident(schema)}")
+                self._con.execute(
+                    f"CREATE VIEW memory.{_ident(schema)}.{_ident(name)} AS SELECT * FROM "
+                    f"{_ident(alias)}.{_ident(schema)}.{_ident(name)}"
+                )
+        except duckdb.Error as err:
+            raise EngineError(
+                f"cannot attach the warehouse DuckDB file {database} read-only: "
+                f"{one_line(str(err))}"
+            ) from err
+
+    def setup(self, project_root: Path, sql_files: list[Path]) -> None:
+        """Run the setup SQL files in order (paths in them resolve against ``project_root``),
+        then lock the database for the run.
+
+        Raises:
+            EngineError: a setup file fails, or setup was already run.
+        """
+        if self._locked:
+            raise EngineError("setup already ran on this engine; open a new one for a new run")
+        try:
+            self._con.execute(f"SET file_search_path = {_literal(str(project_root))}")
+        except duckdb.Error as err:
+            raise EngineError(f"cannot prepare DuckDB for setup: {one_line(str(err))}") from err
+        # DuckDB looks for a relative path in the process's working directory before
+        # file_search_path: setup must read the evaluated ref's data files, not the checkout's.
+        with _working_directory(project_root):
+            for path in sql_files:
+                self._run_setup_file(path, project_root)
+        self.lock()
+
+    def _run_setup_file(self, path: Path, project_root: Path) -> None:
+        shown = _relative(path, project_root)
+        try:
+            sql = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise EngineError(f"{shown}: cannot read setup SQL: {err}") from err
+        try:
+            self._con.execute(sql)
+        except duckdb.Error as err:
+            raise EngineError(f"{shown}: setup SQL failed: {one_line(str(err))}") from err
+
+    def lock(self) -> None:
+        """Forbid file and network access, extension loading and configuration changes from now
+        on (``setup`` calls this; an engine with no setup is locked on its first query)."""
+        if self._locked:
+            return
+        try:
+            for statement in _LOCK_SETTINGS:
+                self._con.execute(statement)
+        except duckdb.Error as err:
+            raise EngineError(f"cannot lock DuckDB for the run: {one_line(str(err))}") from err
+        self._locked = True
+
+    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        _check_one_select(sql, agent=False)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=False)
+
+    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        check_read_only(sql, self.dialect)
+        _check_one_select(sql, agent=True)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=True)
+
+    def _run(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+        self.lock()
+        with self._cursor_lock:
+            cursor = self._con.cursor()
+        fired = threading.Event()
+
+        def interrupt() -> None:
+            fired.set()
+            cursor.interrupt()
+
+        timer = threading.Timer(timeout_s, interrupt)
+        timer.daemon = True
+        deadline = time.monotonic() + timeout_s
+        try:
+            cursor.execute("BEGIN TRANSACTION READ ONLY")
+            timer.start()
+            relation = cursor.sql(sql)
+            if relation is None:
+                raise QueryError(QueryErrorKind.RUNTIME, "the statement returned no result set")
+            reader = relation.to_arrow_reader(min(FETCH_CHUNK_ROWS, max_rows + 1))
+            batches: list[pa.RecordBatch] = []
+            count = 0
+            for batch in reader:
+                batches.append(batch)
+                count += batch.num_rows
+                if count > max_rows:
+                    raise too_many_rows(max_rows)
+                if time.monotonic() > deadline:
+                    raise timed_out(timeout_s)
+            return ResultSet(concat_batches(batches, reader.schema))
+        except duckdb.Error as err:
+            raise _query_error(err, fired.is_set(), timeout_s, agent) from err
+        finally:
+            timer.cancel()
+            cursor.close()
+
+    def tables(self) -> list[TableInfo]:
+        """Tables and views in the in-memory database (setup's, and the attached file's)."""
+        with self._cursor_lock:
+            cursor = self._con.cursor()
+        try:
+            rows = cursor.execute(
+                "SELECT table_schema, table_name, column_name, data_type "
+                "FROM information_schema.columns WHERE table_catalog = 'memory' "
+                "ORDER BY table_schema, table_name, ordinal_position"
+            ).fetchall()
+        except duckdb.Error as err:
+            raise EngineError(f"cannot list DuckDB tables: {one_line(str(err))}") from err
+        finally:
+            cursor.close()
+        return _group_columns(rows)
+
+    def close(self) -> None:
+        """Close the database (in memory: everything set up is gone)."""
+        self._con.close()
+        self._remove_spill()
+
+
+def _check_one_select(sql: str, *, agent: bool) -> None:
+    """DuckDB's own parser as a second opinion: exactly one SELECT statement (DuckDB would run
+    every statement of a script, a COMMIT included, so this is checked for ground truth too)."""
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as err:
+        raise QueryError(QueryErrorKind.SYNTAX, one_line(str(err))) from err
+    kinds = [statement.type for statement in statements]
+    if len(kinds) == 1 and kinds[0] == duckdb.StatementType.SELECT:
+        return
+    names = ", ".join(kind.name for kind in kinds) or "nothing"
+    if agent:
+        raise QueryError(
+            QueryErrorKind.NOT_READ_ONLY,
+            f"not a read-only query: DuckDB reads it as {names}, not one SELECT",
+        )
+    raise QueryError(
+        QueryErrorKind.RUNTIME,
+        f"ground truth must be exactly one query; DuckDB reads it as {names}",
+    )
+
+
+def _query_error(err: duckdb.Error, fired: bool, timeout_s: float, agent: bool) -> QueryError:
+    if isinstance(err, duckdb.InterruptException) and fired:
+        return timed_out(timeout_s)
+    message = one_line(str(err))
+    if isinstance(err, duckdb.ParserException):
+        return QueryError(QueryErrorKind.SYNTAX, message)
+    if isinstance(err, duckdb.PermissionException):
+        if agent:
+            return QueryError(
+                QueryErrorKind.NOT_READ_ONLY, f"not a read-only query: DuckDB refused it: {message}"
+            )
+        return QueryError(QueryErrorKind.RUNTIME, message + _EXTERNAL_ACCESS_HINT)
+    if isinstance(err, duckdb.TransactionException) and "read-only" in message:
+        return QueryError(
+            QueryErrorKind.NOT_READ_ONLY, f"not a read-only query: DuckDB refused it: {message}"
+        )
+    return QueryError(QueryErrorKind.RUNTIME, message)
+
+
+def _group_columns(rows: list[tuple[str, str, str, str]]) -> list[TableInfo]:
+    tables: dict[tuple[str, str], list[ColumnInfo]] = {}
+    for schema, table, column, data_type in rows:
+        tables.setdefault((schema, table), []).append(ColumnInfo(column, data_type))
+    return [
+        TableInfo(name=table, columns=columns, schema=schema)
+        for (schema, table), columns in tables.items()
+    ]
+
+
+_CWD_LOCK = threading.Lock()
+
+
+@contextmanager
+def _working_directory(folder: Path) -> Iterator[None]:
+    """The process's working directory set to ``folder`` for the duration (setup only, before
+    the run's threads start; the lock keeps two setups from interleaving)."""
+    with _CWD_LOCK:
+        previous = os.getcwd()
+        os.chdir(folder)
+        try:
+            yield
+        finally:
+            os.chdir(previous)
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"

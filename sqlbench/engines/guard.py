@@ -1,0 +1,285 @@
+"""The statement guard: agent SQL must be exactly one read-only query before it reaches a database.
+
+The agent's SQL is untrusted (a model wrote it). ``check_read_only`` parses it with sqlglot in the
+warehouse's dialect and refuses, with ``QueryError(NOT_READ_ONLY, "not a read-only query: ...")``:
+
+- anything but exactly one query (SELECT, WITH, set operations, VALUES): DML, DDL,
+  COPY, ATTACH/DETACH, INSTALL/LOAD, PRAGMA, SET, CALL, EXPORT, USE, transactions, EXPLAIN,
+  DESCRIBE/SHOW, and a second statement;
+- writes hidden inside a query: data-modifying CTEs, ``SELECT ... INTO``, ``INTO OUTFILE``,
+  row locks (``FOR UPDATE``), session-variable assignments (``@a := 1``);
+- calls of functions that reach outside the query: file readers and writers (pg_read_file,
+  lo_import, LOAD_FILE, read_csv, read_text, glob, ...), settings changers (set_config),
+  other-database links (dblink, postgres_scan, ...), SQL-in-a-string executors (query,
+  query_to_xml), sequence and lock changers (nextval, get_lock);
+- DuckDB table names that name a file (``FROM 'data.csv'``): DuckDB reads those from disk;
+- MySQL executable comments (``/*! ... */``), which MySQL runs but sqlglot treats as comments.
+
+SQL that sqlglot cannot parse is refused too: what cannot be parsed cannot be shown to be
+read-only (see docs/engines.md for why this is the safe choice). The engines keep their own
+walls (read-only transactions, locked DuckDB configuration, SQLite authorizer, least-privilege
+roles) behind this one.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NoReturn
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ErrorLevel, SqlglotError
+
+from sqlbench.errors import QueryError, QueryErrorKind
+
+_PREFIX = "not a read-only query: "
+
+_ALLOWED_ROOTS: tuple[type[exp.Expr], ...] = (exp.Query, exp.Values)
+"""Root nodes that are one read-only query (Query covers Select, set operations, Subquery)."""
+
+_STATEMENT_NODES: dict[type[exp.Expr], str] = {
+    cls: label
+    for name, label in (
+        ("DML", "a data-modifying statement (INSERT/UPDATE/DELETE/MERGE/COPY)"),
+        ("DDL", "a data-definition statement (CREATE)"),
+        ("Create", "CREATE"),
+        ("Drop", "DROP"),
+        ("Alter", "ALTER"),
+        ("AlterSession", "ALTER SESSION"),
+        ("TruncateTable", "TRUNCATE"),
+        ("Command", "a statement sqlglot only knows as a command"),
+        ("Set", "SET"),
+        ("SetItem", "SET"),
+        ("Pragma", "PRAGMA"),
+        ("Use", "USE"),
+        ("Transaction", "a transaction statement"),
+        ("Commit", "COMMIT"),
+        ("Rollback", "ROLLBACK"),
+        ("Attach", "ATTACH"),
+        ("Detach", "DETACH"),
+        ("Install", "INSTALL"),
+        ("Export", "EXPORT"),
+        ("LoadData", "LOAD DATA"),
+        ("Describe", "DESCRIBE"),
+        ("Summarize", "SUMMARIZE"),
+        ("Show", "SHOW"),
+        ("Grant", "GRANT"),
+        ("Revoke", "REVOKE"),
+        ("Analyze", "ANALYZE"),
+        ("Cache", "CACHE"),
+        ("Uncache", "UNCACHE"),
+        ("Refresh", "REFRESH"),
+        ("Kill", "KILL"),
+        ("Execute", "EXECUTE"),
+        ("ExecuteSql", "EXECUTE"),
+        ("Declare", "DECLARE"),
+        ("StoredProcedure", "a stored procedure"),
+        ("Block", "a procedural block"),
+        ("IfBlock", "a procedural block"),
+        ("WhileBlock", "a procedural block"),
+        ("LoopBlock", "a procedural block"),
+        ("RepeatBlock", "a procedural block"),
+        ("Put", "PUT"),
+        ("Get", "GET"),
+        ("SwapTable", "SWAP"),
+        ("Undrop", "UNDROP"),
+        ("LockingStatement", "a locking statement"),
+        ("MultitableInserts", "INSERT"),
+        ("Into", "SELECT ... INTO (it writes a table, file or variable)"),
+        ("Lock", "a row lock (FOR UPDATE/SHARE)"),
+        ("Returning", "RETURNING (only data-modifying statements return rows)"),
+        ("OnConflict", "ON CONFLICT (only INSERT has it)"),
+    )
+    if isinstance(cls := getattr(exp, name, None), type)
+}
+"""Node types that never belong in a read-only query, anywhere in the tree."""
+
+_DENIED_FUNCTIONS = frozenset(
+    {
+        # PostgreSQL: server files, large objects, settings, other databases, SQL in strings.
+        "pg_read_file",
+        "pg_read_binary_file",
+        "pg_stat_file",
+        "set_config",
+        "dblink",
+        "query_to_xml",
+        "query_to_xmlschema",
+        "query_to_xml_and_xmlschema",
+        "cursor_to_xml",
+        "cursor_to_xmlschema",
+        "pg_notify",
+        "pg_terminate_backend",
+        "pg_cancel_backend",
+        "pg_reload_conf",
+        "pg_rotate_logfile",
+        "pg_switch_wal",
+        "pg_promote",
+        "pg_create_restore_point",
+        "pg_logical_emit_message",
+        "pg_import_system_collations",
+        "nextval",
+        "setval",
+        # MySQL/MariaDB: server files, named locks, UDF shells.
+        "load_file",
+        "get_lock",
+        "release_lock",
+        "release_all_locks",
+        "sys_exec",
+        "sys_eval",
+        # SQLite: extensions and the shell's file functions.
+        "load_extension",
+        "readfile",
+        "writefile",
+        "edit",
+        "fts3_tokenizer",
+        # DuckDB: file and URL readers, SQL in strings, secrets, environment, checkpoints.
+        "glob",
+        "query",
+        "query_table",
+        "sniff_csv",
+        "st_read",
+        "st_read_meta",
+        "st_readosm",
+        "st_readshp",
+        "getenv",
+        "which_secret",
+        "checkpoint",
+        "force_checkpoint",
+        "arrow_scan",
+        "arrow_scan_dumb",
+        "pandas_scan",
+        "python_map_function",
+        "from_substrait",
+        "from_substrait_json",
+        "sqlite_scan",
+        "sqlite_attach",
+        "sqlite_query",
+        "load_aws_credentials",
+    }
+)
+"""Function names (lower case) that reach outside the query."""
+
+_DENIED_PREFIXES = (
+    "read_",
+    "parquet_",
+    "pg_read_",
+    "pg_ls_",
+    "pg_file_",
+    "pg_advisory",
+    "pg_try_advisory",
+    "lo_",
+    "dblink",
+    "iceberg_",
+    "delta_",
+    "ducklake_",
+    "postgres_",
+    "mysql_",
+    "json_execute",
+    "duckdb_secret",
+    "http_",
+    "s3_",
+)
+"""Function-name prefixes that reach outside the query (DuckDB readers, PostgreSQL file and
+large-object functions, dblink_*, scanners of other databases)."""
+
+_MYSQL_FAMILY = frozenset({"mysql", "doris", "starrocks", "singlestore", "tidb"})
+_EXECUTABLE_COMMENT = re.compile(r"/\*M?!")
+_FILE_LIKE_TABLE = re.compile(r"[./\\:*?]")
+
+
+def check_read_only(sql: str, dialect: str) -> None:
+    """Refuse ``sql`` unless it is exactly one read-only query in ``dialect``.
+
+    Args:
+        sql: The agent's SQL, as written.
+        dialect: The sqlglot dialect of the warehouse it will run on.
+
+    Raises:
+        QueryError: kind NOT_READ_ONLY, message ``not a read-only query: <why>``.
+
+    Example:
+        >>> check_read_only("SELECT 1 AS x", "duckdb")
+        >>> try:
+        ...     check_read_only("SELECT 1; DROP TABLE t", "duckdb")
+        ... except QueryError as err:
+        ...     print(err.message)
+        not a read-only query: it holds 2 statements; exactly one query is allowed
+    """
+    if dialect in _MYSQL_FAMILY and _EXECUTABLE_COMMENT.search(sql):
+        _refuse("it holds a MySQL executable comment (/*! ... */), which MySQL runs as SQL")
+    statements = _parse(sql, dialect)
+    if not statements:
+        _refuse("it holds no statement")
+    if len(statements) > 1:
+        _refuse(f"it holds {len(statements)} statements; exactly one query is allowed")
+    root = statements[0]
+    if not isinstance(root, _ALLOWED_ROOTS):
+        _refuse(
+            f"{_describe(root)} is not a query (only SELECT, WITH, set operations and "
+            "VALUES are allowed)"
+        )
+    for node in root.walk():
+        _check_node(node, dialect)
+
+
+def _parse(sql: str, dialect: str) -> list[exp.Expr]:
+    try:
+        parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
+    except SqlglotError as err:
+        detail = " ".join(str(err).split())
+        # sqlglot underlines with ANSI escapes; a reason is plain text.
+        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail)
+        if len(detail) > 160:
+            detail = detail[:159] + "…"
+        _refuse(
+            f"sqlglot cannot parse it as {dialect} SQL ({detail}), so it could not be "
+            "checked and was not run"
+        )
+    return [statement for statement in parsed if statement is not None]
+
+
+def _check_node(node: exp.Expr, dialect: str) -> None:
+    if isinstance(node, exp.Command):
+        _refuse(f"it contains a {_describe(node)} statement")
+    for cls, label in _STATEMENT_NODES.items():
+        if isinstance(node, cls):
+            _refuse(f"it contains {label}")
+    if isinstance(node, exp.PropertyEQ) and isinstance(node.this, exp.Parameter | exp.Var):
+        _refuse("it assigns a session variable")
+    if isinstance(node, exp.Func):
+        for name in _function_names(node):
+            if name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES):
+                _refuse(
+                    f"it calls {name}(), which reaches outside the query "
+                    "(files, settings, other databases or server state)"
+                )
+    if (
+        dialect == "duckdb"
+        and isinstance(node, exp.Table)
+        and isinstance(node.this, exp.Identifier)
+        and _FILE_LIKE_TABLE.search(node.this.name)
+    ):
+        _refuse(
+            f"the table name {node.this.name!r} looks like a file or URL, which "
+            "DuckDB would read from outside the database"
+        )
+
+
+def _function_names(node: exp.Func) -> list[str]:
+    if isinstance(node, exp.Anonymous):
+        return [node.name.lower()]
+    return [name.lower() for name in type(node).sql_names()]
+
+
+def _describe(root: exp.Expr) -> str:
+    if isinstance(root, exp.Command):
+        return str(root.this).upper()
+    label = _STATEMENT_NODES.get(type(root))
+    if label is not None:
+        return label
+    first = root.sql().split(None, 1)
+    return first[0].upper() if first else type(root).__name__
+
+
+def _refuse(why: str) -> NoReturn:
+    raise QueryError(QueryErrorKind.NOT_READ_ONLY, _PREFIX + why)

@@ -1,0 +1,171 @@
+"""Ground-truth pre-flight for ``sqlbench validate --execute``: run every ground truth on the
+warehouse before any agent is asked.
+
+Each distinct ground-truth SQL (a question's inline ``sql``, every certified query, every
+``also_accept``) is run once with the project's setup applied, and flagged at the file and line
+it is written at:
+
+- error: it fails on the warehouse (or cannot be transpiled to its dialect, or is over max_rows);
+- warning: it returns no rows (any empty answer would pass), or only NULLs;
+- warning: it is non-deterministic: it calls CURRENT_DATE / now() / random() and the like, two
+  runs give different results, or its outermost LIMIT cuts inside ties of its ORDER BY.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from sqlbench.engines.base import Engine, ResultSet
+from sqlbench.engines.nondeterminism import boundary_ties, limit_probe, volatile_calls
+from sqlbench.engines.open import open_project_engine
+from sqlbench.errors import EngineError, Problem, QueryError, QueryErrorKind, Severity
+from sqlbench.project.models import Project
+from sqlbench.truth import transpile_truth, truth_dialect
+
+_KIND_PHRASES = {
+    QueryErrorKind.SYNTAX: "has a syntax error",
+    QueryErrorKind.RUNTIME: "fails",
+    QueryErrorKind.TIMEOUT: "times out",
+    QueryErrorKind.TOO_MANY_ROWS: "returns more rows than max_rows",
+    QueryErrorKind.NOT_READ_ONLY: "was refused",
+    QueryErrorKind.CONNECTION: "lost the warehouse connection",
+}
+
+
+@dataclass(frozen=True)
+class _Truth:
+    sql: str
+    label: str
+    """What it is, for messages: ``ground truth``, ``certified query 'x'``, ``also_accept #2``."""
+    path: str
+    line: int
+
+
+def preflight(project: Project) -> list[Problem]:
+    """Run every distinct ground truth of ``project`` on its warehouse and report problems.
+
+    Args:
+        project: A loaded project (its ``root`` holds the setup files of the evaluated ref).
+
+    Returns:
+        Problems located at the SQL's file and line; an unopenable warehouse or failing setup is
+        one error on sqlbench.yml.
+    """
+    try:
+        engine = open_project_engine(project)
+    except EngineError as err:
+        return [Problem(Severity.ERROR, f"cannot run the ground truth: {err}", "sqlbench.yml")]
+    with engine:
+        dialect = truth_dialect(project.settings, engine.dialect)
+        problems: list[Problem] = []
+        for truth in _distinct_truths(project):
+            problems.extend(_check(engine, truth, dialect, project))
+        return problems
+
+
+def _distinct_truths(project: Project) -> Iterator[_Truth]:
+    seen: set[str] = set()
+
+    def fresh(sql: str) -> bool:
+        key = sql.strip().rstrip(";").strip()
+        if not key or key in seen:
+            return False
+        seen.add(key)
+        return True
+
+    for name, certified in project.certified_queries.items():
+        if fresh(certified.sql):
+            yield _Truth(certified.sql, f"certified query {name!r}", certified.path, certified.line)
+    for question in project.questions:
+        if question.skip is not None:
+            continue
+        if question.sql is not None and fresh(question.sql):
+            yield _Truth(question.sql, "ground truth", question.path, question.line)
+        for number, sql in enumerate(question.also_accept, start=1):
+            if fresh(sql):
+                yield _Truth(sql, f"also_accept #{number}", question.path, question.line)
+
+
+def _check(engine: Engine, truth: _Truth, dialect: str, project: Project) -> list[Problem]:
+    run = project.settings.run
+    problems: list[Problem] = []
+
+    def warn(message: str) -> None:
+        problems.append(
+            Problem(Severity.WARNING, f"{truth.label} {message}", truth.path, truth.line)
+        )
+
+    try:
+        sql = transpile_truth(truth.sql, dialect, engine.dialect)
+        first = engine.run_truth(sql, timeout_s=run.gold_timeout_s, max_rows=run.max_rows)
+    except QueryError as err:
+        phrase = _KIND_PHRASES.get(err.kind, "fails")
+        return [
+            Problem(
+                Severity.ERROR,
+                f"{truth.label} {phrase} on the warehouse: {err.message}",
+                truth.path,
+                truth.line,
+            )
+        ]
+    calls = volatile_calls(truth.sql, dialect)
+    if calls:
+        warn(
+            f"is non-deterministic: it calls {', '.join(calls)}, so its answer changes between runs"
+        )
+    if first.num_rows == 0:
+        warn("returns no rows, so any empty answer would pass")
+    elif all(column.null_count == len(column) for column in first.table.columns):
+        warn("returns only NULLs, so an answer of NULLs would pass")
+    try:
+        second = engine.run_truth(sql, timeout_s=run.gold_timeout_s, max_rows=run.max_rows)
+    except QueryError as err:
+        warn(f"is non-deterministic: it ran once, then failed: {err.message}")
+        return problems
+    if not calls and _rows(first) != _rows(second):
+        warn("is non-deterministic: two runs returned different results")
+    ambiguity = _limit_ambiguity(engine, truth.sql, dialect, project)
+    if ambiguity is not None:
+        warn(f"is non-deterministic: {ambiguity}")
+    return problems
+
+
+def _limit_ambiguity(engine: Engine, sql: str, dialect: str, project: Project) -> str | None:
+    probe = limit_probe(sql, dialect)
+    if probe is None:
+        return None
+    run = project.settings.run
+    try:
+        probe_sql = transpile_truth(probe.sql, dialect, engine.dialect)
+        result = engine.run_truth(probe_sql, timeout_s=run.gold_timeout_s, max_rows=probe.limit + 2)
+    except QueryError:
+        # The probe rewrites the query (extra key columns); where the warehouse does not take
+        # the rewrite, the LIMIT simply is not probed. The ground truth itself ran fine.
+        return None
+    return boundary_ties(probe, _tuples(result))
+
+
+def _tuples(result: ResultSet) -> list[tuple[Any, ...]]:
+    columns = [column.to_pylist() for column in result.table.columns]
+    return list(zip(*columns, strict=True))
+
+
+def _rows(result: ResultSet) -> Counter[tuple[Any, ...]]:
+    """The rows as a multiset, floats rounded to 12 significant digits (parallel sums may
+    differ in the last bits between runs without the answer changing)."""
+    return Counter(tuple(_canonical(v) for v in row) for row in _tuples(result))
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if math.isnan(value) else float(f"{value:.12g}")
+    if isinstance(value, Decimal) and not value.is_finite():
+        return None
+    if isinstance(value, dict | list):
+        return repr(value)
+    return value

@@ -1,0 +1,280 @@
+"""Any database SQLAlchemy reaches: PostgreSQL, MySQL/MariaDB, SQLite, and cloud warehouses
+through their dialects.
+
+Connections come from a SQLAlchemy pool (thread-safe; sized to the run's concurrency, checked
+with a ping before use). Each query checks one out, runs in a read-only transaction with a
+server-side timeout where the database has them (see ``sqlbench.engines.profiles``), streams
+rows in chunks up to ``max_rows``, and rolls back. A connection lost mid-query is dropped and the
+query retried once on a fresh one; a second loss is a CONNECTION error. Setup builds
+session-temporary objects only, replayed on every new pooled connection.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import sqlalchemy
+from sqlalchemy import event, exc
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.pool import QueuePool
+
+from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
+from sqlbench.engines.results import fetch_rows, normalize_table, one_line, rows_to_table
+from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.envvars import redact
+
+_DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
+"""Drivers sqlbench installs with its extras, used when a URL names none."""
+
+_INSTALL_HINTS = {
+    "postgresql": "pip install 'sqlbench[postgres]'",
+    "mysql": "pip install 'sqlbench[mysql]'",
+    "mariadb": "pip install 'sqlbench[mysql]'",
+    "snowflake": "pip install 'sqlbench[snowflake]'",
+    "bigquery": "pip install 'sqlbench[bigquery]'",
+    "trino": "pip install 'sqlbench[trino]'",
+    "databricks": "pip install 'sqlbench[databricks]'",
+}
+
+
+class _ConnectionLost(Exception):
+    """A query's connection broke (or could not be made); retried once."""
+
+
+class SqlAlchemyEngine(Engine):
+    """A pooled SQLAlchemy engine over a warehouse URL.
+
+    Args:
+        url: The resolved URL (``${ENV}`` already substituted; kept only inside the pool).
+        display: The URL as written in sqlbench.yml, for messages (secrets stay ``${...}``).
+        dialect: The sqlglot dialect of the warehouse.
+        project_root: Where relative SQLite paths resolve.
+        pool_size: Connections kept open (the run's concurrency).
+    """
+
+    def __init__(
+        self, url: str, *, display: str, dialect: str, project_root: Path, pool_size: int = 8
+    ) -> None:
+        self.display = display
+        self.dialect = dialect
+        self._setup: list[SetupStatement] = []
+        parsed = self._parse_url(url)
+        backend = parsed.get_backend_name()
+        self._profile: Profile = profile_for(backend)
+        self._sa = self._create(parsed, backend, project_root, pool_size)
+        self._profile.dbapi_error = self._sa.dialect.loaded_dbapi.Error
+        event.listen(self._sa, "connect", self._on_connect)
+        try:
+            with self._sa.connect():
+                pass
+        except exc.SQLAlchemyError as err:
+            self._sa.dispose()
+            raise EngineError(
+                f"cannot connect to the warehouse {display}: {self._message(err)}"
+            ) from err
+        if isinstance(self._profile, MySqlProfile):
+            self._profile.mariadb = bool(getattr(self._sa.dialect, "is_mariadb", False))
+
+    def _parse_url(self, url: str) -> URL:
+        try:
+            parsed = make_url(url)
+        except exc.ArgumentError as err:
+            raise EngineError(f"the warehouse {self.display} is not a valid database URL") from err
+        if "+" not in parsed.drivername and parsed.drivername in _DEFAULT_DRIVERS:
+            parsed = parsed.set(
+                drivername=f"{parsed.drivername}+{_DEFAULT_DRIVERS[parsed.drivername]}"
+            )
+        return parsed
+
+    def _create(self, parsed: URL, backend: str, root: Path, pool_size: int) -> sqlalchemy.Engine:
+        kwargs: dict[str, Any] = {"pool_pre_ping": True}
+        if backend == "sqlite" and parsed.database not in (None, "", ":memory:"):
+            path = Path(str(parsed.database))
+            path = path if path.is_absolute() else root / path
+            if not path.is_file():
+                raise EngineError(f"the warehouse SQLite file {path} does not exist")
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+
+            def creator() -> sqlite3.Connection:
+                return sqlite3.connect(uri, uri=True, check_same_thread=False)
+
+            parsed = make_url("sqlite://")
+            kwargs.update(
+                creator=creator, poolclass=QueuePool, pool_size=pool_size, max_overflow=pool_size
+            )
+        elif backend != "sqlite":
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size)
+        try:
+            return sqlalchemy.create_engine(parsed, **kwargs)
+        except (exc.NoSuchModuleError, ModuleNotFoundError) as err:
+            hint = _INSTALL_HINTS.get(backend)
+            how = f"; install it with {hint}" if hint else ""
+            raise EngineError(
+                f"the driver for the warehouse {self.display} is not installed ({err}){how}"
+            ) from err
+
+    def _on_connect(self, dbapi: Any, _record: Any) -> None:
+        self._profile.prepare_connection(dbapi, self._setup)
+
+    def setup(self, project_root: Path, sql_files: list[Path]) -> None:
+        """Build the setup's objects as session-temporary ones on every pooled connection.
+
+        Raises:
+            EngineError: the database has no temporary views (MySQL/MariaDB), a statement is
+                not a CREATE VIEW/TABLE of an unqualified name, or it fails.
+        """
+        refusal = self._profile.setup_refusal()
+        if sql_files and refusal is not None:
+            raise EngineError(refusal)
+        self._setup = temporary_setup(sql_files, project_root, self.dialect)
+        # Connections made before setup lack its objects: start the pool afresh.
+        self._sa.dispose()
+        # A failing setup statement raises EngineError (file and statement) from the listener.
+        try:
+            with self._sa.connect():
+                pass
+        except exc.SQLAlchemyError as err:
+            raise EngineError(
+                f"setup failed on the warehouse {self.display}: {self._message(err)}"
+            ) from err
+
+    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=False)
+
+    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        check_read_only(sql, self.dialect)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=True)
+
+    def _run(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+        lost: _ConnectionLost | None = None
+        for _attempt in range(2):  # a lost connection is retried once, on a fresh one
+            try:
+                return self._attempt(sql, timeout_s=timeout_s, max_rows=max_rows, agent=agent)
+            except _ConnectionLost as err:
+                lost = err
+        raise QueryError(
+            QueryErrorKind.CONNECTION, f"lost the connection to the warehouse twice: {lost}"
+        ) from lost
+
+    def _attempt(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+        raw = self._checkout()
+        dbapi = raw.dbapi_connection
+        cursor: Any = None
+        drop = False
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._profile.begin(dbapi, timeout_s=timeout_s, max_rows=max_rows, agent=agent)
+            cursor = self._profile.cursor(dbapi)
+            cursor.execute(sql)
+            if cursor.description is None:
+                raise QueryError(QueryErrorKind.RUNTIME, "the statement returned no result set")
+            names = [str(column[0]) for column in cursor.description]
+
+            def fetchmany(size: int) -> Any:
+                self._profile.before_fetch(dbapi, deadline - time.monotonic())
+                return cursor.fetchmany(size)
+
+            rows = fetch_rows(fetchmany, max_rows=max_rows, deadline=deadline, timeout_s=timeout_s)
+            return ResultSet(normalize_table(rows_to_table(names, rows)))
+        except QueryError:
+            if cursor is not None and self._profile.unbuffered_cursor:
+                # An unbuffered cursor left mid-result drains every remaining row on close:
+                # stop the query first, or drop the connection if it cannot be stopped.
+                drop = not self._stop_elsewhere(dbapi)
+            raise
+        except self._profile.dbapi_error as err:
+            if self._sa.dialect.is_disconnect(err, dbapi, cursor):  # type: ignore[arg-type]
+                drop = True
+                raise _ConnectionLost(self._message(err)) from err
+            timed_out_now = time.monotonic() >= deadline
+            raise self._profile.classify(
+                err, timed_out_now=timed_out_now, timeout_s=timeout_s, agent=agent
+            ) from err
+        finally:
+            self._release(raw, cursor, drop=drop, agent=agent)
+
+    def _stop_elsewhere(self, dbapi: Any) -> bool:
+        statement = self._profile.stop_statement(dbapi)
+        if statement is None:
+            return False
+        try:
+            other = self._sa.raw_connection()
+        except exc.SQLAlchemyError:
+            return False
+        try:
+            cur: Any = other.cursor()
+            cur.execute(statement)
+            cur.close()
+            return True
+        except self._profile.dbapi_error:
+            other.invalidate()
+            return False
+        finally:
+            other.close()
+
+    def _checkout(self) -> Any:
+        try:
+            return self._sa.raw_connection()
+        except exc.SQLAlchemyError as err:
+            raise _ConnectionLost(self._message(err)) from err
+        except EngineError as err:
+            # The setup could not be rebuilt on a new pooled connection.
+            raise _ConnectionLost(str(err)) from err
+
+    def _release(self, raw: Any, cursor: Any, *, drop: bool, agent: bool) -> None:
+        if not drop:
+            try:
+                if cursor is not None:
+                    cursor.close()
+                self._profile.end(raw.dbapi_connection, agent=agent)
+            except self._profile.dbapi_error:
+                # A connection that cannot roll back cleanly is not returned to the pool.
+                drop = True
+        if drop:
+            raw.invalidate()
+        raw.close()
+
+    def tables(self) -> list[TableInfo]:
+        """Tables and views agent SQL may read (setup's temporary views first)."""
+        raw = self._checkout_or_fail()
+        try:
+            listed = self._profile.list_tables(raw.dbapi_connection)
+        except self._profile.dbapi_error as err:
+            raw.invalidate()
+            raise EngineError(f"cannot list the warehouse's tables: {self._message(err)}") from err
+        finally:
+            raw.close()
+        if listed is not None:
+            return listed
+        inspector = sqlalchemy.inspect(self._sa)
+        names = inspector.get_table_names() + inspector.get_view_names()
+        return [
+            TableInfo(
+                name, [ColumnInfo(c["name"], str(c["type"])) for c in inspector.get_columns(name)]
+            )
+            for name in names
+        ]
+
+    def _checkout_or_fail(self) -> Any:
+        try:
+            return self._checkout()
+        except _ConnectionLost as lost:
+            raise EngineError(f"cannot connect to the warehouse {self.display}: {lost}") from lost
+
+    def close(self) -> None:
+        """Close every pooled connection (their temporary objects go with them)."""
+        self._sa.dispose()
+
+    def _message(self, err: BaseException) -> str:
+        orig = getattr(err, "orig", None)
+        text = str(orig) if orig is not None else str(err)
+        return redact(one_line(text), self.display)

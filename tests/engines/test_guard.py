@@ -1,0 +1,147 @@
+"""The statement guard: one read-only query passes; everything else is refused with a reason."""
+
+from __future__ import annotations
+
+import pytest
+
+from sqlbench.engines.guard import check_read_only
+from sqlbench.errors import QueryError, QueryErrorKind
+
+ALLOWED = [
+    ("duckdb", "SELECT 1"),
+    ("duckdb", "select 1;"),
+    ("duckdb", "FROM orders"),
+    ("duckdb", "VALUES (1), (2)"),
+    ("duckdb", "(SELECT 1)"),
+    ("duckdb", "SELECT a FROM t UNION ALL SELECT b FROM u ORDER BY 1 LIMIT 3"),
+    (
+        "duckdb",
+        "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 3) "
+        "SELECT * FROM r",
+    ),
+    ("duckdb", "SELECT customer, count(*) FROM sales.orders GROUP BY ALL"),
+    ("duckdb", "SELECT '; DROP TABLE t' AS s, 'read_csv(1)' AS t"),
+    ("duckdb", "SELECT * FROM t WHERE name LIKE 'a%' -- ; DROP TABLE t"),
+    ("postgres", "SELECT now()::date - interval '1 day'"),
+    ("postgres", "SELECT * FROM generate_series(1, 3)"),
+    ("postgres", "SELECT $$a; DROP TABLE t$$"),
+    ("postgres", "TABLE orders"),
+    ("mysql", "SELECT @@version"),
+    ("mysql", "SELECT a FROM t WHERE b = 'x' LIMIT 3"),
+    ("sqlite", "SELECT * FROM t WHERE name GLOB 'a*'"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), ALLOWED)
+def test_one_read_only_query_passes(dialect: str, sql: str) -> None:
+    check_read_only(sql, dialect)
+
+
+REFUSED = [
+    # (dialect, sql, words the reason must contain)
+    ("duckdb", "INSERT INTO t VALUES (1)", "is not a query"),
+    ("duckdb", "UPDATE t SET a = 1", "is not a query"),
+    ("duckdb", "DELETE FROM t", "is not a query"),
+    ("duckdb", "DROP TABLE t", "DROP"),
+    ("duckdb", "CREATE TABLE x AS SELECT 1", "CREATE"),
+    ("duckdb", "ALTER TABLE t ADD COLUMN z INT", "is not a query"),
+    ("duckdb", "TRUNCATE t", "is not a query"),
+    ("duckdb", "SELECT 1; DROP TABLE t", "2 statements"),
+    ("duckdb", "SELECT 1; SELECT 2", "2 statements"),
+    ("duckdb", "WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d", "data-modifying"),
+    ("duckdb", "SELECT * INTO t2 FROM t", "INTO"),
+    ("duckdb", "COPY t TO '/tmp/x.csv'", "COPY"),
+    ("duckdb", "ATTACH '/tmp/x.duckdb' AS x", "ATTACH"),
+    ("duckdb", "DETACH w", "DETACH"),
+    ("duckdb", "INSTALL httpfs", "INSTALL"),
+    ("duckdb", "LOAD httpfs", "LOAD"),
+    ("duckdb", "PRAGMA version", "PRAGMA"),
+    ("duckdb", "SET enable_external_access = true", "SET"),
+    ("duckdb", "CALL pragma_version()", "CALL"),
+    ("duckdb", "EXPORT DATABASE '/tmp/x'", "cannot parse"),
+    ("duckdb", "USE w", "USE"),
+    ("duckdb", "BEGIN", "transaction"),
+    ("duckdb", "CHECKPOINT", "CHECKPOINT"),
+    ("duckdb", "EXPLAIN SELECT 1", "EXPLAIN"),
+    ("duckdb", "DESCRIBE t", "DESCRIBE"),
+    ("duckdb", "PIVOT t ON a USING sum(b)", "is not a query"),
+    ("duckdb", "SELECT * FROM read_csv('/etc/passwd')", "read_csv()"),
+    ("duckdb", "SELECT * FROM read_csv_auto('/etc/passwd')", "read_csv_auto()"),
+    ("duckdb", "SELECT * FROM read_parquet(['a.parquet'])", "read_parquet()"),
+    ("duckdb", "SELECT * FROM read_json('x.json')", "read_json()"),
+    ("duckdb", "SELECT * FROM read_text('/etc/passwd')", "read_text()"),
+    ("duckdb", "SELECT * FROM read_blob('/etc/passwd')", "read_blob()"),
+    ("duckdb", "SELECT * FROM glob('/tmp/*')", "glob()"),
+    ("duckdb", "SELECT * FROM parquet_metadata('x.parquet')", "parquet_metadata()"),
+    ("duckdb", "SELECT * FROM 'data.csv'", "looks like a file"),
+    ("duckdb", 'SELECT * FROM "https://example.com/x.parquet"', "looks like a file"),
+    ("duckdb", "SELECT * FROM query('DELETE FROM t')", "query()"),
+    ("duckdb", "SELECT getenv('HOME')", "getenv()"),
+    ("duckdb", "SELECT nextval('s')", "nextval()"),
+    ("duckdb", "SELECT * FROM t FOR UPDATE", "row lock"),
+    ("duckdb", "selec 1", "cannot parse"),
+    ("postgres", "SELECT pg_read_file('/etc/passwd')", "pg_read_file()"),
+    ("postgres", "SELECT pg_catalog.pg_read_binary_file('/etc/passwd')", "pg_read_binary_file()"),
+    ("postgres", "SELECT * FROM pg_ls_dir('/tmp')", "pg_ls_dir()"),
+    ("postgres", "SELECT lo_import('/etc/passwd')", "lo_import()"),
+    ("postgres", "SELECT lo_export(1, '/tmp/x')", "lo_export()"),
+    (
+        "postgres",
+        "SELECT set_config('default_transaction_read_only', 'off', false)",
+        "set_config()",
+    ),
+    ("postgres", "SELECT * FROM dblink('dbname=x', 'DELETE FROM t') AS t(a int)", "dblink()"),
+    ("postgres", "SELECT dblink_exec('dbname=x', 'DELETE FROM t')", "dblink_exec()"),
+    ("postgres", "SELECT query_to_xml('DELETE FROM t', true, true, '')", "query_to_xml()"),
+    ("postgres", "SELECT pg_advisory_lock(1)", "pg_advisory_lock()"),
+    ("postgres", "SELECT pg_terminate_backend(1)", "pg_terminate_backend()"),
+    ("postgres", "DO $$ BEGIN DELETE FROM t; END $$", "DO"),
+    ("postgres", "SELECT 1 INTO t3", "INTO"),
+    ("postgres", "WITH d AS (UPDATE t SET a = 1 RETURNING a) SELECT * FROM d", "data-modifying"),
+    ("postgres", "SELECT * FROM t FOR UPDATE", "row lock"),
+    ("postgres", "COPY t TO PROGRAM 'rm -rf /'", "COPY"),
+    ("postgres", "COMMIT; DELETE FROM t", "2 statements"),
+    ("mysql", "SELECT LOAD_FILE('/etc/passwd')", "load_file()"),
+    ("mysql", "SELECT 1 INTO OUTFILE '/tmp/x'", "cannot parse"),
+    ("mysql", "SELECT 1 INTO DUMPFILE '/tmp/x'", "cannot parse"),
+    ("mysql", "SELECT 1 INTO @a", "INTO"),
+    ("mysql", "SELECT @a := 1", "session variable"),
+    ("mysql", "SELECT 1 /*!50000 INTO OUTFILE '/tmp/y' */", "executable comment"),
+    ("mysql", "SELECT 1 /*M!100000 INTO OUTFILE '/tmp/y' */", "executable comment"),
+    ("mysql", "DO SLEEP(1)", "cannot parse"),
+    ("mysql", "LOAD DATA INFILE '/etc/passwd' INTO TABLE t", "cannot parse"),
+    ("mysql", "SELECT GET_LOCK('a', 1)", "get_lock()"),
+    ("mysql", "SELECT * FROM t LOCK IN SHARE MODE", "row lock"),
+    ("mysql", "SHOW TABLES", "SHOW"),
+    ("mysql", "REPLACE INTO t VALUES (1)", "is not a query"),
+    ("sqlite", "ATTACH DATABASE '/tmp/x.db' AS x", "ATTACH"),
+    ("sqlite", "PRAGMA query_only = 0", "PRAGMA"),
+    ("sqlite", "SELECT load_extension('/tmp/x')", "load_extension()"),
+    ("sqlite", "SELECT writefile('/tmp/x', 'y')", "writefile()"),
+    ("sqlite", "SELECT readfile('/etc/passwd')", "readfile()"),
+    ("sqlite", "VACUUM INTO '/tmp/x.db'", "VACUUM"),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql", "why"), REFUSED)
+def test_anything_else_is_refused_with_a_reason(dialect: str, sql: str, why: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        check_read_only(sql, dialect)
+    assert caught.value.kind is QueryErrorKind.NOT_READ_ONLY
+    assert caught.value.message.startswith("not a read-only query: ")
+    assert why in caught.value.message
+    assert "\n" not in caught.value.message
+
+
+def test_unparseable_sql_is_refused_as_unprovable_not_run() -> None:
+    with pytest.raises(QueryError) as caught:
+        check_read_only("SELECT FROM WHERE (", "duckdb")
+    message = caught.value.message
+    assert message.startswith("not a read-only query: sqlglot cannot parse it as duckdb SQL (")
+    assert message.endswith("so it could not be checked and was not run")
+    assert "\x1b" not in message
+
+
+def test_empty_sql_is_refused() -> None:
+    with pytest.raises(QueryError, match="no statement"):
+        check_read_only("  ;  ", "duckdb")
