@@ -49,8 +49,37 @@ def template_files() -> dict[str, bytes]:
     return found
 
 
-def scaffold_project(directory: Path | str) -> Scaffold:
-    """Write the example project into ``directory`` (created if missing).
+WORKFLOW_PATH = ".github/workflows/sqlbench-check.yml"
+"""Where ``sqlbench init --github-actions`` writes the pull-request check workflow."""
+
+
+def workflow_template() -> bytes:
+    """The GitHub Actions workflow that runs ``sqlbench check`` on pull requests (docs/ci.md)."""
+    node = resources.files("sqlbench") / "templates" / "ci" / "sqlbench-check.yml"
+    return node.read_bytes()
+
+
+def add_workflow(directory: Path | str) -> Scaffold:
+    """Write only the GitHub Actions check workflow into an existing project folder.
+
+    Raises:
+        SqlbenchError: the workflow file exists already, or cannot be written.
+    """
+    root = Path(directory)
+    target = root / WORKFLOW_PATH
+    if target.exists():
+        raise SqlbenchError(f"refusing to overwrite {target}; move it away first")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.write_bytes(workflow_template())
+    except OSError as err:
+        raise SqlbenchError(f"cannot write {target}: {err.strerror or err}") from err
+    return Scaffold(root, [WORKFLOW_PATH], [])
+
+
+def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> Scaffold:
+    """Write the example project into ``directory`` (created if missing); with
+    ``github_actions``, also the pull-request check workflow.
 
     Raises:
         SqlbenchError: ``directory`` is a file, already holds a sqlbench project, or any file
@@ -66,6 +95,8 @@ def scaffold_project(directory: Path | str) -> Scaffold:
             "refusing to write into it"
         )
     files = template_files()
+    if github_actions:
+        files[WORKFLOW_PATH] = workflow_template()
     conflicts = [rel for rel in files if (root / rel).exists() and rel not in _OPTIONAL]
     if conflicts:
         raise SqlbenchError(
