@@ -1,0 +1,173 @@
+"""``sqlbench run``: evaluate an agent on the project's questions (SPEC section 2)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
+from sqlbench.cli.options import (
+    branch_option,
+    format_option,
+    output_option,
+    project_dir_option,
+    select_option,
+    space_option,
+    write_output,
+)
+from sqlbench.project.load import load_project
+from sqlbench.report import run_json, run_junit, run_markdown, run_text
+from sqlbench.report.run_progress import RunProgress
+from sqlbench.runs.plan import RunOptions, Shard
+from sqlbench.runs.results import RunResult
+
+EXIT_INTERRUPTED = 130
+
+
+def render_run(run: RunResult, fmt: str, *, color: bool = False) -> str:
+    """The run in one of the ``--format`` choices."""
+    if fmt == "json":
+        return run_json.render(run)
+    if fmt == "markdown":
+        return run_markdown.render(run)
+    if fmt == "junit":
+        return run_junit.render(run)
+    return run_text.render_run(run, color=color)
+
+
+def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
+    """Why the run is under ``--fail-under`` (a percentage), or None when it is not."""
+    if fail_under is None:
+        return None
+    value = run.accuracy.value
+    if value is None:
+        return f"no question was graded, so accuracy cannot reach --fail-under {fail_under:g}%"
+    if value * 100 < fail_under:
+        return f"accuracy {value:.1%} is under --fail-under {fail_under:g}%"
+    return None
+
+
+@click.command("run")
+@project_dir_option
+@branch_option
+@click.option(
+    "--agent",
+    "agent_name",
+    metavar="NAME",
+    default=None,
+    help="Agent to evaluate: one of agents/*.yml, or auto. Default: default_agent "
+    "from sqlbench.yml (a resumed run: its own agent).",
+)
+@space_option
+@select_option
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Questions in flight at once. Default: run.concurrency (8).",
+)
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=1),
+    default=None,
+    metavar="K",
+    help="Ask the agent K times per question: pass rate, pass@k, pass^k, flaky.",
+)
+@click.option(
+    "--name",
+    "run_name",
+    default=None,
+    metavar="RUN",
+    help="Name the run. Default: creation time plus a short unique suffix.",
+)
+@click.option(
+    "--resume",
+    default=None,
+    metavar="RUN",
+    help="Finish a stopped run: ask only what has no answer yet.",
+)
+@click.option(
+    "--shard",
+    default=None,
+    metavar="I/N",
+    help="Run only shard I of N (a fixed split by question; join with sqlbench merge).",
+)
+@click.option(
+    "--fail-under",
+    type=click.FloatRange(0, 100),
+    default=None,
+    metavar="PCT",
+    help="Exit 1 when accuracy (in percent) is under PCT.",
+)
+@format_option("table", "json", "markdown", "junit")
+@output_option
+@click.pass_context
+def run_command(
+    ctx: click.Context,
+    project_dir: Path,
+    branch: str | None,
+    agent_name: str | None,
+    space: str | None,
+    select: tuple[str, ...],
+    concurrency: int | None,
+    repeat: int | None,
+    run_name: str | None,
+    resume: str | None,
+    shard: str | None,
+    fail_under: float | None,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Evaluate an agent: ask every question, execute both SQL texts, compare, grade.
+
+    Shows live progress, then the per-question table and `Accuracy: NN% (passed/total)`.
+    Every graded question is stored at once (`sqlbench runs`, `sqlbench show`); after a
+    crash or Ctrl-C, `--resume RUN` finishes the run. Exit 0 when the run completes, 1 under
+    --fail-under, 2 when the project does not validate or the warehouse cannot be set up.
+    """
+    # The run loop pulls in the engines, the comparison and the agents: import it on use only.
+    from sqlbench.runs.runner import run_benchmark
+
+    options = RunOptions(
+        select=select,
+        space=space,
+        concurrency=concurrency,
+        repeat=repeat,
+        name=run_name,
+        resume=resume,
+        shard=Shard.parse(shard) if shard is not None else None,
+        project_dir=project_dir.resolve(),
+    )
+    project = load_project(project_dir, branch=branch)
+    if project.source.dev_mode_note:
+        click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
+    display = RunProgress(sys.stderr, live=sys.stderr.isatty())
+    try:
+        with display:
+            run = run_benchmark(project, agent_name, options, progress=display)
+    except KeyboardInterrupt:
+        if display.run_name is not None:
+            click.echo(
+                f"Interrupted: run {display.run_name} keeps what was graded; finish it "
+                f"with `sqlbench run --resume {display.run_name}`.",
+                err=True,
+            )
+        else:
+            click.echo("Interrupted.", err=True)
+        ctx.exit(EXIT_INTERRUPTED)
+    color = fmt == "table" and output is None and sys.stdout.isatty()
+    write_output(render_run(run, fmt, color=color), output)
+    if output is not None:
+        click.echo(f"{run_text_summary(run)}; wrote {output}", err=True)
+    problem = under_threshold(run, fail_under)
+    if problem is not None:
+        click.echo(f"Failed: {problem}.", err=True)
+        ctx.exit(EXIT_FAIL)
+    ctx.exit(EXIT_OK)
+
+
+def run_text_summary(run: RunResult) -> str:
+    """``Run NAME: Accuracy: NN% (passed/total)`` for stderr when the report goes to a file."""
+    return f"Run {run.info.name}: Accuracy: {run.accuracy.label()}"

@@ -1,0 +1,223 @@
+"""From a question's ground truth and the agent's answer to a verdict and its reason (SPEC 3).
+
+The decision, in order (the first that applies wins):
+
+1. ``skip:`` -> skipped (the agent is not asked).
+2. A certified query that does not resolve, or ground-truth SQL (main or any ``also_accept``)
+   that fails or exceeds max_rows -> error (the agent is not asked).
+3. The agent failed (exception, exit status, timeout, bad answer format) -> error.
+4. No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
+5. No SQL (answered in words, or declined) -> review.
+6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
+   not read-only); a warehouse connection lost twice -> error (not the agent's fault).
+7. The result matches the ground truth or any ``also_accept`` -> pass; else the comparison of
+   the main ground truth decides (fail, or review when it is ambiguous), with its reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlbench.agents.base import Answer
+from sqlbench.compare import Comparison, compare_results
+from sqlbench.engines.base import ResultSet
+from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.project.models import CompareOptions, Question, TruthKind
+from sqlbench.verdicts import Verdict
+
+__all__ = [
+    "AgentOutcome",
+    "Grade",
+    "TruthOutcome",
+    "Verdict",
+    "agent_problem",
+    "grade",
+    "grade_skipped",
+    "truth_problem",
+]
+
+_MAX_REASON = 400
+
+_AGENT_SQL_PROBLEM = {
+    QueryErrorKind.SYNTAX: "the agent's SQL has a syntax error",
+    QueryErrorKind.RUNTIME: "the agent's SQL failed",
+    QueryErrorKind.TIMEOUT: "the agent's SQL timed out",
+    QueryErrorKind.TOO_MANY_ROWS: "the agent's SQL returned more rows than max_rows",
+    QueryErrorKind.NOT_READ_ONLY: "not a read-only query",
+    QueryErrorKind.CONNECTION: "the warehouse connection was lost running the agent's SQL",
+}
+_TRUTH_PROBLEM = {
+    QueryErrorKind.SYNTAX: "has a syntax error",
+    QueryErrorKind.RUNTIME: "failed",
+    QueryErrorKind.TIMEOUT: "timed out",
+    QueryErrorKind.TOO_MANY_ROWS: "returned more rows than max_rows",
+    QueryErrorKind.NOT_READ_ONLY: "was refused",
+    QueryErrorKind.CONNECTION: "lost the warehouse connection",
+}
+
+
+@dataclass(frozen=True)
+class TruthOutcome:
+    """One ground-truth SQL (the main one or an ``also_accept``) and what running it gave."""
+
+    sql: str
+    result: ResultSet | None = None
+    """The result, when it ran (shared by every question using this SQL; never modified)."""
+    error: QueryError | None = None
+    """Why it did not run."""
+
+
+AgentOutcome = ResultSet | QueryError | None
+"""What running the agent's SQL gave: a result, the error, or None when there was no SQL."""
+
+
+@dataclass(frozen=True)
+class Grade:
+    """A verdict with its one-line reason and what it was decided from."""
+
+    verdict: Verdict
+    reason: str
+    matched_truth: int | None = None
+    """Which ground truth matched: 0 the main one, n the n-th ``also_accept``."""
+    compared_truth: int | None = None
+    """Which ground truth ``comparison`` (and the reason) is about."""
+    comparison: Comparison | None = None
+    """The comparison behind a pass/fail/review of two results."""
+
+
+def grade_skipped(question: Question) -> Grade:
+    """The grade of a question that carries ``skip:``."""
+    return Grade(Verdict.SKIPPED, _one_line(f"skipped: {question.skip}"))
+
+
+def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade | None:
+    """An error grade when the ground truth cannot be used (the agent need not be asked).
+
+    Args:
+        question: The question.
+        truths: Its ground truths run: the main one first, then each ``also_accept``.
+    """
+    if question.truth_kind is TruthKind.CERTIFIED_QUERY and question.truth_sql is None:
+        return Grade(Verdict.ERROR, f"certified query '{question.certified_query}' was not found")
+    for index, truth in enumerate(truths):
+        if truth.error is None:
+            continue
+        which = "the ground truth" if index == 0 else f"also_accept #{index}"
+        problem = _TRUTH_PROBLEM.get(truth.error.kind, "failed")
+        return Grade(Verdict.ERROR, _one_line(f"{which} {problem}: {truth.error.message}"))
+    return None
+
+
+def agent_problem(answer: Answer) -> Grade | None:
+    """An error grade when the agent itself failed."""
+    if answer.error is not None:
+        return Grade(Verdict.ERROR, _one_line(f"agent error: {answer.error}"))
+    return None
+
+
+def grade(
+    question: Question,
+    truths: Sequence[TruthOutcome],
+    answer: Answer,
+    agent_outcome: AgentOutcome,
+    *,
+    options: CompareOptions,
+    dialect: str,
+) -> Grade:
+    """Decide a question's verdict (the order is in the module docstring).
+
+    Args:
+        question: The question (its ``skip``, truth kind and certified query are read).
+        truths: Ground truths run: the main one first, then each ``also_accept``; empty when
+            the question has none.
+        answer: The agent's answer (``sqlbench.agents.call.ask`` never raises).
+        agent_outcome: What running ``answer.sql`` gave (None when there was no SQL).
+        options: Compare options with the question's overrides applied.
+        dialect: sqlglot dialect of the ground-truth SQL (for ``order: auto``).
+    """
+    if question.skip is not None:
+        return grade_skipped(question)
+    early = truth_problem(question, truths) or agent_problem(answer)
+    if early is not None:
+        return early
+    has_sql = answer.sql is not None and answer.sql.strip() != ""
+    if not truths:
+        return Grade(Verdict.REVIEW, _no_truth_reason(has_sql, agent_outcome))
+    if not has_sql:
+        return Grade(Verdict.REVIEW, _no_sql_reason(answer))
+    if isinstance(agent_outcome, QueryError):
+        verdict = Verdict.ERROR if agent_outcome.kind is QueryErrorKind.CONNECTION else Verdict.FAIL
+        return Grade(verdict, _agent_sql_reason(agent_outcome))
+    if agent_outcome is None:
+        raise ValueError("grade() needs the agent's SQL outcome when the answer has SQL")
+    return _compare_all(truths, agent_outcome, options, dialect)
+
+
+def _compare_all(
+    truths: Sequence[TruthOutcome], actual: ResultSet, options: CompareOptions, dialect: str
+) -> Grade:
+    first: Comparison | None = None
+    for index, truth in enumerate(truths):
+        if truth.result is None:
+            raise ValueError("every ground truth must have run before grading")
+        comparison = compare_results(
+            # Arrow tables keep every type; compare_results reads them without a pandas detour.
+            truth.result.table,
+            actual.table,
+            order=options.order,
+            rows=options.rows,
+            abs_tol=options.abs_tol,
+            rel_tol=options.rel_tol,
+            expected_sql=truth.sql,
+            dialect=dialect,
+        )
+        if comparison.passed:
+            reason = (
+                comparison.reason
+                if index == 0
+                else (f"matches also_accept #{index}: {comparison.reason}")
+            )
+            return Grade(
+                Verdict.PASS,
+                _one_line(reason),
+                matched_truth=index,
+                compared_truth=index,
+                comparison=comparison,
+            )
+        if first is None:
+            first = comparison
+    assert first is not None  # truths is never empty here
+    verdict = first.verdict
+    reason = first.reason
+    if len(truths) > 1:
+        reason = f"{reason} (no also_accept matched either)"
+    return Grade(verdict, _one_line(reason), compared_truth=0, comparison=first)
+
+
+def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
+    base = "no ground truth to compare with (the question has neither certifiedQuery nor sql)"
+    if not has_sql:
+        return f"{base}; the agent gave no SQL either"
+    if isinstance(outcome, QueryError):
+        return _one_line(f"{base}; the agent's SQL did not run: {outcome.message}")
+    return f"{base}: review the agent's SQL and result"
+
+
+def _no_sql_reason(answer: Answer) -> str:
+    if answer.answer and answer.answer.strip():
+        return _one_line(f"the agent answered in words, not SQL: {answer.answer.strip()}")
+    return "the agent gave no SQL and no answer (declined)"
+
+
+def _agent_sql_reason(error: QueryError) -> str:
+    problem = _AGENT_SQL_PROBLEM.get(error.kind, "the agent's SQL did not run")
+    message = error.message.strip()
+    if message.lower().startswith(problem.lower()):
+        return _one_line(message)
+    return _one_line(f"{problem}: {message}")
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _MAX_REASON else flat[: _MAX_REASON - 1] + "…"

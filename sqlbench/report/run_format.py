@@ -1,0 +1,114 @@
+"""Wording shared by the run renderers (text, Markdown, JSON, JUnit), built once here."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlbench.runs.models import RunInfo, utc_now
+from sqlbench.runs.results import Accuracy, QuestionResult, RunResult
+from sqlbench.verdicts import Verdict
+
+VERDICT_STYLES: dict[Verdict, str] = {
+    Verdict.PASS: "green",
+    Verdict.FAIL: "red",
+    Verdict.REVIEW: "yellow",
+    Verdict.ERROR: "magenta",
+    Verdict.SKIPPED: "dim",
+}
+"""Rich style of each verdict in terminal output."""
+
+
+def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
+    """``Accuracy: NN% (passed/total)``; with repeats, the trials, the interval and the rule.
+
+    Example:
+        >>> accuracy_line(Accuracy(passed=2, total=3, questions=3, value=2 / 3))
+        'Accuracy: 67% (2/3)'
+    """
+    if repeat <= 1 or accuracy.value is None:
+        return f"Accuracy: {accuracy.label()}"
+    line = (
+        f"Accuracy: {accuracy.value:.0%} ({accuracy.passed}/{accuracy.total} trials); "
+        f"mean pass rate over {accuracy.questions} questions"
+    )
+    if accuracy.interval is not None:
+        line += (
+            f", 95% interval {accuracy.interval.low:.0%}–"
+            f"{accuracy.interval.high:.0%} (bootstrap over questions)"
+        )
+    return line
+
+
+def counts_line(run: RunResult) -> str:
+    """``pass 20 · fail 5 · review 3 · error 2 · skipped 1`` (verdicts with zero left out)."""
+    parts = [f"{verdict.value} {n}" for verdict, n in run.counts().items() if n]
+    flaky = sum(1 for q in run.questions if q.flaky)
+    if flaky:
+        parts.append(f"flaky {flaky}")
+    return " · ".join(parts) if parts else "no results"
+
+
+def run_line(info: RunInfo) -> str:
+    """``Run NAME · dev · main@abc1234 · agent NAME (kind)``."""
+    shard = f" · shard {info.shard}" if info.shard else ""
+    repeat = f" · repeat {info.repeat}" if info.repeat > 1 else ""
+    return (
+        f"Run {info.name} · {info.environment} · {info.source_label} · agent "
+        f"{info.agent_name} ({info.agent_kind}){shard}{repeat}"
+    )
+
+
+def verdict_text(question: QuestionResult) -> str:
+    """``pass``; with repeats ``pass 3/3``, ``flaky 2/3`` or ``fail 0/3``."""
+    trials = [t for t in question.trials if t.verdict is not Verdict.SKIPPED]
+    if len(trials) <= 1:
+        return question.verdict.value
+    label = "flaky" if question.flaky else question.verdict.value
+    return f"{label} {question.passed}/{len(trials)}"
+
+
+def latency_text(ms: float | None) -> str:
+    """``850 ms`` / ``12.3 s``; empty when unknown.
+
+    Example:
+        >>> latency_text(850.4), latency_text(12345.0), latency_text(None)
+        ('850 ms', '12.3 s', '')
+    """
+    if ms is None:
+        return ""
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def question_latency(question: QuestionResult) -> float | None:
+    """Mean agent latency over a question's trials (None when none was measured)."""
+    values = [t.latency_ms for t in question.trials if t.latency_ms is not None]
+    return sum(values) / len(values) if values else None
+
+
+def tokens_text(input_tokens: int | None, output_tokens: int | None) -> str:
+    """``120 in / 45 out``, or empty when the agent reported no usage."""
+    if input_tokens is None and output_tokens is None:
+        return ""
+    return f"{input_tokens or 0} in / {output_tokens or 0} out"
+
+
+def when_text(moment: datetime, now: datetime | None = None) -> str:
+    """How long ago, for recent times; the UTC date and time otherwise.
+
+    Example:
+        >>> from datetime import timedelta
+        >>> now = utc_now()
+        >>> when_text(now - timedelta(seconds=5), now), when_text(now - timedelta(hours=3), now)
+        ('5 s ago', '3 h ago')
+    """
+    now = now or utc_now()
+    seconds = (now - moment).total_seconds()
+    if seconds < 0:
+        return moment.strftime("%Y-%m-%d %H:%M UTC")
+    if seconds < 60:
+        return f"{seconds:.0f} s ago"
+    if seconds < 3600:
+        return f"{seconds / 60:.0f} min ago"
+    if seconds < 86400:
+        return f"{seconds / 3600:.0f} h ago"
+    return moment.strftime("%Y-%m-%d %H:%M UTC")

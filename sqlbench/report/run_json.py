@@ -1,0 +1,102 @@
+"""A run as JSON for machines (SPEC section 2): ``schema_version``, the run's metadata,
+``accuracy: {passed, total}`` and ``results: [{space, name, verdict, reason, ...}]``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlbench.runs.models import RunInfo, TrialResult
+from sqlbench.runs.results import QuestionResult, RunResult
+
+SCHEMA_VERSION = 1
+"""Version of this JSON shape; bumped when a field changes meaning or goes away."""
+
+
+def run_to_json(run: RunResult) -> dict[str, Any]:
+    """The run as a JSON-able dict (verdicts in lower case, timestamps ISO 8601 UTC)."""
+    accuracy = run.accuracy
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run": _metadata(run.info, run),
+        "accuracy": {
+            "passed": accuracy.passed,
+            "total": accuracy.total,
+            "value": accuracy.value,
+            "questions": accuracy.questions,
+            "interval": list(accuracy.interval) if accuracy.interval is not None else None,
+        },
+        "counts": {verdict.value: n for verdict, n in run.counts().items()},
+        "results": [_question(q, run.info.repeat) for q in run.questions],
+    }
+
+
+def render(run: RunResult) -> str:
+    """``run_to_json`` as indented JSON text."""
+    return json.dumps(run_to_json(run), indent=2, ensure_ascii=False) + "\n"
+
+
+def _metadata(info: RunInfo, run: RunResult) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "status": run.status.value,
+        "environment": info.environment,
+        "branch": info.branch,
+        "commit": info.commit,
+        "dirty": info.dirty,
+        "working_tree_hash": info.working_tree_hash,
+        "question_set_hash": info.question_set_hash,
+        "question_count": info.question_count,
+        "agent": {
+            "name": info.agent_name,
+            "kind": info.agent_kind,
+            "settings": info.agent_settings,
+            "settings_hash": info.agent_settings_hash,
+        },
+        "compare": info.compare,
+        "repeat": info.repeat,
+        "shard": info.shard,
+        "select": info.select,
+        "spaces": info.spaces,
+        "sqlbench_version": info.sqlbench_version,
+        "created_by": info.created_by,
+        "created_at": info.created_at.isoformat(),
+        "updated_at": info.updated_at.isoformat(),
+        "finished_at": info.finished_at.isoformat() if info.finished_at else None,
+        "error": info.error,
+    }
+
+
+def _trial(trial: TrialResult) -> dict[str, Any]:
+    data = trial.model_dump(
+        mode="json",
+        exclude={"space", "name", "question", "tags", "truth_sql", "also_accept", "position"},
+    )
+    return data
+
+
+def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:
+    first = question.first
+    entry: dict[str, Any] = {
+        "space": question.space,
+        "name": question.name,
+        "verdict": question.verdict.value,
+        "reason": question.reason,
+        "question": first.question,
+        "tags": first.tags,
+        "truth_sql": first.truth_sql,
+        "also_accept": first.also_accept,
+    }
+    if repeat > 1 or len(question.trials) > 1:
+        entry.update(
+            passed=question.passed,
+            pass_rate=question.pass_rate,
+            pass_at_k=question.pass_at_k,
+            pass_hat_k=question.pass_hat_k,
+            flaky=question.flaky,
+            trials=[_trial(t) for t in question.trials],
+        )
+    else:
+        entry.update(_trial(first))
+    return entry

@@ -1,0 +1,69 @@
+"""A run as JUnit XML (SPEC section 2): one testcase per question (classname = space); fail ->
+failure, error -> error, review and skipped -> skipped, each with the reason."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from sqlbench.report.run_format import verdict_text
+from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.verdicts import Verdict
+
+
+def render(run: RunResult) -> str:
+    """The run as a JUnit XML document (UTF-8, with declaration)."""
+    suite = ET.Element("testsuite", name=f"sqlbench run {run.info.name}")
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    total_s = 0.0
+    for question in run.questions:
+        seconds = sum((t.latency_ms or 0.0) for t in question.trials) / 1000.0
+        total_s += seconds
+        case = ET.SubElement(
+            suite, "testcase", classname=question.space, name=question.name, time=f"{seconds:.3f}"
+        )
+        counts["tests"] += 1
+        message = _message(question)
+        if question.verdict is Verdict.FAIL:
+            counts["failures"] += 1
+            ET.SubElement(case, "failure", message=message, type="fail").text = _detail(question)
+        elif question.verdict is Verdict.ERROR:
+            counts["errors"] += 1
+            ET.SubElement(case, "error", message=message, type="error").text = _detail(question)
+        elif question.verdict in (Verdict.REVIEW, Verdict.SKIPPED):
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=f"{question.verdict.value}: {message}")
+        else:
+            ET.SubElement(case, "system-out").text = _detail(question)
+    for key, value in counts.items():
+        suite.set(key, str(value))
+    suite.set("time", f"{total_s:.3f}")
+    root = ET.Element(
+        "testsuites",
+        name="sqlbench",
+        tests=str(counts["tests"]),
+        failures=str(counts["failures"]),
+        errors=str(counts["errors"]),
+        skipped=str(counts["skipped"]),
+        time=f"{total_s:.3f}",
+    )
+    root.append(suite)
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _message(question: QuestionResult) -> str:
+    if len(question.trials) > 1:
+        return f"{verdict_text(question)}: {question.reason}"
+    return question.reason
+
+
+def _detail(question: QuestionResult) -> str:
+    trial = next((t for t in question.trials if t.verdict is question.verdict), question.first)
+    lines = [f"verdict: {verdict_text(question)}", f"reason: {trial.reason}"]
+    if trial.truth_sql:
+        lines += ["ground truth SQL:", trial.truth_sql.strip()]
+    if trial.agent_sql:
+        lines += ["agent SQL:", trial.agent_sql.strip()]
+    elif trial.answer:
+        lines += ["agent answer:", trial.answer.strip()]
+    return "\n".join(lines)

@@ -1,0 +1,56 @@
+"""A run as Markdown (a CI job summary, a pull-request comment)."""
+
+from __future__ import annotations
+
+from sqlbench.report.run_format import (
+    accuracy_line,
+    counts_line,
+    latency_text,
+    question_latency,
+    verdict_text,
+)
+from sqlbench.runs.models import RunStatus
+from sqlbench.runs.results import RunResult
+from sqlbench.verdicts import Verdict
+
+_ICONS = {
+    Verdict.PASS: "✅",
+    Verdict.FAIL: "❌",
+    Verdict.REVIEW: "🔍",
+    Verdict.ERROR: "⚠️",
+    Verdict.SKIPPED: "⏭️",
+}
+
+
+def render(run: RunResult) -> str:
+    """A heading with the accuracy and the run's identity, then one table row per question."""
+    info = run.info
+    status = "" if run.status is RunStatus.COMPLETED else f" — **{run.status.label}**"
+    lines = [
+        f"## sqlbench run `{_code(info.name)}`{status}",
+        "",
+        f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
+        "",
+        f"Branch `{_code(info.source_label)}` ({info.environment}) · agent "
+        f"`{_code(info.agent_name)}` ({info.agent_kind})"
+        + (f" · shard {info.shard}" if info.shard else "")
+        + (f" · repeat {info.repeat}" if info.repeat > 1 else ""),
+        "",
+        "| | Question | Verdict | Reason | Latency |",
+        "|---|---|---|---|---|",
+    ]
+    for question in run.questions:
+        lines.append(
+            f"| {_ICONS[question.verdict]} | `{_cell(_code(question.full_name))}` | "
+            f"{verdict_text(question)} | {_cell(question.reason)} | "
+            f"{latency_text(question_latency(question))} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    return text.replace("`", "'")

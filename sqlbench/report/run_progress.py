@@ -1,0 +1,119 @@
+"""Live progress of a run on stderr: a rich progress bar with counts per verdict on a terminal,
+one plain line per graded question otherwise (CI logs, pipes)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+
+from sqlbench.report.run_format import VERDICT_STYLES, latency_text
+from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunNotice, RunStarted
+from sqlbench.verdicts import Verdict
+
+_REASON_WIDTH = 100
+
+
+def _counts_markup(counts: dict[Verdict, int]) -> str:
+    parts = [f"[{VERDICT_STYLES[v]}]{v.value} {counts[v]}[/]" for v in Verdict if counts.get(v)]
+    return "  ".join(parts)
+
+
+class RunProgress:
+    """A progress callback for ``run_benchmark``; use as a context manager.
+
+    Args:
+        stream: Where to write (stderr in the CLI).
+        live: A live progress bar (True on a terminal) or plain lines.
+    """
+
+    def __init__(self, stream: TextIO, *, live: bool) -> None:
+        self.live = live
+        self.console = Console(
+            file=stream, force_terminal=live, no_color=not live, highlight=False, soft_wrap=True
+        )
+        self.run_name: str | None = None
+        """The run's name once it started (for the Ctrl-C hint)."""
+        self._progress: Progress | None = None
+        self._task: TaskID | None = None
+        self._width = 0
+
+    def __enter__(self) -> RunProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the live display (leaves the last state on screen)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if isinstance(event, RunStarted):
+            self._started(event)
+        elif isinstance(event, QuestionGraded):
+            self._graded(event)
+        elif isinstance(event, RunNotice):
+            self.console.print(f"Note: {event.message}", markup=False)
+
+    def _started(self, event: RunStarted) -> None:
+        info = event.info
+        self.run_name = info.name
+        self._width = len(str(event.total))
+        verb = "Resuming" if event.resumed else "Running"
+        left = event.total - event.done
+        done = f" ({event.done} already graded)" if event.resumed else ""
+        repeat = f" x{info.repeat}" if info.repeat > 1 else ""
+        self.console.print(
+            f"{verb} run {info.name}: {left} of {event.total} answers{done}{repeat} · agent "
+            f"{info.agent_name} ({info.agent_kind}) · {info.source_label} ({info.environment})",
+            markup=False,
+        )
+        if not self.live:
+            return
+        self._progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("{task.fields[counts]}"),
+            console=self.console,
+            transient=False,
+        )
+        self._progress.start()
+        self._task = self._progress.add_task(
+            "sqlbench",
+            total=event.total,
+            completed=event.done,
+            counts=_counts_markup(dict(event.counts)),
+        )
+
+    def _graded(self, event: QuestionGraded) -> None:
+        result = event.result
+        if self._progress is not None and self._task is not None:
+            self._progress.update(
+                self._task, completed=event.done, counts=_counts_markup(dict(event.counts))
+            )
+            return
+        trial = f" #{result.trial}" if result.trial else ""
+        reason = " ".join(result.reason.split())
+        if len(reason) > _REASON_WIDTH:
+            reason = reason[: _REASON_WIDTH - 1] + "…"
+        latency = latency_text(result.latency_ms)
+        self.console.print(
+            f"[{event.done:>{self._width}}/{event.total}] {result.verdict.value:<7} "
+            f"{result.full_name}{trial}"
+            + (f" ({latency})" if latency else "")
+            + (f": {reason}" if result.verdict is not Verdict.PASS else ""),
+            markup=False,
+        )

@@ -1,0 +1,229 @@
+"""Runs as terminal text (rich): the per-question table, the run list, one question in full."""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from sqlbench.report.run_format import (
+    VERDICT_STYLES,
+    accuracy_line,
+    counts_line,
+    latency_text,
+    question_latency,
+    run_line,
+    tokens_text,
+    verdict_text,
+    when_text,
+)
+from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
+from sqlbench.runs.results import QuestionResult, RunResult
+
+_STATUS_STYLES = {
+    RunStatus.RUNNING: "cyan",
+    RunStatus.COMPLETED: "green",
+    RunStatus.INTERRUPTED: "yellow",
+    RunStatus.FAILED: "red",
+}
+_CELL = 60
+"""Widest preview cell, in characters."""
+
+
+def _render(parts: Sequence[RenderableType], *, color: bool, width: int | None) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        force_terminal=color,
+        no_color=not color,
+        width=width or 120,
+        highlight=False,
+        soft_wrap=False,
+    )
+    for part in parts:
+        console.print(part)
+    return buffer.getvalue()
+
+
+def render_run(run: RunResult, *, color: bool = False, width: int | None = None) -> str:
+    """The per-question table, then the accuracy, the counts and the run's identity."""
+    repeat = run.info.repeat > 1
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("Question", no_wrap=True)
+    table.add_column("Verdict", no_wrap=True)
+    if repeat:
+        table.add_column("Pass rate", justify="right", no_wrap=True)
+    table.add_column("Reason", overflow="fold", ratio=1)
+    table.add_column("Latency", justify="right", no_wrap=True)
+    for question in run.questions:
+        cells: list[RenderableType] = [
+            question.full_name,
+            Text(verdict_text(question), style=VERDICT_STYLES[question.verdict]),
+        ]
+        if repeat:
+            cells.append("" if question.pass_rate is None else f"{question.pass_rate:.0%}")
+        cells += [question.reason, latency_text(question_latency(question))]
+        table.add_row(*cells)
+    status = "" if run.status is RunStatus.COMPLETED else f" ({run.status.label})"
+    parts: list[RenderableType] = [
+        table,
+        "",
+        Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
+        counts_line(run),
+        Text(run_line(run.info), style="dim"),
+    ]
+    return _render(parts, color=color, width=width)
+
+
+def render_runs(
+    runs: Sequence[RunSummary], *, color: bool = False, width: int | None = None
+) -> str:
+    """``sqlbench runs``: name, environment, branch@commit, agent, status, accuracy, created
+    by, last updated; newest first."""
+    if not runs:
+        return "No runs yet: `sqlbench run` makes one.\n"
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in (
+        "Name",
+        "Environment",
+        "Branch",
+        "Agent",
+        "Status",
+        "Accuracy",
+        "Created by",
+        "Last updated",
+    ):
+        table.add_column(header, no_wrap=header != "Branch", overflow="fold")
+    for run in runs:
+        info = run.info
+        status = run.status.label
+        if run.status is RunStatus.RUNNING:
+            status += f" {run.graded}/{info.question_count * info.repeat}"
+        accuracy = "–" if run.accuracy is None else f"{run.accuracy:.0%} ({run.passed}/{run.total})"
+        table.add_row(
+            info.name,
+            info.environment,
+            info.source_label,
+            f"{info.agent_name} ({info.agent_kind})",
+            Text(status, style=_STATUS_STYLES[run.status]),
+            accuracy,
+            info.created_by,
+            when_text(info.updated_at),
+        )
+    return _render([table], color=color, width=width)
+
+
+def render_question(
+    run: RunResult,
+    question: QuestionResult,
+    *,
+    trial: int | None = None,
+    color: bool = False,
+    width: int | None = None,
+) -> str:
+    """One question in full: verdict, reason, both SQL texts, both previews with the rows
+    that differ marked, the agent's answer and trace, latency and tokens. With repeats, every
+    trial's verdict, then the chosen trial (default: the first that did not pass) in full."""
+    shown = _pick_trial(question, trial)
+    head = Text(f"{question.full_name}  ", style="bold")
+    head.append(verdict_text(question), style=VERDICT_STYLES[question.verdict])
+    parts: list[RenderableType] = [head, Text(run_line(run.info), style="dim")]
+    if len(question.trials) > 1:
+        listing = ", ".join(f"#{t.trial} {t.verdict.value}" for t in question.trials)
+        parts += [f"Trials: {listing}", f"Showing trial #{shown.trial}"]
+    parts += _trial_parts(shown)
+    return _render(parts, color=color, width=width)
+
+
+def _pick_trial(question: QuestionResult, trial: int | None) -> TrialResult:
+    if trial is not None:
+        for candidate in question.trials:
+            if candidate.trial == trial:
+                return candidate
+        raise ValueError(f"{question.full_name} has no trial #{trial}")
+    return next((t for t in question.trials if t.verdict.value != "pass"), question.trials[0])
+
+
+def _trial_parts(trial: TrialResult) -> list[RenderableType]:
+    parts: list[RenderableType] = [
+        Text.assemble(("Verdict: ", "bold"), (trial.verdict.value, VERDICT_STYLES[trial.verdict])),
+        Text.assemble(("Reason: ", "bold"), trial.reason),
+    ]
+    if trial.question:
+        parts.append(Text.assemble(("Question: ", "bold"), trial.question))
+    parts += _sql_parts("Ground truth SQL", trial.truth_sql, "(none)")
+    for index, sql in enumerate(trial.also_accept, start=1):
+        matched = "  (matched)" if trial.matched_truth == index else ""
+        parts += _sql_parts(f"also_accept #{index}{matched}", sql, "")
+    parts += _sql_parts("Agent SQL", trial.agent_sql, "(no SQL)")
+    parts += _preview_parts("Expected result", trial.expected_preview)
+    parts += _preview_parts("Agent result", trial.actual_preview)
+    if trial.answer:
+        parts += [Text("Answer:", style="bold"), Text("  " + trial.answer)]
+    if trial.agent_error:
+        parts.append(Text.assemble(("Agent error: ", "bold"), trial.agent_error))
+    if trial.tool_calls:
+        parts.append(Text(f"Tool calls ({len(trial.tool_calls)}):", style="bold"))
+        for number, call in enumerate(trial.tool_calls, start=1):
+            parts.append(f"  {number}. {call.name}({_short(call.arguments, 200)})")
+            if call.output is not None:
+                parts.append(f"     → {_short(call.output, 200)}")
+    facts = [f"latency {latency_text(trial.latency_ms)}" if trial.latency_ms is not None else ""]
+    tokens = tokens_text(trial.input_tokens, trial.output_tokens)
+    facts.append(f"tokens {tokens}" if tokens else "")
+    facts += [f"{key} {latency_text(ms)}" for key, ms in trial.timings_ms.items()]
+    parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
+    return parts
+
+
+def _sql_parts(title: str, sql: str | None, missing: str) -> list[RenderableType]:
+    if sql is None or not sql.strip():
+        return [Text.assemble((f"{title}: ", "bold"), missing)] if missing else []
+    body = "\n".join("  " + line for line in sql.strip().splitlines())
+    return [Text(f"{title}:", style="bold"), Text(body)]
+
+
+def _preview_parts(title: str, preview: Preview | None) -> list[RenderableType]:
+    if preview is None:
+        return []
+    shown = len(preview.rows)
+    note = (
+        f"{preview.total_rows} rows"
+        if shown == preview.total_rows
+        else (f"{shown} of {preview.total_rows} rows")
+    )
+    if preview.differing_rows:
+        note += f"; {preview.differing_rows} with no partner, marked ✗"
+    table = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+    table.add_column("", no_wrap=True)
+    table.add_column("#", justify="right", style="dim", no_wrap=True)
+    for name in preview.columns:
+        table.add_column(name, overflow="fold", max_width=_CELL)
+    for number, row, differs in zip(
+        preview.row_numbers, preview.rows, preview.differs, strict=True
+    ):
+        style = "red" if differs else ""
+        table.add_row(
+            Text("✗" if differs else "", style="red"),
+            str(number + 1),
+            *(Text(_cell(v), style=style) for v in row),
+        )
+    return [Text(f"{title} ({note}):", style="bold"), table]
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "NULL"
+    text = value if isinstance(value, str) else json.dumps(value)
+    return text if len(text) <= _CELL else text[: _CELL - 1] + "…"
+
+
+def _short(value: object, limit: int) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

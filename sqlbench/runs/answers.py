@@ -1,0 +1,199 @@
+"""One answer, start to finish: ground truth, the agent, its SQL, the grade, the stored record.
+
+``grade_answer`` is what each of the run loop's workers does per question and trial; it never
+raises for a failing query or agent (those become verdicts), only for sqlbench's own bugs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlbench.agents.base import Agent, Answer, Request
+from sqlbench.agents.call import ask
+from sqlbench.engines.base import Engine, ResultSet
+from sqlbench.errors import QueryError
+from sqlbench.grading import (
+    AgentOutcome,
+    Grade,
+    TruthOutcome,
+    grade,
+    grade_skipped,
+    truth_problem,
+)
+from sqlbench.project.models import CompareOptions, Question, RunSettings
+from sqlbench.runs.models import ToolCallRecord, TrialResult
+from sqlbench.runs.previews import json_safe, make_preview, unmatched_rows
+from sqlbench.runs.truths import TruthCache
+from sqlbench.truth import ground_truths
+
+TRACE_TEXT_LIMIT = 4000
+"""Longest tool-call argument/output (as JSON text) kept in a run; longer ones are cut."""
+ANSWER_LIMIT = 20_000
+"""Longest text answer kept in a run."""
+
+
+@dataclass(frozen=True)
+class Asking:
+    """Which question, which trial (from 0), and its place in the run's selection."""
+
+    question: Question
+    trial: int
+    position: int
+
+
+@dataclass(frozen=True)
+class GradingContext:
+    """What every answer of a run is graded with."""
+
+    engine: Engine
+    agent: Agent
+    truths: TruthCache
+    settings: RunSettings
+    compare: CompareOptions
+    """The project's compare defaults (a question's overrides are applied here)."""
+    truth_dialect: str
+    """sqlglot dialect of the ground-truth SQL."""
+    branch: str
+    """Sent to the agent with each request."""
+
+
+def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
+    """Ground truth (cached per SQL), then the agent (only when the ground truth is usable),
+    then the agent's SQL, then the grade; the result with previews, trace and timings."""
+    question = asking.question
+    base: dict[str, Any] = {
+        "space": question.space,
+        "name": question.name,
+        "trial": asking.trial,
+        "position": asking.position,
+        "question": question.question,
+        "tags": list(question.tags),
+        "truth_sql": question.truth_sql,
+        "also_accept": list(question.also_accept),
+    }
+    if question.skip is not None:
+        skipped = grade_skipped(question)
+        return TrialResult(**base, verdict=skipped.verdict, reason=skipped.reason)
+    sqls = ground_truths(question)
+    try:
+        truths, truth_ms = context.truths.get(sqls)
+        problem = truth_problem(question, truths)
+        if problem is not None:
+            return TrialResult(
+                **base,
+                verdict=problem.verdict,
+                reason=problem.reason,
+                timings_ms={"truth": round(truth_ms, 3)},
+            )
+        request = Request(
+            name=question.name,
+            space=question.space,
+            question=question.question,
+            dialect=context.engine.dialect,
+            branch=context.branch,
+        )
+        answer = ask(
+            context.agent,
+            request,
+            timeout_s=context.settings.agent_timeout_s,
+            retries=context.settings.retries,
+        )
+        outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
+        start = time.perf_counter()
+        graded = grade(
+            question,
+            truths,
+            answer,
+            outcome,
+            options=context.compare.merged(question.compare),
+            dialect=context.truth_dialect,
+        )
+        compare_ms = (time.perf_counter() - start) * 1000.0
+        timings = {
+            "truth": round(truth_ms, 3),
+            "agent_sql": round(sql_ms, 3),
+            "compare": round(compare_ms, 3),
+        }
+        return _trial(base, graded, truths, answer, outcome, timings)
+    finally:
+        context.truths.release(sqls)
+
+
+def _run_agent_sql(
+    engine: Engine, answer: Answer, settings: RunSettings
+) -> tuple[AgentOutcome, float]:
+    """Run the answer's SQL (if it has any); the outcome and the milliseconds it took."""
+    if answer.error is not None or answer.sql is None or not answer.sql.strip():
+        return None, 0.0
+    start = time.perf_counter()
+    try:
+        outcome: AgentOutcome = engine.run_agent(
+            answer.sql, timeout_s=settings.query_timeout_s, max_rows=settings.max_rows
+        )
+    except QueryError as err:
+        outcome = err
+    return outcome, (time.perf_counter() - start) * 1000.0
+
+
+def _trial(
+    base: dict[str, Any],
+    graded: Grade,
+    truths: list[TruthOutcome],
+    answer: Answer,
+    outcome: AgentOutcome,
+    timings: dict[str, float],
+) -> TrialResult:
+    """The stored result: verdict, reason, both previews (differing rows marked), trace."""
+    unmatched = unmatched_rows(graded.comparison)
+    expected = truths[graded.compared_truth or 0].result if truths else None
+    expected_preview = actual_preview = None
+    if expected is not None:
+        expected_preview = make_preview(
+            expected, unmatched.expected, differing_count=unmatched.expected_count
+        )
+    if isinstance(outcome, ResultSet):
+        actual_preview = make_preview(
+            outcome, unmatched.actual, differing_count=unmatched.actual_count
+        )
+    return TrialResult(
+        **base,
+        verdict=graded.verdict,
+        reason=graded.reason,
+        matched_truth=graded.matched_truth,
+        agent_sql=answer.sql,
+        expected_preview=expected_preview,
+        actual_preview=actual_preview,
+        **_trace(answer),
+        timings_ms=timings,
+    )
+
+
+def _trace(answer: Answer) -> dict[str, Any]:
+    usage = answer.usage
+    text = answer.answer
+    if text is not None and len(text) > ANSWER_LIMIT:
+        text = text[: ANSWER_LIMIT - 1] + "…"
+    return {
+        "answer": text,
+        "tool_calls": [
+            ToolCallRecord(
+                name=call.name, arguments=_capped(call.arguments), output=_capped(call.output)
+            )
+            for call in answer.tool_calls
+        ],
+        "agent_error": answer.error,
+        "latency_ms": answer.latency_ms,
+        "input_tokens": usage.input_tokens if usage is not None else None,
+        "output_tokens": usage.output_tokens if usage is not None else None,
+    }
+
+
+def _capped(value: Any) -> Any:
+    safe = json_safe(value)
+    text = json.dumps(safe, ensure_ascii=False)
+    if len(text) <= TRACE_TEXT_LIMIT:
+        return safe
+    return text[: TRACE_TEXT_LIMIT - 1] + "…"

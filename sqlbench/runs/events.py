@@ -1,0 +1,49 @@
+"""Progress events the run loop reports through its callback (the library never prints).
+
+The callback is always called from the thread that called ``run_benchmark``, one event at a
+time, so a renderer needs no locking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from sqlbench.runs.models import RunInfo, TrialResult
+from sqlbench.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    """The run is set up and about to ask its first question."""
+
+    info: RunInfo
+    total: int
+    """Answers the run needs in all (questions x repeat, skipped questions once)."""
+    done: int
+    """Answers already stored (a resumed run); they are not asked again."""
+    counts: Mapping[Verdict, int]
+    """Verdicts of the answers already stored."""
+    resumed: bool
+
+
+@dataclass(frozen=True)
+class QuestionGraded:
+    """One answer was graded and committed to the store."""
+
+    result: TrialResult
+    done: int
+    total: int
+    counts: Mapping[Verdict, int]
+    """Verdicts so far (resumed answers included)."""
+
+
+@dataclass(frozen=True)
+class RunNotice:
+    """Something the user should read once (an agent's note, a resume caveat)."""
+
+    message: str
+
+
+ProgressEvent = RunStarted | QuestionGraded | RunNotice
+ProgressCallback = Callable[[ProgressEvent], None]

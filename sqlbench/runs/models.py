@@ -1,0 +1,200 @@
+"""What a run records (SPEC section 5): the run's metadata, one result per question and trial.
+
+Everything here is JSON-safe and is what the store persists, ``sqlbench show`` prints and
+``sqlbench export`` writes. Timestamps are timezone-aware UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sqlbench.verdicts import Verdict
+
+JsonValue = Any
+"""A value that ``json.dumps`` accepts (None, bool, int, float, str, lists and dicts of them)."""
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+class RunStatus(StrEnum):
+    """Where a run is in its life. ``label`` is how ``sqlbench runs`` shows it."""
+
+    RUNNING = "running"
+    """Its process is asking questions (and beating its heartbeat)."""
+    COMPLETED = "completed"
+    """Every selected question was graded."""
+    INTERRUPTED = "interrupted"
+    """Stopped early (Ctrl-C, or its process died); what was graded is kept; ``--resume``."""
+    FAILED = "failed"
+    """Could not run (setup error, internal error); ``error`` says why."""
+
+    @property
+    def label(self) -> str:
+        """``Running``, ``Completed``, ``Interrupted`` or ``Failed``."""
+        return self.value.capitalize()
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        raise ValueError("timestamps must be timezone-aware")
+    return value.astimezone(UTC)
+
+
+class Preview(_Model):
+    """The first rows of a result (capped), JSON-safe, with the rows that differ marked."""
+
+    columns: list[str]
+    """Column names, duplicates kept."""
+    types: list[str]
+    """Arrow type of each column, as text."""
+    rows: list[list[JsonValue]]
+    """The previewed rows; Decimal and dates as strings, NaN as ``"NaN"``."""
+    row_numbers: list[int]
+    """0-based position of each previewed row in the full result."""
+    differs: list[bool]
+    """True where the row found no partner on the other side."""
+    total_rows: int
+    """Rows in the full result."""
+    differing_rows: int = 0
+    """How many rows of the full result found no partner (previewed or not)."""
+
+    @property
+    def truncated(self) -> bool:
+        """True when some rows of the full result are not shown."""
+        return len(self.rows) < self.total_rows
+
+
+class ToolCallRecord(_Model):
+    """One tool call of the agent's trace, JSON-safe."""
+
+    name: str
+    arguments: JsonValue = None
+    output: JsonValue = None
+
+
+class TrialResult(_Model):
+    """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
+
+    space: str
+    name: str
+    trial: int = 0
+    position: int = 0
+    """The question's place in the run's selection (for the report's order)."""
+    verdict: Verdict
+    reason: str
+    """One line a person can act on."""
+    question: str = ""
+    """The question text as asked."""
+    tags: list[str] = Field(default_factory=list)
+    truth_sql: str | None = None
+    """The ground-truth SQL (certified query resolved), as written in the project."""
+    also_accept: list[str] = Field(default_factory=list)
+    matched_truth: int | None = None
+    """Which ground truth matched: 0 the main one, n the n-th ``also_accept``; None if none."""
+    agent_sql: str | None = None
+    expected_preview: Preview | None = None
+    actual_preview: Preview | None = None
+    answer: str | None = None
+    """The agent's text answer, if any."""
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    agent_error: str | None = None
+    latency_ms: float | None = None
+    """The agent call's latency (retries included)."""
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    """Harness timings: ``truth``, ``agent_sql``, ``compare`` (milliseconds)."""
+    graded_at: datetime = Field(default_factory=utc_now)
+
+    _aware_graded = field_validator("graded_at")(_aware)
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``."""
+        return f"{self.space}/{self.name}"
+
+
+class RunInfo(_Model):
+    """A run's metadata: what was evaluated, with which agent, by whom, and how it went."""
+
+    id: str
+    """Unique id (32 hex characters)."""
+    name: str
+    """Unique, human-friendly name; default: creation time plus a short suffix."""
+    status: RunStatus
+    created_at: datetime
+    updated_at: datetime
+    """Last heartbeat or graded result."""
+    finished_at: datetime | None = None
+    created_by: str
+    host: str = ""
+    """Host of the process that ran it (with ``pid``, to tell a dead run from a live one)."""
+    pid: int = 0
+    branch: str
+    commit: str | None = None
+    dirty: bool = False
+    working_tree_hash: str | None = None
+    environment: str
+    question_set_hash: str
+    """Hash of the selected questions (``sqlbench.runs.identity.question_set_hash``)."""
+    question_count: int
+    """Selected questions (skipped ones included)."""
+    agent_name: str
+    agent_kind: str
+    agent_settings: dict[str, JsonValue] = Field(default_factory=dict)
+    """The agent's settings as written: secrets stay in ``${ENV}`` form."""
+    agent_settings_hash: str
+    sqlbench_version: str
+    compare: dict[str, JsonValue] = Field(default_factory=dict)
+    """The project's ``compare:`` defaults."""
+    compare_hash: str
+    repeat: int = 1
+    shard: str | None = None
+    """``I/N`` when the run covers one shard of the question set."""
+    select: list[str] = Field(default_factory=list)
+    spaces: list[str] = Field(default_factory=list)
+    error: str | None = None
+    """Why a Failed run failed."""
+    imported: bool = False
+    """True when the run came from ``sqlbench import``."""
+
+    _aware_times = field_validator("created_at", "updated_at", "finished_at")(_aware)
+
+    @property
+    def source_label(self) -> str:
+        """``branch@commit7`` (``+dirty`` for uncommitted edits)."""
+        commit = (self.commit or "")[:7]
+        label = f"{self.branch}@{commit}" if commit else self.branch
+        return label + ("+dirty" if self.dirty else "")
+
+
+class RunSummary(_Model):
+    """A line of ``sqlbench runs``: the run with its effective status and its counts so far."""
+
+    info: RunInfo
+    status: RunStatus
+    """Effective status: a Running run whose process died reads Interrupted."""
+    passed: int
+    """Passed trials."""
+    total: int
+    """Graded trials, skipped ones excluded."""
+    graded: int
+    """Graded trials, skipped ones included (progress of a running run)."""
+
+    @property
+    def accuracy(self) -> float | None:
+        """passed / total, None before anything was graded."""
+        return self.passed / self.total if self.total else None

@@ -1,0 +1,245 @@
+"""What a run will do before it starts: the agent, the questions, and its record in the store.
+
+A new run gets a record (status Running) at once; ``--resume RUN`` reopens a stopped run after
+checking that it is still the same run: same question set (selection included), same agent
+settings, compare options and sqlbench version.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+import re
+import secrets
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlbench import __version__
+from sqlbench.errors import AgentError, SqlbenchError
+from sqlbench.project.models import AgentConfig, Project, Question
+from sqlbench.project.select import select_questions
+from sqlbench.runs.identity import agent_settings, identity_of, run_identity, source_key
+from sqlbench.runs.liveness import current_user, this_host
+from sqlbench.runs.models import RunInfo, RunStatus, utc_now
+from sqlbench.runs.store import RunStore
+
+_SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+AUTO = "auto"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One of ``count`` disjoint parts of the question set (``--shard I/N``, 1-based)."""
+
+    index: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"2/4"`` -> ``Shard(2, 4)``.
+
+        Raises:
+            SqlbenchError: Not ``I/N`` with 1 <= I <= N.
+
+        Example:
+            >>> Shard.parse("2/4")
+            Shard(index=2, count=4)
+        """
+        match = _SHARD.match(text)
+        if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+            raise SqlbenchError(f"--shard must be I/N with 1 <= I <= N (like 1/4), got {text!r}")
+        return cls(int(match.group(1)), int(match.group(2)))
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+    def contains(self, question: Question) -> bool:
+        """Whether the question falls in this shard: a hash of ``space/name``, so the split is
+        the same on every machine and does not move when other questions are added."""
+        digest = hashlib.sha256(question.full_name.encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.index - 1
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run (the ``sqlbench run`` options, minus rendering)."""
+
+    select: tuple[str, ...] = ()
+    """``--select`` patterns; empty: every question (a resumed run: its own selection)."""
+    space: str | None = None
+    concurrency: int | None = None
+    """Questions in flight at once; None: ``run.concurrency`` from sqlbench.yml."""
+    repeat: int | None = None
+    """Answers per question; None: 1 (a resumed run: its own)."""
+    name: str | None = None
+    """Run name; None: creation time plus a short unique suffix."""
+    resume: str | None = None
+    """Name or id of a stopped run to finish."""
+    shard: Shard | None = None
+    project_dir: Path | None = None
+    """The checkout whose ``.sqlbench/`` holds the default store; None: ``project.root``."""
+    heartbeat_s: float = 5.0
+    """Seconds between heartbeats of a running run."""
+    env: dict[str, str] | None = field(default=None, repr=False)
+    """Environment for agents and ``${ENV}`` in ``store:``; None: ``os.environ``."""
+
+    def __post_init__(self) -> None:
+        if self.repeat is not None and self.repeat < 1:
+            raise SqlbenchError(f"--repeat must be at least 1, got {self.repeat}")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise SqlbenchError(f"--concurrency must be at least 1, got {self.concurrency}")
+
+
+@dataclass(frozen=True)
+class RunPlan:
+    """A run ready to execute."""
+
+    info: RunInfo
+    agent: AgentConfig
+    questions: list[Question]
+    done: set[tuple[str, str, int]]
+    """Answers already stored (resume)."""
+    resumed: bool
+    notices: list[str]
+
+
+def agent_config(project: Project, name: str) -> AgentConfig:
+    """The project's agent called ``name`` (``auto`` always exists).
+
+    Raises:
+        AgentError: No such agent; the closest name is suggested.
+    """
+    if name in project.agents:
+        return project.agents[name]
+    if name == AUTO:
+        return AgentConfig(name=AUTO, kind=AUTO, base_dir=project.root)
+    known = sorted({AUTO, *project.agents})
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    raise AgentError(f"Unknown agent '{name}'.{hint} Agents: {', '.join(known)}")
+
+
+def pick_questions(
+    project: Project, select: tuple[str, ...] | list[str], space: str | None, shard: Shard | None
+) -> list[Question]:
+    """The questions a run covers: ``--select``/``--space``, then the shard."""
+    questions = select_questions(project.questions, select=list(select) or None, space=space)
+    if shard is not None:
+        questions = [q for q in questions if shard.contains(q)]
+    return questions
+
+
+def plan_run(
+    project: Project, agent_name: str | None, options: RunOptions, store: RunStore
+) -> RunPlan:
+    """Create the run's record, or reopen the run to resume; see the module docstring.
+
+    Raises:
+        SqlbenchError: Unknown agent, a selection that picks nothing, a name already taken, or
+            a run that cannot be resumed (still running, or not the same run any more).
+    """
+    if options.resume is not None:
+        return _resume(project, agent_name, options, store)
+    config = agent_config(project, agent_name or project.settings.default_agent)
+    questions = pick_questions(project, options.select, options.space, options.shard)
+    if not questions:
+        where = (
+            f"shard {options.shard} has none: use fewer shards"
+            if options.shard
+            else "add eval_questions/*.yml files"
+        )
+        raise SqlbenchError(f"no questions to run: {where}")
+    identity = run_identity(project, config, questions)
+    now = utc_now()
+    info = RunInfo(
+        id=uuid.uuid4().hex,
+        name=options.name or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
+        status=RunStatus.RUNNING,
+        created_at=now,
+        updated_at=now,
+        created_by=current_user(),
+        host=this_host(),
+        pid=os.getpid(),
+        branch=project.source.branch,
+        commit=project.source.commit,
+        dirty=project.source.dirty,
+        working_tree_hash=project.source.working_tree_hash,
+        environment=project.source.environment.value,
+        question_set_hash=identity.question_set_hash,
+        question_count=len(questions),
+        agent_name=config.name,
+        agent_kind=config.kind,
+        agent_settings=agent_settings(config, project.settings.llm),
+        agent_settings_hash=identity.agent_settings_hash,
+        sqlbench_version=__version__,
+        compare=project.settings.compare.model_dump(mode="json"),
+        compare_hash=identity.compare_hash,
+        repeat=options.repeat or 1,
+        shard=str(options.shard) if options.shard else None,
+        select=list(options.select),
+        spaces=[options.space] if options.space else [],
+    )
+    store.create_run(info)
+    return RunPlan(info, config, questions, set(), resumed=False, notices=[])
+
+
+def _resume(
+    project: Project, agent_name: str | None, options: RunOptions, store: RunStore
+) -> RunPlan:
+    assert options.resume is not None
+    info = store.find_run(options.resume)
+    why = f"cannot resume run '{info.name}'"
+    status = store.effective_status(info)
+    if status is RunStatus.RUNNING:
+        raise SqlbenchError(
+            f"{why}: it is still running (pid {info.pid} on {info.host}); "
+            "wait for it, or stop it first"
+        )
+    if options.name is not None and options.name != info.name:
+        raise SqlbenchError(f"{why} under another name: --name and --resume do not mix")
+    if options.repeat is not None and options.repeat != info.repeat:
+        raise SqlbenchError(
+            f"{why} with --repeat {options.repeat}: it was started with --repeat {info.repeat}"
+        )
+    select = options.select or tuple(info.select)
+    space = options.space or (info.spaces[0] if info.spaces else None)
+    shard = options.shard or (Shard.parse(info.shard) if info.shard else None)
+    config = agent_config(project, agent_name or info.agent_name)
+    questions = pick_questions(project, select, space, shard)
+    identity = run_identity(project, config, questions)
+    stored = identity_of(info)
+    if identity.question_set_hash != stored.question_set_hash:
+        raise SqlbenchError(
+            f"{why}: its question set changed since it started (questions, ground truth, "
+            "compare overrides, or the --select/--space/--shard picking them); start a new run"
+        )
+    if config.name != info.agent_name or identity.agent_settings_hash != (
+        stored.agent_settings_hash
+    ):
+        raise SqlbenchError(
+            f"{why}: the agent's settings changed since it started (agent '{info.agent_name}' "
+            f"then, '{config.name}' now); start a new run"
+        )
+    if identity.compare_hash != stored.compare_hash:
+        raise SqlbenchError(
+            f"{why}: the compare options in sqlbench.yml changed since it started; start a new run"
+        )
+    if identity.sqlbench_version != stored.sqlbench_version:
+        raise SqlbenchError(
+            f"{why}: it was started by sqlbench {stored.sqlbench_version}, this "
+            f"is {identity.sqlbench_version}; start a new run"
+        )
+    notices = []
+    if source_key(project.source) != stored.source:
+        notices.append(
+            f"resuming run '{info.name}' on a project version other than the one it "
+            "started on (the questions and agent are the same; other files, such as "
+            "setup SQL, may differ)"
+        )
+    store.reopen(info.id, host=this_host(), pid=os.getpid())
+    reopened = store.find_run(info.id)
+    return RunPlan(
+        reopened, config, questions, store.done_keys(info.id), resumed=True, notices=notices
+    )

@@ -1,0 +1,117 @@
+"""Capped, JSON-safe previews of result sets, with the rows that differ marked.
+
+A run keeps previews, never full results, so memory and the store stay small whatever the
+result sizes. The rows shown are the first ones plus (up to half the cap) differing rows from
+further down, so a difference is visible even in a long result.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from sqlbench.compare import Comparison
+from sqlbench.engines.base import ResultSet
+from sqlbench.runs.models import JsonValue, Preview
+
+PREVIEW_ROWS = 20
+"""Rows kept per preview."""
+
+
+def make_preview(
+    result: ResultSet,
+    differing: Iterable[int] = (),
+    *,
+    differing_count: int | None = None,
+    limit: int = PREVIEW_ROWS,
+) -> Preview:
+    """A preview of ``result``: at most ``limit`` rows, those in ``differing`` marked.
+
+    Args:
+        result: The full result.
+        differing: 0-based positions of rows that found no partner on the other side (the
+            comparison may list only the first few).
+        differing_count: How many rows found no partner in all; default ``len(differing)``.
+        limit: Rows to keep.
+    """
+    total = result.num_rows
+    marked = sorted({i for i in differing if 0 <= i < total})
+    later = [i for i in marked if i >= limit][: limit // 2]
+    picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
+    table = result.table.take(picks) if picks else result.table.slice(0, 0)
+    columns = [[json_safe(v) for v in column.to_pylist()] for column in table.columns]
+    rows = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in picks]
+    marked_set = set(marked)
+    return Preview(
+        columns=list(result.table.column_names),
+        types=[str(field.type) for field in result.table.schema],
+        rows=rows,
+        row_numbers=picks,
+        differs=[i in marked_set for i in picks],
+        total_rows=total,
+        differing_rows=max(len(marked), differing_count or 0),
+    )
+
+
+def json_safe(value: Any) -> JsonValue:
+    """A value ``json.dumps`` accepts, readable in ``sqlbench show``.
+
+    Decimal and temporal values become their exact text; non-finite floats become text
+    (``"NaN"``, ``"Infinity"``); bytes become base64 with a ``base64:`` prefix.
+
+    Example:
+        >>> from decimal import Decimal
+        >>> json_safe(Decimal("1.50")), json_safe(float("nan")), json_safe([1, None])
+        ('1.50', 'NaN', [1, None])
+    """
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "NaN"
+        if math.isinf(value):
+            return "Infinity" if value > 0 else "-Infinity"
+        return value
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return str(value)
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "base64:" + base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, Mapping):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [json_safe(v) for v in value]
+    return str(value)
+
+
+class Unmatched(NamedTuple):
+    """Rows of each side that a comparison found no partner for."""
+
+    expected: list[int]
+    """Expected row positions (the first few)."""
+    actual: list[int]
+    expected_count: int
+    """How many expected rows in all."""
+    actual_count: int
+
+
+def unmatched_rows(comparison: Comparison | None) -> Unmatched:
+    """The rows a comparison found no partner for (none when there was no comparison)."""
+    if comparison is None:
+        return Unmatched([], [], 0, 0)
+    details = comparison.details
+    expected = list(details.expected_unmatched_rows)
+    actual = list(details.actual_unmatched_rows)
+    return Unmatched(
+        expected,
+        actual,
+        max(len(expected), details.expected_unmatched_count),
+        max(len(actual), details.actual_unmatched_count),
+    )

@@ -1,0 +1,161 @@
+"""A run's results gathered per question, with the run's accuracy (SPEC sections 3 and 5).
+
+Accuracy counts every verdict except ``skipped``. Under ``--repeat K`` each question has a pass
+rate; the run's accuracy is the mean of those rates, with a bootstrap interval over questions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+
+from pydantic import BaseModel, ConfigDict
+
+from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
+from sqlbench.runs.rates import Interval, bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
+from sqlbench.verdicts import Verdict
+
+# Ties between equally frequent non-pass verdicts of one question's trials go to the worse one.
+_SEVERITY = {Verdict.ERROR: 4, Verdict.FAIL: 3, Verdict.REVIEW: 2, Verdict.SKIPPED: 0}
+
+
+class QuestionResult(BaseModel):
+    """One question of a run: its trials and what they add up to."""
+
+    model_config = ConfigDict(frozen=True)
+
+    space: str
+    name: str
+    verdict: Verdict
+    """With one trial, that trial's verdict. With several: pass when every trial passed, else
+    the most frequent non-pass verdict (ties go to the worse: error, fail, review), the rule
+    ``sqlbench compare`` uses too."""
+    reason: str
+    """The reason of the first trial with ``verdict``."""
+    trials: list[TrialResult]
+    passed: int
+    """Passing trials."""
+    pass_rate: float | None
+    """passed / trials; None for a skipped question."""
+    pass_at_k: float | None
+    """At least one of k trials passes (k = trials), unbiased estimator."""
+    pass_hat_k: float | None
+    """All k trials pass."""
+    flaky: bool
+    """Some but not all trials pass."""
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``."""
+        return f"{self.space}/{self.name}"
+
+    @property
+    def first(self) -> TrialResult:
+        """The first trial (the only one without ``--repeat``)."""
+        return self.trials[0]
+
+
+class Accuracy(BaseModel):
+    """A run's accuracy: ``NN% (passed/total)``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: int
+    """Passing trials."""
+    total: int
+    """Trials counted (skipped excluded)."""
+    questions: int
+    """Questions counted (skipped excluded)."""
+    value: float | None
+    """Mean of per-question pass rates (= passed/total with one trial each); None if empty."""
+    interval: Interval | None = None
+    """95% bootstrap interval over questions, for runs with ``--repeat`` above 1."""
+
+    def label(self) -> str:
+        """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted.
+
+        Example:
+            >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3).label()
+            '67% (2/3)'
+        """
+        if self.value is None:
+            return f"n/a ({self.passed}/{self.total})"
+        return f"{self.value:.0%} ({self.passed}/{self.total})"
+
+
+class RunResult(BaseModel):
+    """A run with its results: what ``run_benchmark`` returns and ``sqlbench show`` prints."""
+
+    model_config = ConfigDict(frozen=True)
+
+    info: RunInfo
+    status: RunStatus
+    """Effective status (a Running run whose process died reads Interrupted)."""
+    questions: list[QuestionResult]
+    accuracy: Accuracy
+
+    def counts(self) -> dict[Verdict, int]:
+        """Questions per verdict, every verdict present (zero when none)."""
+        tally = Counter(q.verdict for q in self.questions)
+        return {verdict: tally.get(verdict, 0) for verdict in Verdict}
+
+    def question(self, full_name: str) -> QuestionResult | None:
+        """The question named ``space/name`` (or a bare name when unique), or None."""
+        if "/" in full_name:
+            return next((q for q in self.questions if q.full_name == full_name), None)
+        found = [q for q in self.questions if q.name == full_name]
+        return found[0] if len(found) == 1 else None
+
+
+def gather(info: RunInfo, status: RunStatus, trials: Iterable[TrialResult]) -> RunResult:
+    """Group a run's trials per question and compute its accuracy."""
+    grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
+    for trial in trials:
+        grouped[(trial.space, trial.name)].append(trial)
+    questions = [
+        _question(sorted(group, key=lambda t: t.trial))
+        for _, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
+    ]
+    return RunResult(
+        info=info, status=status, questions=questions, accuracy=_accuracy(questions, info.repeat)
+    )
+
+
+def _question(trials: list[TrialResult]) -> QuestionResult:
+    tally = Counter(t.verdict for t in trials)
+    others = Counter({v: n for v, n in tally.items() if v != Verdict.PASS})
+    if not others:
+        verdict = Verdict.PASS
+    else:
+        if len(others) > 1:
+            others.pop(Verdict.SKIPPED, None)
+        verdict = max(others, key=lambda v: (others[v], _SEVERITY[v]))
+    reason = next(t.reason for t in trials if t.verdict == verdict)
+    counted = [t for t in trials if t.verdict != Verdict.SKIPPED]
+    passed = sum(1 for t in counted if t.verdict == Verdict.PASS)
+    n = len(counted)
+    rate = passed / n if n else None
+    return QuestionResult(
+        space=trials[0].space,
+        name=trials[0].name,
+        verdict=verdict,
+        reason=reason,
+        trials=trials,
+        passed=passed,
+        pass_rate=rate,
+        pass_at_k=pass_at_k(n, passed, n) if n else None,
+        pass_hat_k=pass_hat_k(n, passed, n) if n else None,
+        flaky=is_flaky(rate),
+    )
+
+
+def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
+    rates = [q.pass_rate for q in questions if q.pass_rate is not None]
+    counted = [q for q in questions if q.pass_rate is not None]
+    passed = sum(q.passed for q in counted)
+    total = sum(len([t for t in q.trials if t.verdict != Verdict.SKIPPED]) for q in counted)
+    value = sum(rates) / len(rates) if rates else None
+    interval = bootstrap_mean_interval(rates) if repeat > 1 and rates else None
+    return Accuracy(
+        passed=passed, total=total, questions=len(counted), value=value, interval=interval
+    )

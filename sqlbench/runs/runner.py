@@ -1,0 +1,331 @@
+"""The run loop (SPEC sections 2, 3 and 5): ask the agent every selected question, execute both
+SQL texts, grade, and commit each result to the store the moment it is graded.
+
+Questions run concurrently on daemon worker threads; the caller's thread only receives graded
+results and reports them through the progress callback, so Ctrl-C (KeyboardInterrupt) is
+handled there: the run is marked Interrupted with everything graded kept, and re-raised.
+A heartbeat thread keeps the run's ``updated_at`` fresh so other processes can tell a live
+run from a dead one. The library never prints: the CLI renders the events and the result.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from sqlbench.agents.base import Agent
+from sqlbench.agents.context import AgentContext
+from sqlbench.agents.registry import agent_notice, build_agent
+from sqlbench.engines.base import Engine
+from sqlbench.engines.open import open_project_engine
+from sqlbench.errors import SqlbenchError
+from sqlbench.project import envvars
+from sqlbench.project.models import Project, Question
+from sqlbench.runs.answers import Asking, GradingContext, grade_answer
+from sqlbench.runs.events import (
+    ProgressCallback,
+    ProgressEvent,
+    QuestionGraded,
+    RunNotice,
+    RunStarted,
+)
+from sqlbench.runs.models import RunStatus, TrialResult
+from sqlbench.runs.plan import RunOptions, RunPlan, plan_run
+from sqlbench.runs.results import RunResult
+from sqlbench.runs.store import RunStore
+from sqlbench.runs.truths import TruthCache
+from sqlbench.truth import ground_truths, truth_dialect
+from sqlbench.verdicts import Verdict
+
+
+def open_store(project: Project, options: RunOptions | None = None) -> RunStore:
+    """The store ``project`` names (``store:``, ``${ENV}`` resolved), else ``.sqlbench/runs.db``
+    in ``options.project_dir`` (the checkout) or ``project.root``."""
+    options = options or RunOptions()
+    setting = project.settings.store
+    if setting is not None:
+        env = options.env if options.env is not None else os.environ
+        setting = envvars.resolve(setting, env, where="sqlbench.yml store")
+    return RunStore.for_project(options.project_dir or project.root, setting)
+
+
+def run_benchmark(
+    project: Project,
+    agent_name: str | None = None,
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    store: RunStore | None = None,
+) -> RunResult:
+    """Run (or resume) a benchmark and return the stored run with its results.
+
+    Args:
+        project: A loaded project (``sqlbench.project.load.load_project``).
+        agent_name: An agent of the project, or ``auto``; None: ``default_agent`` (a resumed
+            run: its own agent).
+        options: Selection, concurrency, repeat, name, resume, shard.
+        progress: Called with each ``ProgressEvent`` from the calling thread.
+        store: Where to record the run; None: ``open_store(project, options)``.
+
+    Returns:
+        The run as stored: Completed, every selected question graded.
+
+    Raises:
+        SqlbenchError: Bad options, unknown agent, a run that cannot be resumed, or a setup
+            error (the run is then recorded as Failed).
+        KeyboardInterrupt: Ctrl-C; the run is recorded as Interrupted first.
+    """
+    options = options or RunOptions()
+    own_store = store is None
+    active = store if store is not None else open_store(project, options)
+    try:
+        plan = plan_run(project, agent_name, options, active)
+        return _Run(project, plan, options, active, progress).execute()
+    finally:
+        if own_store:
+            active.close()
+
+
+@dataclass(frozen=True)
+class _Item:
+    position: int
+    question: Question
+    trial: int
+
+
+class _Run:
+    def __init__(
+        self,
+        project: Project,
+        plan: RunPlan,
+        options: RunOptions,
+        store: RunStore,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.project = project
+        self.plan = plan
+        self.info = plan.info
+        self.options = options
+        self.store = store
+        self._progress = progress
+        self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
+        self._work: queue.Queue[_Item] = queue.Queue()
+        self._stop = threading.Event()
+        # Held while recording a result, and while stopping: no result lands after a stop.
+        self._record_lock = threading.Lock()
+        # How many items the workers have taken; the ground-truth prefetcher stays a bounded
+        # number of items ahead of them (so memory holds only truths soon needed).
+        self._taken = 0
+        self._window = threading.Condition()
+        self.settings = project.settings.run
+
+    def _emit(self, event: ProgressEvent) -> None:
+        if self._progress is not None:
+            self._progress(event)
+
+    def execute(self) -> RunResult:
+        for notice in self.plan.notices:
+            self._emit(RunNotice(notice))
+        items, total = self._items()
+        counts: Counter[Verdict] = Counter()
+        if self.plan.resumed:
+            counts.update(t.verdict for t in self.store.trials(self.info.id))
+        done = total - len(items)
+        try:
+            engine, agent = self._prepare(items)
+        except KeyboardInterrupt:
+            self.store.finish(self.info.id, RunStatus.INTERRUPTED)
+            raise
+        except BaseException as err:
+            self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
+            raise
+        try:
+            agent_note = agent_notice(agent)
+            if agent_note:
+                self._emit(RunNotice(agent_note))
+            self._emit(RunStarted(self.info, total, done, dict(counts), self.plan.resumed))
+            self._loop(engine, agent, items, done, total, counts)
+        except KeyboardInterrupt:
+            self._halt()
+            self.store.finish(self.info.id, RunStatus.INTERRUPTED)
+            raise
+        except BaseException as err:
+            self._halt()
+            self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
+            raise
+        engine.close()
+        self.store.finish(self.info.id, RunStatus.COMPLETED)
+        return self.store.load_run(self.info.id)
+
+    def _items(self) -> tuple[list[_Item], int]:
+        repeat = self.info.repeat
+        items: list[_Item] = []
+        total = 0
+        for position, question in enumerate(self.plan.questions):
+            trials = 1 if question.skip is not None else repeat
+            total += trials
+            for trial in range(trials):
+                if (question.space, question.name, trial) not in self.plan.done:
+                    items.append(_Item(position, question, trial))
+        return items, total
+
+    def _prepare(self, items: list[_Item]) -> tuple[Engine, Agent]:
+        engine = open_project_engine(self.project)
+        try:
+            context = AgentContext(
+                project_root=self.project.root,
+                certified_queries=self.project.certified_queries,
+                llm=self.project.settings.llm,
+                env=dict(self.options.env if self.options.env is not None else os.environ),
+                engine=engine,
+                run=self.settings,
+                dialect=engine.dialect,
+                agents=self.project.agents,
+            )
+            agent = build_agent(self.plan.agent, context)
+        except BaseException:
+            engine.close()
+            raise
+        uses = [
+            sql
+            for item in items
+            if item.question.skip is None
+            for sql in ground_truths(item.question)
+        ]
+        self.truth_dialect = truth_dialect(self.project.settings, engine.dialect)
+        self.truths = TruthCache(
+            engine,
+            timeout_s=self.settings.gold_timeout_s,
+            max_rows=self.settings.max_rows,
+            uses=uses,
+            dialect=self.truth_dialect,
+        )
+        return engine, agent
+
+    def _loop(
+        self,
+        engine: Engine,
+        agent: Agent,
+        items: list[_Item],
+        done: int,
+        total: int,
+        counts: Counter[Verdict],
+    ) -> None:
+        for item in items:
+            self._work.put(item)
+        concurrency = self.options.concurrency or self.settings.concurrency
+        workers = [
+            threading.Thread(
+                target=self._worker, args=(engine, agent), daemon=True, name=f"sqlbench-run-{i}"
+            )
+            for i in range(min(concurrency, len(items)))
+        ]
+        beat = threading.Thread(target=self._heartbeat, daemon=True, name="sqlbench-heartbeat")
+        beat.start()
+        ahead = threading.Thread(
+            target=self._prefetch, args=(items, len(workers)), daemon=True, name="sqlbench-truths"
+        )
+        ahead.start()
+        for worker in workers:
+            worker.start()
+        try:
+            graded = 0
+            while graded < len(items):
+                try:
+                    kind, payload = self._events.get(timeout=0.5)
+                except queue.Empty:
+                    if not any(w.is_alive() for w in workers):
+                        raise RuntimeError(
+                            "the run's workers stopped before every question was graded"
+                        ) from None
+                    continue
+                if kind == "crash":
+                    raise payload
+                if kind == "notice":
+                    self._emit(RunNotice(payload))
+                    continue
+                graded += 1
+                counts[payload.verdict] += 1
+                self._emit(QuestionGraded(payload, done + graded, total, dict(counts)))
+        finally:
+            self._stop.set()
+            with self._window:
+                self._window.notify_all()
+        for worker in workers:
+            worker.join()
+
+    def _halt(self) -> None:
+        """Stop the workers; once this returns, nothing more is recorded for this run (an
+        answer still in flight is dropped: it was not graded when the run stopped)."""
+        with self._record_lock:
+            self._stop.set()
+
+    def _worker(self, engine: Engine, agent: Agent) -> None:
+        while not self._stop.is_set():
+            try:
+                item = self._work.get_nowait()
+            except queue.Empty:
+                return
+            with self._window:
+                self._taken += 1
+                self._window.notify_all()
+            try:
+                result = self._grade(engine, agent, item)
+                with self._record_lock:
+                    if self._stop.is_set():
+                        return
+                    self.store.record(self.info.id, result)
+            except BaseException as err:  # handed to the caller's thread, which re-raises it
+                self._events.put(("crash", err))
+                return
+            self._events.put(("graded", result))
+
+    def _prefetch(self, items: list[_Item], lookahead: int) -> None:
+        """Run ground truths of upcoming items while the workers wait on the agent."""
+        try:
+            for index, item in enumerate(items):
+                with self._window:
+                    while not self._stop.is_set() and index >= self._taken + lookahead:
+                        self._window.wait()
+                if self._stop.is_set():
+                    return
+                if item.question.skip is None:
+                    self.truths.prefetch(ground_truths(item.question))
+        except BaseException as err:  # handed to the caller's thread, which re-raises it
+            self._events.put(("crash", err))
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(self.options.heartbeat_s):
+            try:
+                self.store.heartbeat(self.info.id)
+            except SQLAlchemyError as err:
+                # Not fatal by itself (the next beat may work); a store that stays down fails
+                # the run through the next result it cannot record.
+                self._events.put(("notice", f"heartbeat not recorded: {_describe(err)}"))
+
+    def _grade(self, engine: Engine, agent: Agent, item: _Item) -> TrialResult:
+        return grade_answer(
+            Asking(item.question, item.trial, item.position),
+            GradingContext(
+                engine=engine,
+                agent=agent,
+                truths=self.truths,
+                settings=self.settings,
+                compare=self.project.settings.compare,
+                truth_dialect=self.truth_dialect,
+                branch=self.project.source.branch,
+            ),
+        )
+
+
+def _describe(err: BaseException) -> str:
+    if isinstance(err, SqlbenchError):
+        return str(err)
+    text = " ".join(str(err).split())
+    return f"{type(err).__name__}: {text}" if text else type(err).__name__

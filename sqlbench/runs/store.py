@@ -1,0 +1,380 @@
+"""The durable run store (SPEC section 5): runs and their graded results in a SQL database.
+
+Default: a SQLite file ``.sqlbench/runs.db`` in the project (WAL journal, so another process can
+read a run's live progress); ``store:`` in ``sqlbench.yml`` may name any SQLAlchemy URL for a
+team-shared history. Every graded result is committed on its own, so ``kill -9`` loses nothing
+graded. Thread-safe: the run loop records results from its worker threads.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+
+from sqlbench.runs.database import create_store_engine, mask_url, store_url
+from sqlbench.runs.identity import RunIdentity, identity_of
+from sqlbench.runs.liveness import process_alive
+from sqlbench.runs.migrations import SCHEMA_VERSION, StoreError, current_tables, migrate
+from sqlbench.runs.models import RunInfo, RunStatus, RunSummary, TrialResult, utc_now
+from sqlbench.runs.results import RunResult, gather
+from sqlbench.verdicts import Verdict
+
+EXPORT_FORMAT = "sqlbench-run"
+STALE_AFTER_S = 60.0
+"""A Running run whose heartbeat is older than this reads Interrupted (its process is gone)."""
+
+# Columns of the runs table that change during a run; the rest of RunInfo lives in `data`.
+_LIVE_COLUMNS = ("status", "updated_at", "finished_at", "host", "pid", "error")
+
+
+class RunStore:
+    """Runs and results in one database. Open with ``RunStore(url)`` or ``RunStore.for_project``.
+
+    Args:
+        url: A SQLAlchemy URL (``sqlite:////abs/path/runs.db``, ``postgresql+psycopg://...``).
+        stale_after_s: Heartbeat age after which a Running run reads Interrupted.
+    """
+
+    def __init__(self, url: str, *, stale_after_s: float = STALE_AFTER_S) -> None:
+        self.stale_after = timedelta(seconds=stale_after_s)
+        try:
+            self._engine = create_store_engine(url)
+            migrate(self._engine)
+        except SQLAlchemyError as err:
+            raise StoreError(
+                f"cannot open the run store at {mask_url(url)}: {_first_line(err)}"
+            ) from err
+        except ImportError as err:
+            raise StoreError(
+                f"cannot open the run store at {mask_url(url)}: its database driver "
+                f"is not installed ({err.name or err}); install it with pip"
+            ) from err
+        self.url = self._engine.url.render_as_string(hide_password=True)
+        self._runs, self._results = current_tables(sa.MetaData())
+        self._insert_result = self._results.insert()
+        self._write_lock = threading.Lock()
+
+    @classmethod
+    def for_project(cls, project_dir: Path, store: str | None, **kwargs: Any) -> RunStore:
+        """The store a project names: ``store:`` from ``sqlbench.yml`` (already ``${ENV}``-
+        resolved), else ``.sqlbench/runs.db`` in ``project_dir`` (created, git-ignored)."""
+        return cls(store_url(project_dir, store), **kwargs)
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self._engine.dispose()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- writing -------------------------------------------------------------------------
+
+    def create_run(self, info: RunInfo) -> None:
+        """Store a new run (status Running). Refuses a name already taken."""
+        try:
+            with self._write() as conn:
+                conn.execute(self._runs.insert().values(**_run_row(info)))
+        except IntegrityError as err:
+            raise StoreError(
+                f"a run named '{info.name}' already exists in {self.url}; choose another --name"
+            ) from err
+
+    def record(self, run_id: str, result: TrialResult) -> None:
+        """Commit one graded result, on its own (the run's heartbeat keeps ``updated_at``)."""
+        with self._write() as conn:
+            conn.execute(self._insert_result, _result_row(run_id, result))
+
+    def heartbeat(self, run_id: str) -> None:
+        """Mark a Running run as alive now."""
+        with self._write() as conn:
+            conn.execute(
+                self._runs.update()
+                .where(self._runs.c.id == run_id, self._runs.c.status == RunStatus.RUNNING.value)
+                .values(updated_at=utc_now())
+            )
+
+    def finish(self, run_id: str, status: RunStatus, *, error: str | None = None) -> None:
+        """Set a run's final status (Completed, Interrupted or Failed)."""
+        now = utc_now()
+        with self._write() as conn:
+            conn.execute(
+                self._runs.update()
+                .where(self._runs.c.id == run_id)
+                .values(status=status.value, updated_at=now, finished_at=now, error=error)
+            )
+
+    def reopen(self, run_id: str, *, host: str, pid: int) -> None:
+        """Mark a run Running again in this process (``--resume``)."""
+        with self._write() as conn:
+            conn.execute(
+                self._runs.update()
+                .where(self._runs.c.id == run_id)
+                .values(
+                    status=RunStatus.RUNNING.value,
+                    updated_at=utc_now(),
+                    finished_at=None,
+                    host=host,
+                    pid=pid,
+                    error=None,
+                )
+            )
+
+    def save_run(self, info: RunInfo, results: list[TrialResult]) -> RunInfo:
+        """Store a whole run at once (``sqlbench import``, ``sqlbench merge``), in one
+        transaction. Refuses a run id or name already present."""
+        try:
+            with self._write() as conn:
+                conn.execute(self._runs.insert().values(**_run_row(info)))
+                if results:
+                    conn.execute(self._results.insert(), [_result_row(info.id, r) for r in results])
+        except IntegrityError as err:
+            raise StoreError(
+                f"run '{info.name}' (id {info.id}) is already in {self.url}, or its name is taken"
+            ) from err
+        return info
+
+    # --- reading -------------------------------------------------------------------------
+
+    def list_runs(self, *, limit: int | None = None) -> list[RunSummary]:
+        """Every run, newest first, with its effective status and counts so far."""
+        r = self._results.c
+        counted = r.verdict != Verdict.SKIPPED.value
+        totals = (
+            sa.select(
+                r.run_id,
+                sa.func.sum(sa.case((r.verdict == Verdict.PASS.value, 1), else_=0)).label("passed"),
+                sa.func.sum(sa.case((counted, 1), else_=0)).label("total"),
+                sa.func.count().label("graded"),
+            )
+            .group_by(r.run_id)
+            .subquery()
+        )
+        query = (
+            sa.select(self._runs, totals.c.passed, totals.c.total, totals.c.graded)
+            .select_from(self._runs.outerjoin(totals, totals.c.run_id == self._runs.c.id))
+            .order_by(self._runs.c.created_at.desc(), self._runs.c.name.desc())
+        )
+        if limit is not None:
+            query = query.limit(limit)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        now = utc_now()
+        summaries = []
+        for row in rows:
+            info = _run_info(row._mapping)
+            summaries.append(
+                RunSummary(
+                    info=info,
+                    status=self.effective_status(info, now),
+                    passed=int(row.passed or 0),
+                    total=int(row.total or 0),
+                    graded=int(row.graded or 0),
+                )
+            )
+        return summaries
+
+    def find_run(self, ref: str) -> RunInfo:
+        """The run named ``ref``, or whose id is ``ref`` (or starts with it, 6+ characters)."""
+        runs = self._runs
+        with self._read() as conn:
+            row = conn.execute(sa.select(runs).where(runs.c.name == ref)).first()
+            if row is None:
+                row = conn.execute(sa.select(runs).where(runs.c.id == ref)).first()
+            if row is None and len(ref) >= 6:
+                found = conn.execute(sa.select(runs).where(runs.c.id.startswith(ref))).all()
+                row = found[0] if len(found) == 1 else None
+            if row is None:
+                names = [n for (n,) in conn.execute(sa.select(runs.c.name))]
+        if row is None:
+            raise StoreError(_not_found(ref, names, self.url))
+        return _run_info(row._mapping)
+
+    def trials(self, run_id: str) -> list[TrialResult]:
+        """Every stored result of a run, in the run's question order."""
+        r = self._results.c
+        with self._read() as conn:
+            rows = conn.execute(
+                sa.select(r.data)
+                .where(r.run_id == run_id)
+                .order_by(r.position, r.space, r.name, r.trial)
+            ).all()
+        return [TrialResult.model_validate_json(row.data) for row in rows]
+
+    def done_keys(self, run_id: str) -> set[tuple[str, str, int]]:
+        """``(space, name, trial)`` of every result already stored for a run."""
+        r = self._results.c
+        with self._read() as conn:
+            rows = conn.execute(sa.select(r.space, r.name, r.trial).where(r.run_id == run_id)).all()
+        return {(row.space, row.name, row.trial) for row in rows}
+
+    def load_run(self, ref: str) -> RunResult:
+        """A run with its results grouped per question and its accuracy."""
+        info = self.find_run(ref)
+        return gather(info, self.effective_status(info), self.trials(info.id))
+
+    def find_completed_run(
+        self, identity: RunIdentity, *, repeat: int | None = 1, agent_name: str | None = None
+    ) -> RunInfo | None:
+        """The newest Completed run with this identity (and ``repeat``, unless None), or None.
+        A run whose project version is unknown (outside git) never matches."""
+        if not identity.reusable:
+            return None
+        c = self._runs.c
+        query = (
+            sa.select(self._runs)
+            .where(
+                c.status == RunStatus.COMPLETED.value,
+                c.question_set_hash == identity.question_set_hash,
+                c.agent_settings_hash == identity.agent_settings_hash,
+                c.sqlbench_version == identity.sqlbench_version,
+                c.compare_hash == identity.compare_hash,
+            )
+            .order_by(c.created_at.desc())
+        )
+        if repeat is not None:
+            query = query.where(c.repeat == repeat)
+        if agent_name is not None:
+            query = query.where(c.agent_name == agent_name)
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        for row in rows:
+            info = _run_info(row._mapping)
+            if identity_of(info) == identity and info.shard is None:
+                return info
+        return None
+
+    def effective_status(self, info: RunInfo, now: datetime | None = None) -> RunStatus:
+        """A Running run whose process is gone (dead pid on this host, imported, or a heartbeat
+        older than ``stale_after``) reads Interrupted."""
+        if info.status is not RunStatus.RUNNING:
+            return info.status
+        if info.imported or process_alive(info.host, info.pid) is False:
+            return RunStatus.INTERRUPTED
+        if (now or utc_now()) - info.updated_at > self.stale_after:
+            return RunStatus.INTERRUPTED
+        return RunStatus.RUNNING
+
+    # --- moving runs between stores ------------------------------------------------------
+
+    def export_run(self, ref: str) -> dict[str, Any]:
+        """A run and all its results as a JSON-able dict (``sqlbench export``)."""
+        info = self.find_run(ref)
+        info = info.model_copy(update={"status": self.effective_status(info)})
+        return {
+            "format": EXPORT_FORMAT,
+            "schema_version": SCHEMA_VERSION,
+            "run": info.model_dump(mode="json"),
+            "results": [t.model_dump(mode="json") for t in self.trials(info.id)],
+        }
+
+    def import_run(self, data: dict[str, Any], *, name: str | None = None) -> RunInfo:
+        """Store a run exported by ``export_run`` (maybe from another store), as imported."""
+        if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
+            raise StoreError(f'not a sqlbench run export (expected "format": "{EXPORT_FORMAT}")')
+        version = data.get("schema_version")
+        if not isinstance(version, int) or version > SCHEMA_VERSION:
+            raise StoreError(
+                f"this run export has schema version {version}; this sqlbench "
+                f"reads up to {SCHEMA_VERSION}: upgrade sqlbench"
+            )
+        try:
+            info = RunInfo.model_validate(data["run"])
+            results = [TrialResult.model_validate(item) for item in data["results"]]
+        except (KeyError, TypeError, ValueError) as err:
+            raise StoreError(f"the run export is malformed: {_first_line(err)}") from err
+        update: dict[str, Any] = {"imported": True}
+        if name is not None:
+            update["name"] = name
+        return self.save_run(info.model_copy(update=update), results)
+
+    # --- plumbing ------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self._write_lock, self._engine.connect() as conn:
+            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self._engine.connect() as conn, conn.begin():
+            yield conn
+
+
+def _run_row(info: RunInfo) -> dict[str, Any]:
+    return {
+        "id": info.id,
+        "name": info.name,
+        "status": info.status.value,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "finished_at": info.finished_at,
+        "created_by": info.created_by,
+        "host": info.host,
+        "pid": info.pid,
+        "branch": info.branch,
+        "commit_sha": info.commit,
+        "dirty": info.dirty,
+        "working_tree_hash": info.working_tree_hash,
+        "environment": info.environment,
+        "question_set_hash": info.question_set_hash,
+        "agent_name": info.agent_name,
+        "agent_kind": info.agent_kind,
+        "agent_settings_hash": info.agent_settings_hash,
+        "sqlbench_version": info.sqlbench_version,
+        "compare_hash": info.compare_hash,
+        "repeat": info.repeat,
+        "error": info.error,
+        "data": info.model_dump_json(),
+    }
+
+
+def _run_info(row: Any) -> RunInfo:
+    data = json.loads(row["data"])
+    for column in _LIVE_COLUMNS:
+        value = row[column]
+        data[column] = value.isoformat() if isinstance(value, datetime) else value
+    return RunInfo.model_validate(data)
+
+
+def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "space": result.space,
+        "name": result.name,
+        "trial": result.trial,
+        "position": result.position,
+        "verdict": result.verdict.value,
+        "reason": result.reason,
+        "latency_ms": result.latency_ms,
+        "input_tokens": result.input_tokens,
+        "output_tokens": result.output_tokens,
+        "graded_at": result.graded_at,
+        "data": result.model_dump_json(),
+    }
+
+
+def _not_found(ref: str, names: list[str], url: str) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(ref, names, n=1)
+    hint = f" Did you mean '{close[0]}'?" if close else " `sqlbench runs` lists the runs."
+    return f"no run named '{ref}' in {url}.{hint}"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__

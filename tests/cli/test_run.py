@@ -1,0 +1,262 @@
+"""``sqlbench run`` from the command line: outputs, exit codes, and the kill -9 / resume story
+on a real ``sqlbench`` subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from sqlbench.runs.models import RunStatus
+from sqlbench.runs.store import RunStore
+from sqlbench.testing import GitRepo
+
+RUN_LOOP = Path(__file__).resolve().parents[1] / "fixtures" / "run_loop"
+ASKABLE = {
+    "ops/region_count",
+    "sales/count_customers",
+    "sales/revenue_by_region",
+    "sales/emea_names",
+    "sales/top_customer",
+    "sales/no_truth",
+    "sales/syntax",
+    "sales/drop",
+    "sales/words",
+}
+"""Questions the agent is asked (not the skipped one, not the one with broken ground truth)."""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return Path(shutil.copytree(RUN_LOOP, tmp_path / "project"))
+
+
+def asked(project: Path) -> list[str]:
+    log = project / "asked.log"
+    return log.read_text(encoding="utf-8").split() if log.exists() else []
+
+
+def sqlbench(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sqlbench", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )  # type: ignore[call-overload]
+
+
+def test_table_progress_and_accuracy(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--name", "first")
+    out = result.stdout
+    assert "sales/count_customers" in out and "Accuracy: 30% (3/10)" in out
+    assert "pass 3 · fail 3 · review 2 · error 2 · skipped 1" in out
+    assert "Run first · dev · working tree · agent scripted (python)" in out
+    # Not a terminal: one plain progress line per question on stderr.
+    lines = [ln for ln in result.stderr.splitlines() if ln.startswith("[")]
+    assert len(lines) == 11 and lines[-1].startswith("[11/11]")
+    assert any("fail    sales/emea_names" in ln for ln in lines)
+    assert result.stderr.splitlines()[0].startswith("Running run first: 11 of 11 answers")
+
+
+def test_json_output(invoke, project: Path) -> None:
+    data = json.loads(invoke("run", "-C", str(project), "--format", "json").stdout)
+    assert data["schema_version"] == 1
+    assert data["accuracy"] == {
+        "passed": 3,
+        "total": 10,
+        "value": 0.3,
+        "questions": 10,
+        "interval": None,
+    }
+    assert data["run"]["agent"]["name"] == "scripted" and data["run"]["status"] == "completed"
+    by_name = {(r["space"], r["name"]): r for r in data["results"]}
+    assert by_name[("sales", "emea_names")]["verdict"] == "fail"
+    assert by_name[("sales", "later")]["verdict"] == "skipped"
+    assert {r["verdict"] for r in data["results"]} == {"pass", "fail", "review", "error", "skipped"}
+
+
+def test_junit_and_markdown_files(invoke, project: Path, tmp_path: Path) -> None:
+    junit = tmp_path / "out" / "junit.xml"
+    junit.parent.mkdir()
+    result = invoke("run", "-C", str(project), "--format", "junit", "--output", str(junit))
+    assert result.stdout == ""
+    assert "Accuracy: 30% (3/10); wrote" in result.stderr
+    suite = ET.parse(junit).getroot().find("testsuite")
+    assert suite is not None
+    assert (
+        suite.get("tests"),
+        suite.get("failures"),
+        suite.get("errors"),
+        suite.get("skipped"),
+    ) == ("11", "3", "2", "3")
+    markdown = invoke("run", "-C", str(project), "--format", "markdown").stdout
+    assert "**Accuracy: 30% (3/10)**" in markdown and "| ❌ | `sales/emea_names` | fail |" in (
+        markdown
+    )
+
+
+def test_fail_under(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--fail-under", "50", exit_code=1)
+    assert "Accuracy: 30% (3/10)" in result.stdout
+    assert "Failed: accuracy 30.0% is under --fail-under 50%." in result.stderr
+    invoke("run", "-C", str(project), "--fail-under", "30")
+
+
+def test_invalid_project_runs_nothing(invoke, project: Path) -> None:
+    (project / "eval_questions" / "broken.yml").write_text("eval_questions:\n  - name: x\n")
+    result = invoke("run", "-C", str(project), exit_code=2)
+    assert result.stderr.startswith(
+        "Error: the project does not validate: eval_questions/broken.yml:2"
+    )
+    assert asked(project) == []
+    assert not (project / ".sqlbench" / "runs.db").exists()
+
+
+def test_setup_error_exits_2_and_the_run_shows_failed(invoke, project: Path) -> None:
+    (project / "models" / "zz_broken.sql").write_text("CREATE VIEW v AS SELECT * FROM nowhere;")
+    result = invoke("run", "-C", str(project), "--name", "bad-setup", exit_code=2)
+    assert "models/zz_broken.sql: setup SQL failed" in result.stderr
+    assert "Traceback" not in result.output
+    runs = invoke("runs", "-C", str(project)).stdout
+    assert "bad-setup" in runs and "Failed" in runs
+
+
+def test_unknown_agent_and_bad_options_exit_2(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--agent", "scripte", exit_code=2)
+    assert "Unknown agent 'scripte'. Did you mean 'scripted'?" in result.stderr
+    result = invoke("run", "-C", str(project), "--shard", "3/2", exit_code=2)
+    assert "--shard must be I/N" in result.stderr
+    result = invoke("run", "-C", str(project), "--select", "nope", exit_code=2)
+    assert "no question matches 'nope'" in result.stderr
+    result = invoke("run", "-C", str(project), "--resume", "nothing", exit_code=2)
+    assert "no run named 'nothing'" in result.stderr
+
+
+def test_branch_dev_without_a_dev_ref_is_dev_mode(invoke, project: Path) -> None:
+    repo = GitRepo.init(project)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "project")
+    (project / ".gitignore").write_text("asked.log\n")
+    result = invoke("run", "-C", str(project), "--branch", "dev", "--select", "count_customers")
+    assert "no git ref named 'dev': using dev mode" in result.stderr
+    assert f"main@{repo.head()[:7]}+dirty" in result.stdout
+
+
+def test_branch_runs_the_committed_project(invoke, tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "repo")
+    files = {
+        str(p.relative_to(RUN_LOOP)): p.read_bytes() for p in RUN_LOOP.rglob("*") if p.is_file()
+    }
+    repo.commit(files)
+    sha = repo.commit({"eval_questions/ops.yml": None}, branch="smaller")
+    result = invoke("run", "-C", str(repo.root), "--branch", "smaller", "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["run"]["branch"] == "smaller" and data["run"]["commit"] == sha
+    assert len(data["results"]) == 10  # ops/region_count is not on that branch
+    assert (repo.root / ".sqlbench" / "runs.db").is_file()  # the store is in the checkout
+
+
+def _wait_for_graded(project: Path, count: int, deadline_s: float = 60) -> None:
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if (project / ".sqlbench" / "runs.db").exists():
+            with RunStore.for_project(project, None) as store:
+                runs = store.list_runs()
+            if runs and runs[0].graded >= count:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"no {count} graded results within {deadline_s} s")
+
+
+def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sqlbench",
+            "run",
+            "-C",
+            str(project),
+            "--agent",
+            "slow",
+            "--name",
+            "killed",
+            "--concurrency",
+            "2",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _wait_for_graded(project, 5)
+    finally:
+        run.send_signal(signal.SIGKILL)
+        run.wait()
+    with RunStore.for_project(project, None) as store:
+        info = store.find_run("killed")
+        graded_before = {f"{space}/{name}" for space, name, _ in store.done_keys(info.id)}
+        assert info.status is RunStatus.RUNNING  # as written; nobody could mark it
+        assert store.effective_status(info) is RunStatus.INTERRUPTED  # its process is gone
+    listing = sqlbench("runs", "-C", str(project))
+    assert listing.returncode == 0 and "Interrupted" in listing.stdout
+    asked_before = asked(project)
+
+    resumed = sqlbench("run", "-C", str(project), "--resume", "killed")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "Resuming run killed" in resumed.stderr
+    assert "Accuracy:" in resumed.stdout
+    asked_after = asked(project)[len(asked_before) :]
+    assert not set(asked_after) & graded_before  # nothing graded was asked again
+    assert set(asked_after) == ASKABLE - graded_before
+    with RunStore.for_project(project, None) as store:
+        run_result = store.load_run("killed")
+    assert run_result.status is RunStatus.COMPLETED and len(run_result.questions) == 11
+    assert "Completed" in sqlbench("runs", "-C", str(project)).stdout
+
+
+def test_ctrl_c_marks_the_run_interrupted(project: Path) -> None:
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sqlbench",
+            "run",
+            "-C",
+            str(project),
+            "--agent",
+            "slow",
+            "--name",
+            "stopped",
+            "--concurrency",
+            "1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_graded(project, 3)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130
+    assert (
+        "Interrupted: run stopped keeps what was graded; finish it with "
+        "`sqlbench run --resume stopped`."
+    ) in err
+    with RunStore.for_project(project, None) as store:
+        info = store.find_run("stopped")
+        assert info.status is RunStatus.INTERRUPTED  # written by the run itself
+        assert len(store.done_keys(info.id)) >= 3
+    assert os.path.exists(project / ".sqlbench" / "runs.db")

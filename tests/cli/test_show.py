@@ -1,0 +1,106 @@
+"""``sqlbench runs`` and ``sqlbench show RUN [QUESTION]``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+RUN_LOOP = Path(__file__).resolve().parents[1] / "fixtures" / "run_loop"
+
+
+@pytest.fixture
+def project(tmp_path: Path, invoke) -> Path:
+    """The run-loop project with one completed run named ``r1``."""
+    root = Path(shutil.copytree(RUN_LOOP, tmp_path / "project"))
+    invoke("run", "-C", str(root), "--name", "r1")
+    return root
+
+
+def test_runs_lists_name_environment_branch_agent_status_accuracy(invoke, project: Path) -> None:
+    invoke("run", "-C", str(project), "--name", "r2", "--select", "count_customers")
+    out = invoke("runs", "-C", str(project)).stdout
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "Name",
+        "Environment",
+        "Branch",
+        "Agent",
+        "Status",
+        "Accuracy",
+        "Created",
+        "by",
+        "Last",
+        "updated",
+    ]
+    body = [ln for ln in lines[2:] if ln.strip()]
+    assert body[0].split()[0] == "r2" and body[1].split()[0] == "r1"  # newest first
+    assert "scripted (python)" in body[1] and "Completed" in body[1] and "30% (3/10)" in body[1]
+    assert "dev" in body[1] and "working tree" in body[1]
+    data = json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)
+    assert [r["name"] for r in data["runs"]] == ["r2", "r1"]
+    assert data["runs"][1]["passed"] == 3 and data["runs"][1]["total"] == 10
+    assert (
+        len(
+            json.loads(invoke("runs", "-C", str(project), "-n", "1", "--format", "json").stdout)[
+                "runs"
+            ]
+        )
+        == 1
+    )
+
+
+def test_runs_outside_a_project_is_one_sentence(invoke, tmp_path: Path) -> None:
+    result = invoke("runs", "-C", str(tmp_path), exit_code=2)
+    assert "is not a sqlbench project" in result.stderr
+
+
+def test_runs_works_while_a_question_file_is_broken(invoke, project: Path) -> None:
+    (project / "eval_questions" / "sales.yml").write_text("eval_questions: [")
+    assert "r1" in invoke("runs", "-C", str(project)).stdout
+
+
+def test_show_run_prints_the_table(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1").stdout
+    assert "sales/emea_names" in out and "Accuracy: 30% (3/10)" in out
+
+
+def test_show_question_in_full(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1", "sales/emea_names").stdout
+    assert "sales/emea_names  fail" in out
+    assert "Reason: " in out
+    assert "Ground truth SQL:\n  SELECT name FROM customers WHERE region = 'EMEA'" in out
+    assert "Agent SQL:\n  SELECT name FROM customers WHERE region = 'APAC'" in out
+    assert "Expected result (2 rows; 2 with no partner, marked ✗):" in out
+    assert "Agent result (1 rows; 1 with no partner, marked ✗):" in out
+    marked = [ln for ln in out.splitlines() if "✗" in ln and ("Ann" in ln or "Bob" in ln)]
+    assert len(marked) == 2
+    assert "latency" in out
+
+
+def test_show_question_by_bare_name_and_words_answer(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1", "words").stdout
+    assert "sales/words  review" in out and "Agent SQL: (no SQL)" in out
+    assert "Answer:\n  There are three customers." in out
+
+
+def test_show_question_json(invoke, project: Path) -> None:
+    data = json.loads(
+        invoke("show", "-C", str(project), "r1", "sales/top_customer", "--format", "json").stdout
+    )
+    assert data["run"]["name"] == "r1"
+    result = data["result"]
+    assert result["verdict"] == "pass" and result["trials"][0]["matched_truth"] == 1
+
+
+def test_show_unknown_run_or_question(invoke, project: Path) -> None:
+    result = invoke("show", "-C", str(project), "r11", exit_code=2)
+    assert "no run named 'r11'" in result.stderr and "Did you mean 'r1'?" in result.stderr
+    result = invoke("show", "-C", str(project), "r1", "sales/emea_name", exit_code=2)
+    assert "run r1 has no question 'sales/emea_name'; did you mean 'sales/emea_names'?" in (
+        result.stderr
+    )
+    result = invoke("show", "-C", str(project), "r1", "words", "--trial", "4", exit_code=2)
+    assert "has no trial #4" in result.stderr

@@ -1,0 +1,548 @@
+"""The run loop on a real temporary project (embedded DuckDB, python agents, a FakeAgent kind)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from sqlbench.agents.kinds import AgentKind, KindOptions
+from sqlbench.agents.registry import register_kind, unregister_kind
+from sqlbench.errors import AgentError, EngineError, SqlbenchError
+from sqlbench.project.load import load_project
+from sqlbench.runs import runner
+from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
+from sqlbench.runs.models import RunStatus
+from sqlbench.runs.plan import RunOptions, Shard, pick_questions
+from sqlbench.runs.runner import open_store, run_benchmark
+from sqlbench.runs.store import RunStore
+from sqlbench.testing import FakeAgent, write_project
+from sqlbench.verdicts import Verdict
+
+P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED
+
+
+class _FakeOptions(KindOptions):
+    pass
+
+
+@pytest.fixture
+def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
+    """Register the agent kind ``fake``; ``use(agent)`` picks the FakeAgent it builds."""
+    holder: dict[str, FakeAgent] = {}
+    register_kind(
+        AgentKind(
+            name="fake",
+            options=_FakeOptions,
+            build=lambda config, options, context: holder["agent"],
+        ),
+        replace=True,
+    )
+    yield lambda agent: holder.__setitem__("agent", agent)
+    unregister_kind("fake")
+
+
+def verdicts(run: Any) -> dict[str, Verdict]:
+    return {q.full_name: q.verdict for q in run.questions}
+
+
+def test_every_verdict_for_an_honest_reason(
+    project_dir: Path, asked_questions: Callable[[Path], list[str]]
+) -> None:
+    events: list[ProgressEvent] = []
+    run = run_benchmark(load_project(project_dir), progress=events.append)
+    assert run.status is RunStatus.COMPLETED
+    assert verdicts(run) == {
+        "ops/region_count": E,
+        "sales/count_customers": P,
+        "sales/revenue_by_region": P,
+        "sales/emea_names": F,
+        "sales/top_customer": P,
+        "sales/broken_truth": E,
+        "sales/no_truth": R,
+        "sales/syntax": F,
+        "sales/drop": F,
+        "sales/words": R,
+        "sales/later": S,
+    }
+    reasons = {q.full_name: q.reason for q in run.questions}
+    assert reasons["ops/region_count"] == "agent error: RuntimeError: model overloaded"
+    assert reasons["sales/top_customer"].startswith("matches also_accept #1")
+    assert reasons["sales/broken_truth"].startswith("the ground truth failed: ")
+    assert "missing_table" in reasons["sales/broken_truth"]
+    assert reasons["sales/drop"].startswith("not a read-only query")
+    assert reasons["sales/words"] == (
+        "the agent answered in words, not SQL: There are three customers."
+    )
+    assert reasons["sales/later"] == "skipped: not ready"
+    assert run.accuracy.label() == "30% (3/10)"  # skipped is not in the total
+    # Neither the broken ground truth's question nor the skipped one reached the agent.
+    assert sorted(asked_questions(project_dir)) == sorted(
+        set(verdicts(run)) - {"sales/broken_truth", "sales/later"}
+    )
+    started = [e for e in events if isinstance(e, RunStarted)]
+    graded = [e for e in events if isinstance(e, QuestionGraded)]
+    assert len(started) == 1 and started[0].total == 11 and started[0].done == 0
+    assert [e.done for e in graded] == list(range(1, 12))
+    assert graded[-1].counts == {P: 3, F: 3, R: 2, E: 2, S: 1}
+
+
+def test_a_graded_question_keeps_sql_previews_trace_and_timings(project_dir: Path) -> None:
+    run = run_benchmark(load_project(project_dir), options=RunOptions(select=("emea_names",)))
+    trial = run.questions[0].first
+    assert trial.truth_sql == "SELECT name FROM customers WHERE region = 'EMEA'"
+    assert trial.agent_sql == "SELECT name FROM customers WHERE region = 'APAC'"
+    assert trial.expected_preview is not None and trial.actual_preview is not None
+    assert trial.expected_preview.rows == [["Ann"], ["Cy"]]
+    assert trial.expected_preview.differs == [True, True]
+    assert trial.actual_preview.rows == [["Bob"]] and trial.actual_preview.differs == [True]
+    assert trial.latency_ms is not None and trial.latency_ms > 0
+    assert set(trial.timings_ms) == {"truth", "agent_sql", "compare"}
+    assert trial.question == "Names of EMEA customers?"
+
+
+def test_results_are_in_the_store_and_match_what_is_returned(project_dir: Path) -> None:
+    project = load_project(project_dir)
+    run = run_benchmark(project, options=RunOptions(name="stored"))
+    with open_store(project) as store:
+        again = store.load_run("stored")
+        assert again == run
+        assert store.list_runs()[0].status is RunStatus.COMPLETED
+    assert (project_dir / ".sqlbench" / "runs.db").is_file()
+
+
+def test_previews_are_capped(tmp_path: Path, fake_agent: Callable[[FakeAgent], None]) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": "big", "question": "?", "sql": "SELECT range AS n FROM range(5000)"}
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    fake_agent(FakeAgent({"big": "SELECT range + 1 AS n FROM range(5000)"}))
+    run = run_benchmark(load_project(root), "fake")
+    trial = run.questions[0].first
+    assert trial.verdict is F
+    assert trial.actual_preview is not None and len(trial.actual_preview.rows) <= 20
+    assert trial.actual_preview.total_rows == 5000
+    # The differing rows far down the result are shown too, marked.
+    assert trial.actual_preview.row_numbers[-1] == 4999 and trial.actual_preview.differs[-1]
+
+
+def test_selection_space_and_shards(project_dir: Path) -> None:
+    project = load_project(project_dir)
+    run = run_benchmark(project, options=RunOptions(space="sales", select=("count_*", "words")))
+    assert sorted(verdicts(run)) == ["sales/count_customers", "sales/words"]
+    assert run.info.select == ["count_*", "words"] and run.info.spaces == ["sales"]
+    every = {q.full_name for q in project.questions}
+    parts = [
+        {q.full_name for q in pick_questions(project, (), None, Shard(i, 3))} for i in (1, 2, 3)
+    ]
+    assert set().union(*parts) == every and sum(map(len, parts)) == len(every)
+    assert parts == [
+        {q.full_name for q in pick_questions(project, (), None, Shard(i, 3))} for i in (1, 2, 3)
+    ]
+    shard = run_benchmark(project, options=RunOptions(shard=Shard(2, 3)))
+    assert set(verdicts(shard)) == parts[1] and shard.info.shard == "2/3"
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "x", "1-2"])
+def test_bad_shards_are_one_sentence(text: str) -> None:
+    with pytest.raises(SqlbenchError, match="--shard must be I/N"):
+        Shard.parse(text)
+
+
+def test_unknown_agent_suggests_the_closest(project_dir: Path) -> None:
+    with pytest.raises(AgentError, match=r"Unknown agent 'scriptd'\. Did you mean 'scripted'"):
+        run_benchmark(load_project(project_dir), "scriptd")
+
+
+def test_questions_run_concurrently(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(10)
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    fake_agent(FakeAgent(default="SELECT 1", delay_s=0.3))
+    start = time.monotonic()
+    run = run_benchmark(load_project(root), "fake", RunOptions(concurrency=10))
+    assert time.monotonic() - start < 2.0  # 10 x 0.3 s one by one would be 3 s
+    assert run.accuracy.label() == "100% (10/10)"
+
+
+def test_repeat_asks_k_times_and_reports_rates(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": "steady", "question": "?", "sql": "SELECT 1"},
+                    {"name": "wobbly", "question": "?", "sql": "SELECT 2"},
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    agent = FakeAgent({"steady": "SELECT 1", "wobbly": ["SELECT 2", "SELECT 3", "SELECT 2"]})
+    fake_agent(agent)
+    run = run_benchmark(load_project(root), "fake", RunOptions(repeat=3, concurrency=1))
+    assert len(agent.requests) == 6
+    steady, wobbly = run.questions
+    assert (steady.pass_rate, steady.flaky, steady.verdict) == (1.0, False, P)
+    assert wobbly.pass_rate == pytest.approx(2 / 3) and wobbly.flaky and wobbly.verdict is F
+    assert wobbly.pass_at_k == 1.0 and wobbly.pass_hat_k == 0.0
+    assert [t.trial for t in wobbly.trials] == [0, 1, 2]
+    assert run.accuracy.value == pytest.approx((1 + 2 / 3) / 2)
+    assert run.accuracy.interval is not None
+    assert run.accuracy.interval.low <= run.accuracy.value <= run.accuracy.interval.high
+
+
+def test_each_distinct_ground_truth_runs_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path / "p",
+        {
+            "sqlbench.yml": {"run": {"concurrency": 6}},
+            "certified_queries/c.yml": {
+                "certified_queries": [
+                    {
+                        "name": "shared",
+                        "sql": "SELECT count(*) AS n FROM range(1000) t(x) WHERE x % 7 = 3",
+                    }
+                ]
+            },
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    *(
+                        {"name": f"q{i}", "question": "?", "certifiedQuery": "shared"}
+                        for i in range(6)
+                    ),
+                    {
+                        "name": "other",
+                        "question": "?",
+                        "sql": "SELECT 143 AS n",
+                        "also_accept": [
+                            "SELECT count(*) AS n FROM range(1000) t(x) WHERE x % 7 = 3"
+                        ],
+                    },
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    executed: list[str] = []
+    real_open = runner.open_project_engine
+
+    def counting_open(project: Any) -> Any:
+        engine = real_open(project)
+        real_run_truth = engine.run_truth
+
+        def run_truth(sql: str, **kwargs: Any) -> Any:
+            executed.append(sql)
+            return real_run_truth(sql, **kwargs)
+
+        engine.run_truth = run_truth  # type: ignore[method-assign]
+        return engine
+
+    monkeypatch.setattr(runner, "open_project_engine", counting_open)
+    fake_agent(FakeAgent(default="SELECT 143 AS n"))
+    run = run_benchmark(load_project(root), "fake", RunOptions(repeat=2))
+    assert run.accuracy.label() == "100% (14/14)"
+    assert sorted(executed) == sorted(
+        ["SELECT count(*) AS n FROM range(1000) t(x) WHERE x % 7 = 3", "SELECT 143 AS n"]
+    )
+
+
+def test_resume_asks_only_what_has_no_answer(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(6)
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    project = load_project(root)
+    first = FakeAgent(default="SELECT 1")
+    fake_agent(first)
+
+    def stop_after_three(event: ProgressEvent) -> None:
+        if isinstance(event, QuestionGraded) and event.done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(
+            project, "fake", RunOptions(name="half", concurrency=1), progress=stop_after_three
+        )
+    with open_store(project) as store:
+        assert store.list_runs()[0].status is RunStatus.INTERRUPTED
+        kept = store.done_keys(store.find_run("half").id)
+    assert len(kept) >= 3
+    second = FakeAgent(default="SELECT 1")
+    fake_agent(second)
+    run = run_benchmark(project, None, RunOptions(resume="half"))
+    asked_again = {r.name for r in second.requests}
+    assert asked_again == {f"q{i}" for i in range(6)} - {name for _, name, _ in kept}
+    assert run.status is RunStatus.COMPLETED and run.accuracy.label() == "100% (6/6)"
+
+
+def _interrupted_run(project: Any, fake_agent: Callable[[FakeAgent], None]) -> None:
+    fake_agent(FakeAgent(default="SELECT 1"))
+
+    def stop(event: ProgressEvent) -> None:
+        if isinstance(event, QuestionGraded):
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(project, "fake", RunOptions(name="r1", concurrency=1), progress=stop)
+
+
+def _resumable(tmp_path: Path, **extra: Any) -> Path:
+    files: dict[str, Any] = {
+        "eval_questions/q.yml": {
+            "eval_questions": [
+                {"name": "a", "question": "?", "sql": "SELECT 1"},
+                {"name": "b", "question": "?", "sql": "SELECT 2"},
+            ]
+        },
+        "agents/fake.yml": {
+            "agents": [{"name": "fake", "kind": "fake"}, {"name": "other", "kind": "fake"}]
+        },
+    }
+    files.update(extra)
+    return write_project(tmp_path, files)
+
+
+def test_resume_refuses_a_changed_question_set(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _resumable(tmp_path)
+    _interrupted_run(load_project(root), fake_agent)
+    write_project(
+        root,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": "a", "question": "?", "sql": "SELECT 1"},
+                    {"name": "b", "question": "?", "sql": "SELECT 3"},
+                ]
+            }
+        },
+    )
+    with pytest.raises(SqlbenchError, match="cannot resume run 'r1': its question set changed"):
+        run_benchmark(load_project(root), None, RunOptions(resume="r1"))
+    with pytest.raises(SqlbenchError, match="its question set changed"):
+        run_benchmark(load_project(root), None, RunOptions(resume="r1", select=("a",)))
+
+
+def test_resume_refuses_changed_agent_settings(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _resumable(tmp_path)
+    _interrupted_run(load_project(root), fake_agent)
+    with pytest.raises(
+        SqlbenchError,
+        match="the agent's settings changed since it started \\(agent 'fake' then, 'other' now\\)",
+    ):
+        run_benchmark(load_project(root), "other", RunOptions(resume="r1"))
+    with pytest.raises(SqlbenchError, match="started with --repeat 1"):
+        run_benchmark(load_project(root), None, RunOptions(resume="r1", repeat=2))
+
+
+def test_resume_refuses_a_live_run(project_dir: Path, make_info: Any) -> None:
+    project = load_project(project_dir)
+    with open_store(project) as store:
+        store.create_run(make_info(name="busy"))  # this process, fresh heartbeat
+    with pytest.raises(SqlbenchError, match="cannot resume run 'busy': it is still running"):
+        run_benchmark(project, None, RunOptions(resume="busy"))
+
+
+def test_setup_error_fails_the_run_and_records_why(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"setup": ["models/*.sql"]},
+            "models/bad.sql": "CREATE VIEW v AS SELECT * FROM nowhere;",
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "a", "question": "?", "sql": "SELECT 1"}]
+            },
+        },
+    )
+    project = load_project(root)
+    with pytest.raises(EngineError, match=r"models/bad\.sql: setup SQL failed"):
+        run_benchmark(project, "auto", RunOptions(name="broken"))
+    with open_store(project) as store:
+        info = store.find_run("broken")
+    assert info.status is RunStatus.FAILED and "models/bad.sql" in (info.error or "")
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    seen: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        _Recorder.seen.append(self.headers.get("Authorization", ""))
+        body = json.dumps({"sql": "SELECT 1 AS x"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        return
+
+
+def test_secrets_stay_in_env_form(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        root = write_project(
+            tmp_path,
+            {
+                "eval_questions/q.yml": {
+                    "eval_questions": [{"name": "a", "question": "?", "sql": "SELECT 1"}]
+                },
+                "agents/http.yml": {
+                    "agents": [
+                        {
+                            "name": "api",
+                            "kind": "http",
+                            "url": f"http://127.0.0.1:{server.server_port}/",
+                            "headers": {"Authorization": "Bearer ${API_TOKEN}"},
+                        }
+                    ]
+                },
+            },
+        )
+        project = load_project(root)
+        run = run_benchmark(project, "api", RunOptions(env={"API_TOKEN": "s3cr3t-t0ken"}))
+    finally:
+        server.shutdown()
+    assert _Recorder.seen == ["Bearer s3cr3t-t0ken"]  # the agent did use the secret
+    assert run.accuracy.label() == "100% (1/1)"
+    assert run.info.agent_settings["options"]["headers"] == {"Authorization": "Bearer ${API_TOKEN}"}
+    stored = b"".join(p.read_bytes() for p in (root / ".sqlbench").glob("runs.db*"))
+    assert b"${API_TOKEN}" in stored and b"s3cr3t" not in stored
+    with RunStore.for_project(root, None) as store:
+        assert "s3cr3t" not in json.dumps(store.export_run(run.info.name))
+
+
+def test_options_are_checked(project_dir: Path) -> None:
+    with pytest.raises(SqlbenchError, match="--repeat must be at least 1"):
+        RunOptions(repeat=0)
+    with pytest.raises(SqlbenchError, match="no question matches 'nope'"):
+        run_benchmark(load_project(project_dir), options=RunOptions(select=("nope",)))
+
+
+def test_agent_notice_is_reported_once(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "certified_queries/c.yml": {
+                "certified_queries": [
+                    {
+                        "name": "customer_count",
+                        "question": "How many customers do we have?",
+                        "sql": "SELECT 3 AS n",
+                    }
+                ]
+            },
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "a",
+                        "question": "How many customers do we have?",
+                        "certifiedQuery": "customer_count",
+                    },
+                    {
+                        "name": "b",
+                        "question": "Which planet is largest?",
+                        "sql": "SELECT 'Jupiter'",
+                    },
+                ]
+            },
+        },
+    )
+    events: list[ProgressEvent] = []
+    run = run_benchmark(load_project(root), "auto", RunOptions(env={}), progress=events.append)
+    notices = [e for e in events if type(e).__name__ == "RunNotice"]
+    assert len(notices) == 1
+    assert verdicts(run)["auto/a"] is P and verdicts(run)["auto/b"] is R
+
+
+def test_ground_truth_in_another_dialect_is_transpiled(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"dialect": "postgres"},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "month",
+                        "question": "?",
+                        "sql": "SELECT to_char(DATE '2024-01-31', 'YYYY-MM') AS m",
+                    },
+                    {"name": "bad", "question": "?", "sql": "SELECT FROM WHERE"},
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    agent = FakeAgent({"month": "SELECT strftime(DATE '2024-01-31', '%Y-%m')"})
+    fake_agent(agent)
+    run = run_benchmark(load_project(root), "fake")
+    month, bad = run.questions
+    assert month.verdict is P
+    assert month.first.truth_sql == "SELECT to_char(DATE '2024-01-31', 'YYYY-MM') AS m"
+    assert bad.verdict is E and "sqlglot cannot parse the ground truth" in bad.reason
+    assert [r.name for r in agent.requests] == ["month"]
+
+
+@pytest.mark.postgres
+def test_a_run_into_a_postgresql_store(project_dir: Path, postgres_url: str) -> None:
+    write_project(
+        project_dir,
+        {
+            "sqlbench.yml": {
+                "dialect": "duckdb",
+                "setup": ["models/*.sql"],
+                "default_agent": "scripted",
+                "store": postgres_url,
+            }
+        },
+    )
+    project = load_project(project_dir)
+    run = run_benchmark(project, options=RunOptions(name="team-run"))
+    assert run.accuracy.label() == "30% (3/10)"
+    with open_store(project) as store:
+        assert store.url.startswith("postgresql")
+        assert store.load_run("team-run") == run
+    assert not (project_dir / ".sqlbench").exists()

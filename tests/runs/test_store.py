@@ -1,0 +1,313 @@
+"""The run store: durable results, statuses, migrations, identity lookups, export/import."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from sqlbench.runs import migrations
+from sqlbench.runs.database import store_url
+from sqlbench.runs.identity import RunIdentity, identity_of
+from sqlbench.runs.migrations import Migration, StoreError, applied_migrations, migrate
+from sqlbench.runs.models import RunStatus
+from sqlbench.runs.store import RunStore
+from sqlbench.verdicts import Verdict
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> RunStore:
+    with RunStore.for_project(tmp_path, None) as opened:
+        yield opened
+
+
+def test_default_store_is_a_git_ignored_sqlite_file_in_the_project(tmp_path: Path) -> None:
+    url = store_url(tmp_path, None)
+    assert url == f"sqlite:///{(tmp_path / '.sqlbench' / 'runs.db').resolve()}"
+    assert (tmp_path / ".sqlbench" / ".gitignore").read_text().splitlines()[-1] == "*"
+
+
+@pytest.mark.parametrize(
+    ("setting", "expected"),
+    [
+        ("history", "history/runs.db"),
+        ("team/bench.db", "team/bench.db"),
+        ("sqlite:///rel/runs.sqlite", "rel/runs.sqlite"),
+    ],
+)
+def test_relative_store_paths_are_under_the_project(
+    tmp_path: Path, setting: str, expected: str
+) -> None:
+    assert store_url(tmp_path, setting) == f"sqlite:///{(tmp_path / expected).resolve()}"
+
+
+def test_server_urls_are_kept_as_written(tmp_path: Path) -> None:
+    url = "postgresql+psycopg://u:pw@db.example/bench"
+    assert store_url(tmp_path, url) == url
+
+
+def test_results_round_trip_with_timezone_aware_times(
+    store: RunStore, make_info: Any, make_trial: Any
+) -> None:
+    info = make_info(name="first")
+    store.create_run(info)
+    store.record(info.id, make_trial("q1", position=1))
+    store.record(info.id, make_trial("q0", Verdict.FAIL, position=0, reason="2 rows differ"))
+    store.finish(info.id, RunStatus.COMPLETED)
+
+    run = store.load_run("first")
+    assert run.status is RunStatus.COMPLETED
+    assert [q.name for q in run.questions] == ["q0", "q1"]  # the run's question order
+    assert run.questions[0].reason == "2 rows differ"
+    assert run.accuracy.label() == "50% (1/2)"
+    assert run.info.created_at == info.created_at
+    assert run.info.finished_at is not None and run.info.finished_at.utcoffset().seconds == 0
+    assert run.questions[1].first.graded_at.tzinfo is not None
+
+
+def test_each_recorded_result_is_visible_to_another_process_at_once(
+    store: RunStore, tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    info = make_info(name="live", question_count=3)
+    store.create_run(info)
+    store.record(info.id, make_trial("q0"))
+    reader = textwrap.dedent(f"""
+        from pathlib import Path
+        from sqlbench.runs.store import RunStore
+        summary = RunStore.for_project(Path({str(tmp_path)!r}), None).list_runs()[0]
+        print(summary.status.value, summary.graded, summary.passed)
+    """)
+    out = subprocess.run(
+        [sys.executable, "-c", reader], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["running", "1", "1"]
+
+
+def test_names_are_unique(store: RunStore, make_info: Any) -> None:
+    store.create_run(make_info(name="nightly"))
+    with pytest.raises(StoreError, match="a run named 'nightly' already exists"):
+        store.create_run(make_info(name="nightly"))
+
+
+def test_runs_are_found_by_name_id_or_id_prefix(store: RunStore, make_info: Any) -> None:
+    info = make_info(name="by-name")
+    store.create_run(info)
+    assert store.find_run("by-name").id == info.id
+    assert store.find_run(info.id).name == "by-name"
+    assert store.find_run(info.id[:8]).name == "by-name"
+    with pytest.raises(StoreError, match=r"no run named 'by-nam' .*Did you mean 'by-name'"):
+        store.find_run("by-nam")
+
+
+def test_list_is_newest_first_with_counts_and_skipped_left_out(
+    store: RunStore, make_info: Any, make_trial: Any, ago: Any
+) -> None:
+    old = make_info(name="old", created_at=ago(100), updated_at=ago(100))
+    new = make_info(name="new")
+    for info in (old, new):
+        store.create_run(info)
+    store.record(new.id, make_trial("a"))
+    store.record(new.id, make_trial("b", Verdict.REVIEW))
+    store.record(new.id, make_trial("c", Verdict.SKIPPED))
+    listed = store.list_runs()
+    assert [s.info.name for s in listed] == ["new", "old"]
+    assert (listed[0].passed, listed[0].total, listed[0].graded) == (1, 2, 3)
+    assert listed[1].accuracy is None
+
+
+def test_a_run_whose_process_died_reads_interrupted(
+    store: RunStore, make_info: Any, ago: Any
+) -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    store.create_run(make_info(name="dead-pid", pid=dead.pid))
+    store.create_run(make_info(name="stale", host="elsewhere", pid=1, updated_at=ago(3600)))
+    store.create_run(make_info(name="other-host-fresh", host="elsewhere", pid=1))
+    store.create_run(make_info(name="alive"))
+    status = {s.info.name: s.status for s in store.list_runs()}
+    assert status == {
+        "dead-pid": RunStatus.INTERRUPTED,
+        "stale": RunStatus.INTERRUPTED,
+        "other-host-fresh": RunStatus.RUNNING,
+        "alive": RunStatus.RUNNING,
+    }
+
+
+def test_heartbeat_keeps_a_run_alive(tmp_path: Path, make_info: Any, ago: Any) -> None:
+    store = RunStore.for_project(tmp_path, None, stale_after_s=30)
+    info = make_info(name="beating", host="elsewhere", updated_at=ago(60))
+    store.create_run(info)
+    assert store.load_run("beating").status is RunStatus.INTERRUPTED
+    store.heartbeat(info.id)
+    assert store.load_run("beating").status is RunStatus.RUNNING
+
+
+def test_resume_bookkeeping(store: RunStore, make_info: Any, make_trial: Any) -> None:
+    info = make_info(name="resumable", host="elsewhere", pid=1)
+    store.create_run(info)
+    store.record(info.id, make_trial("a"))
+    store.record(info.id, make_trial("a", trial=1))
+    store.finish(info.id, RunStatus.INTERRUPTED)
+    assert store.done_keys(info.id) == {("auto", "a", 0), ("auto", "a", 1)}
+    store.reopen(info.id, host="here", pid=42)
+    reopened = store.find_run(info.id)
+    assert (reopened.status, reopened.host, reopened.pid, reopened.finished_at) == (
+        RunStatus.RUNNING,
+        "here",
+        42,
+        None,
+    )
+
+
+def test_failed_runs_keep_their_error(store: RunStore, make_info: Any) -> None:
+    info = make_info(name="broken")
+    store.create_run(info)
+    store.finish(info.id, RunStatus.FAILED, error="setup SQL failed: models/x.sql")
+    assert store.find_run("broken").error == "setup SQL failed: models/x.sql"
+
+
+def test_completed_run_found_by_identity(store: RunStore, make_info: Any, ago: Any) -> None:
+    match = make_info(name="match", status=RunStatus.COMPLETED)
+    identity = identity_of(match)
+    store.create_run(make_info(name="older", status=RunStatus.COMPLETED, created_at=ago(50)))
+    store.create_run(match)
+    store.create_run(make_info(name="running"))  # same identity but not completed
+    store.create_run(make_info(name="repeat", status=RunStatus.COMPLETED, repeat=3))
+    store.create_run(
+        make_info(name="other-agent", status=RunStatus.COMPLETED, agent_settings_hash="x" * 16)
+    )
+    store.create_run(make_info(name="shard", status=RunStatus.COMPLETED, shard="1/2"))
+    found = store.find_completed_run(identity)
+    assert found is not None and found.name == "match"
+    assert store.find_completed_run(identity, repeat=3).name == "repeat"
+    assert store.find_completed_run(identity._replace(compare_hash="z" * 16)) is None
+    assert store.find_completed_run(identity._replace(source="b" * 40)) is None
+
+
+def test_dirty_runs_match_only_the_same_working_tree(store: RunStore, make_info: Any) -> None:
+    dirty = make_info(name="dirty", status=RunStatus.COMPLETED, dirty=True, working_tree_hash="w1")
+    store.create_run(dirty)
+    identity = identity_of(dirty)
+    assert identity.source == "a" * 40 + "+w1"
+    assert store.find_completed_run(identity).name == "dirty"
+    assert store.find_completed_run(identity._replace(source="a" * 40 + "+w2")) is None
+
+
+def test_runs_outside_git_are_never_reused(store: RunStore, make_info: Any) -> None:
+    info = make_info(name="nogit", status=RunStatus.COMPLETED, commit=None)
+    store.create_run(info)
+    identity = identity_of(info)
+    assert identity == RunIdentity(None, "q" * 16, "s" * 16, "0.1.0", "c" * 16)
+    assert store.find_completed_run(identity) is None
+
+
+def test_export_import_between_stores(
+    store: RunStore, tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    info = make_info(name="exported", status=RunStatus.COMPLETED)
+    store.create_run(info)
+    store.record(info.id, make_trial("a", Verdict.FAIL, reason="row counts differ: 3 vs 4"))
+    data = json.loads(json.dumps(store.export_run("exported")))
+    assert data["format"] == "sqlbench-run" and data["schema_version"] == 1
+
+    other = RunStore(f"sqlite:///{tmp_path / 'other.db'}")
+    imported = other.import_run(data)
+    assert imported.imported and imported.name == "exported"
+    run = other.load_run("exported")
+    assert run.questions[0].reason == "row counts differ: 3 vs 4"
+    assert run.info.agent_settings == info.agent_settings
+    with pytest.raises(StoreError, match="already in"):
+        other.import_run(data)
+    assert other.find_completed_run(identity_of(info)).name == "exported"
+
+
+def test_import_refuses_other_files_and_newer_exports(store: RunStore) -> None:
+    with pytest.raises(StoreError, match="not a sqlbench run export"):
+        store.import_run({"results": []})
+    with pytest.raises(StoreError, match="schema version 99"):
+        store.import_run({"format": "sqlbench-run", "schema_version": 99})
+    with pytest.raises(StoreError, match="malformed"):
+        store.import_run({"format": "sqlbench-run", "schema_version": 1, "run": {"id": 3}})
+
+
+def test_an_imported_running_run_is_not_live(
+    store: RunStore, tmp_path: Path, make_info: Any
+) -> None:
+    info = make_info(name="was-running")
+    store.create_run(info)
+    other = RunStore(f"sqlite:///{tmp_path / 'other.db'}")
+    other.import_run(store.export_run("was-running"), name="copy")
+    assert other.load_run("copy").status is RunStatus.INTERRUPTED
+
+
+def test_migrations_are_applied_once_in_order(tmp_path: Path) -> None:
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'm.db'}")
+    calls: list[str] = []
+    extra = Migration("0002_add_notes", lambda conn: calls.append("0002"))
+    assert migrate(engine) == ["0001_create_runs_and_results"]
+    assert migrate(engine, [*migrations.MIGRATIONS, extra]) == ["0002_add_notes"]
+    assert migrate(engine, [*migrations.MIGRATIONS, extra]) == []
+    assert calls == ["0002"]
+    assert applied_migrations(engine) == ["0001_create_runs_and_results", "0002_add_notes"]
+
+
+def test_a_store_from_a_newer_sqlbench_is_refused(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    engine = sa.create_engine(url)
+    migrate(engine, [*migrations.MIGRATIONS, Migration("0002_future", lambda conn: None)])
+    engine.dispose()
+    with pytest.raises(StoreError, match="written by a newer sqlbench"):
+        RunStore(url)
+
+
+def test_an_unreachable_store_is_one_sentence(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot open the run store at postgresql"):
+        RunStore("postgresql+psycopg://nobody:secret@127.0.0.1:1/none")
+    with pytest.raises(StoreError) as caught:
+        RunStore("postgresql+psycopg://nobody:secret@127.0.0.1:1/none")
+    assert "secret" not in str(caught.value)
+
+
+@pytest.mark.postgres
+def test_postgresql_store(postgres_url: str, make_info: Any, make_trial: Any) -> None:
+    store = RunStore(postgres_url)
+    info = make_info(name="pg-run")
+    store.create_run(info)
+    store.record(info.id, make_trial("a"))
+    store.record(info.id, make_trial("b", Verdict.ERROR))
+    store.finish(info.id, RunStatus.COMPLETED)
+    again = RunStore(postgres_url)  # migrations are not re-applied
+    run = again.load_run("pg-run")
+    assert run.accuracy.label() == "50% (1/2)"
+    assert run.info.created_at == info.created_at
+    assert again.find_completed_run(identity_of(info)).name == "pg-run"
+    summary = again.list_runs()[0]
+    assert (summary.status, summary.passed, summary.total) == (RunStatus.COMPLETED, 1, 2)
+    store.close()
+    again.close()
+
+
+def test_a_project_store_setting_is_resolved_at_use(tmp_path: Path) -> None:
+    from sqlbench.runs.locate import open_project_store, store_setting
+    from sqlbench.testing import write_project
+
+    root = write_project(
+        tmp_path / "p",
+        {
+            "sqlbench.yml": {"store": "sqlite:///${BENCH_DIR}/team.db"},
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "a", "question": "?", "sql": "SELECT 1"}]
+            },
+        },
+    )
+    assert store_setting(root) == "sqlite:///${BENCH_DIR}/team.db"
+    with open_project_store(root, {"BENCH_DIR": str(tmp_path / "shared")}) as store:
+        assert store.url == f"sqlite:///{tmp_path / 'shared' / 'team.db'}"
+    assert (tmp_path / "shared" / "team.db").is_file()
+    assert not (root / ".sqlbench").exists()

@@ -1,0 +1,170 @@
+"""From ground truth and the agent's answer to a verdict and reason (SPEC section 3)."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from sqlbench.agents.base import Answer
+from sqlbench.engines.base import ResultSet
+from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.grading import TruthOutcome, agent_problem, grade, grade_skipped, truth_problem
+from sqlbench.project.models import CompareOptions, Question
+from sqlbench.verdicts import Verdict
+
+OPTIONS = CompareOptions()
+
+
+def question(truth_sql: str | None = "SELECT 1", **fields: object) -> Question:
+    q = Question(name="q", question="How many?", **fields)  # type: ignore[arg-type]
+    return q.located(space="sales", path="eval_questions/q.yml", line=3, truth_sql=truth_sql)
+
+
+def result(**columns: list[object]) -> ResultSet:
+    return ResultSet(pa.table(columns))
+
+
+def truth(sql: str = "SELECT 1", **columns: list[object]) -> TruthOutcome:
+    return TruthOutcome(sql=sql, result=result(**(columns or {"n": [3]})))
+
+
+def decide(
+    q: Question, truths: list[TruthOutcome], answer: Answer, outcome: ResultSet | QueryError | None
+) -> tuple[Verdict, str]:
+    graded = grade(q, truths, answer, outcome, options=OPTIONS, dialect="duckdb")
+    return graded.verdict, graded.reason
+
+
+def test_pass_whatever_the_column_names() -> None:
+    verdict, reason = decide(
+        question(sql="SELECT 1"), [truth(n=[3])], Answer(sql="SELECT 3"), result(how_many=[3])
+    )
+    assert verdict is Verdict.PASS and reason.startswith("results match")
+
+
+def test_fail_says_what_differs() -> None:
+    verdict, reason = decide(
+        question(sql="SELECT 1"), [truth(n=[3, 4])], Answer(sql="x"), result(n=[3])
+    )
+    assert verdict is Verdict.FAIL and "row" in reason
+
+
+def test_also_accept() -> None:
+    q = question(sql="SELECT 1", also_accept=["SELECT 2"])
+    truths = [truth(n=[3]), truth("SELECT 2", n=[4])]
+    graded = grade(q, truths, Answer(sql="x"), result(n=[4]), options=OPTIONS, dialect="duckdb")
+    assert graded.verdict is Verdict.PASS and graded.matched_truth == 1
+    assert graded.reason.startswith("matches also_accept #1: results match")
+    verdict, reason = decide(q, truths, Answer(sql="x"), result(n=[5]))
+    assert verdict is Verdict.FAIL and reason.endswith("(no also_accept matched either)")
+
+
+def test_ambiguous_comparison_stays_review() -> None:
+    expected = TruthOutcome("SELECT min(x) AS lo, max(x) AS hi", result(lo=[1, 2], hi=[5, 6]))
+    verdict, reason = decide(
+        question(sql="x"), [expected], Answer(sql="x"), result(lo=[5, 6], hi=[1, 2])
+    )
+    assert verdict is Verdict.REVIEW and reason
+
+
+def test_skipped() -> None:
+    assert grade_skipped(question(skip="FIN-142")).reason == "skipped: FIN-142"
+    verdict, _ = decide(question(sql="x", skip="later"), [truth()], Answer(sql="x"), None)
+    assert verdict is Verdict.SKIPPED
+
+
+def test_broken_ground_truth_is_an_error() -> None:
+    broken = TruthOutcome(
+        "SELECT * FROM nowhere",
+        error=QueryError(QueryErrorKind.RUNTIME, "Table nowhere does not exist"),
+    )
+    assert decide(question(sql="x"), [broken], Answer(sql="x"), None) == (
+        Verdict.ERROR,
+        "the ground truth failed: Table nowhere does not exist",
+    )
+    big = TruthOutcome("SELECT 2", error=QueryError(QueryErrorKind.TOO_MANY_ROWS, "over 10"))
+    grade_ = truth_problem(question(sql="x", also_accept=["SELECT 2"]), [truth(), big])
+    assert grade_ is not None and grade_.verdict is Verdict.ERROR
+    assert grade_.reason == "also_accept #1 returned more rows than max_rows: over 10"
+
+
+def test_unresolved_certified_query_is_an_error() -> None:
+    q = question(truth_sql=None, certifiedQuery="gone")
+    assert decide(q, [], Answer(sql="x"), None) == (
+        Verdict.ERROR,
+        "certified query 'gone' was not found",
+    )
+
+
+def test_agent_failure_is_an_error() -> None:
+    assert decide(question(sql="x"), [truth()], Answer(error="exit 1: boom"), None) == (
+        Verdict.ERROR,
+        "agent error: exit 1: boom",
+    )
+    assert agent_problem(Answer(sql="SELECT 1")) is None
+
+
+def test_no_ground_truth_is_review() -> None:
+    q = question(truth_sql=None)
+    verdict, reason = decide(q, [], Answer(sql="SELECT 1"), result(a=[1]))
+    assert verdict is Verdict.REVIEW and reason.startswith("no ground truth to compare with")
+    assert decide(q, [], Answer(), None)[1].endswith("the agent gave no SQL either")
+    error = QueryError(QueryErrorKind.SYNTAX, "bad SQL")
+    assert decide(q, [], Answer(sql="SELEC"), error)[1].endswith(
+        "the agent's SQL did not run: bad SQL"
+    )
+
+
+def test_no_sql_is_review() -> None:
+    assert decide(question(sql="x"), [truth()], Answer(answer="About   3\n customers."), None) == (
+        Verdict.REVIEW,
+        "the agent answered in words, not SQL: About 3 customers.",
+    )
+    assert decide(question(sql="x"), [truth()], Answer(), None) == (
+        Verdict.REVIEW,
+        "the agent gave no SQL and no answer (declined)",
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "message", "reason"),
+    [
+        (
+            QueryErrorKind.SYNTAX,
+            "Parser Error: near SELEC",
+            "the agent's SQL has a syntax error: Parser Error: near SELEC",
+        ),
+        (
+            QueryErrorKind.RUNTIME,
+            "Binder Error: column x",
+            "the agent's SQL failed: Binder Error: column x",
+        ),
+        (QueryErrorKind.TIMEOUT, "ran past 30 s", "the agent's SQL timed out: ran past 30 s"),
+        (
+            QueryErrorKind.TOO_MANY_ROWS,
+            "more than 10 rows",
+            "the agent's SQL returned more rows than max_rows: more than 10 rows",
+        ),
+        (
+            QueryErrorKind.NOT_READ_ONLY,
+            "not a read-only query: DROP is not a query",
+            "not a read-only query: DROP is not a query",
+        ),
+    ],
+)
+def test_agent_sql_that_does_not_run_fails(kind: QueryErrorKind, message: str, reason: str) -> None:
+    assert decide(question(sql="x"), [truth()], Answer(sql="..."), QueryError(kind, message)) == (
+        Verdict.FAIL,
+        reason,
+    )
+
+
+def test_a_lost_connection_is_not_the_agents_fault() -> None:
+    error = QueryError(QueryErrorKind.CONNECTION, "server closed the connection")
+    verdict, reason = decide(question(sql="x"), [truth()], Answer(sql="SELECT 1"), error)
+    assert verdict is Verdict.ERROR and "connection was lost" in reason
+
+
+def test_reasons_are_one_line_and_bounded() -> None:
+    _, reason = decide(question(sql="x"), [truth()], Answer(error="line\n" * 500), None)
+    assert "\n" not in reason and len(reason) <= 400
