@@ -1,0 +1,172 @@
+"""``sqlbench check``: the pull-request check (compare base and head, apply the policy)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from sqlbench.check import RULES, CheckPolicy, run_check
+from sqlbench.cli.compare import note, progress_display, side_run_options
+from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
+from sqlbench.cli.options import project_dir_option
+from sqlbench.diff import RunSide
+from sqlbench.errors import SqlbenchError
+from sqlbench.project.load import close_project
+from sqlbench.report import check_junit, compare_markdown, compare_text
+from sqlbench.runs.locate import open_project_store
+from sqlbench.sides import SideOptions, load_side_project, project_side, ref_side
+
+SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
+
+
+def _rules(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    rules = [part.strip() for part in value.split(",") if part.strip()]
+    unknown = [rule for rule in rules if rule not in RULES]
+    if unknown:
+        raise click.BadParameter(
+            f"unknown rule {unknown[0]!r}; rules: {', '.join(RULES)}", param_hint="--fail-on"
+        )
+    return rules
+
+
+def _write(path: Path, text: str, *, append: bool = False) -> None:
+    try:
+        with path.open("a" if append else "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as err:
+        raise SqlbenchError(f"cannot write {path}: {err.strerror or err}") from err
+
+
+@click.command("check")
+@project_dir_option
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="REF",
+    required=True,
+    help="Git ref the change goes into (main, origin/main, a sha).",
+)
+@click.option(
+    "--head",
+    "head_ref",
+    metavar="REF",
+    default=None,
+    help="Git ref of the change. Default: the working tree.",
+)
+@side_run_options
+@click.option(
+    "--fail-on",
+    "fail_on",
+    metavar="RULES",
+    default=None,
+    help="Comma-separated rules that fail the check: regression, significant_drop, "
+    "below_floor, must_pass. Default: check.fail_on in sqlbench.yml "
+    "(regression,must_pass).",
+)
+@click.option(
+    "--floor",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="Minimum head accuracy (0-1); enforced (adds below_floor) unless --fail-on "
+    "says otherwise.",
+)
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=None,
+    help="Significance level of significant_drop. Default: check.alpha (0.05).",
+)
+@click.option(
+    "--must-pass-tag",
+    default=None,
+    metavar="TAG",
+    help="Tag of the questions that must pass. Default: check.must_pass_tag (must-pass).",
+)
+@click.option(
+    "--junit",
+    "junit_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write JUnit XML here: one testcase per question.",
+)
+@click.option(
+    "--markdown",
+    "markdown_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write the Markdown summary here. Default: appended to "
+    "$GITHUB_STEP_SUMMARY when set, else printed.",
+)
+@click.pass_context
+def check_command(
+    ctx: click.Context,
+    project_dir: Path,
+    base_ref: str,
+    head_ref: str | None,
+    agent_name: str | None,
+    repeat: int,
+    concurrency: int | None,
+    fail_on: str | None,
+    floor: float | None,
+    alpha: float | None,
+    must_pass_tag: str | None,
+    junit_path: Path | None,
+    markdown_path: Path | None,
+) -> None:
+    """The pull-request check: compare --base with --head (the working tree by default) and
+    exit 1 when the check policy fails, 0 when it passes, 2 on setup errors.
+
+    The policy comes from `check:` in sqlbench.yml at the head, flags on top. A stored run with
+    the same identity is reused for either side, so a check whose base was run before costs one
+    run. A base without a sqlbench project counts as empty.
+    """
+    rules = _rules(fail_on)
+    options = SideOptions(
+        project_dir=project_dir, agent_name=agent_name, repeat=repeat, concurrency=concurrency
+    )
+    with open_project_store(project_dir) as store:
+        loaded = load_side_project(head_ref, options, role="head", notify=note)
+        if isinstance(loaded, RunSide):  # only an allow_empty base can be empty
+            raise SqlbenchError("the head has no sqlbench project")
+        try:
+            policy = CheckPolicy.from_settings(
+                loaded.settings.check,
+                fail_on=rules,
+                floor=floor,
+                alpha=alpha,
+                must_pass_tag=must_pass_tag,
+            )
+            with progress_display() as display:
+                base = ref_side(
+                    base_ref,
+                    store,
+                    options,
+                    role="base",
+                    allow_empty=True,
+                    progress=display,
+                    notify=note,
+                )
+            with progress_display() as display:
+                head = project_side(
+                    loaded, store, options, role="head", progress=display, notify=note
+                )
+        finally:
+            close_project(loaded)
+    result = run_check(base, head, policy)
+    markdown = compare_markdown.render_check(result)
+    if junit_path is not None:
+        _write(junit_path, check_junit.render(result))
+    summary = os.environ.get(SUMMARY_VARIABLE)
+    if markdown_path is not None:
+        _write(markdown_path, markdown)
+    elif summary:
+        _write(Path(summary), markdown + "\n", append=True)
+    if markdown_path is None and not summary:
+        click.echo(markdown, nl=False)
+    else:
+        click.echo(compare_text.render_check(result), nl=False)
+    ctx.exit(EXIT_OK if result.passed else EXIT_FAIL)

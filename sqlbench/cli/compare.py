@@ -1,0 +1,158 @@
+"""``sqlbench compare``: two stored runs, or two git refs (running what is missing)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from sqlbench.cli.main import EXIT_OK
+from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
+from sqlbench.diff import RunDiff, RunSide, diff_runs
+from sqlbench.report import compare_json, compare_markdown, compare_text
+from sqlbench.report.run_progress import RunProgress
+from sqlbench.runs.locate import open_project_store
+from sqlbench.runs.store import RunStore
+from sqlbench.sides import SideOptions, ref_side, stored_side
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def side_run_options(func: F) -> F:
+    """``--agent``, ``--repeat`` and ``--concurrency``: how a side is run when it must be."""
+    func = click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Questions in flight at once when a side must be run. Default: run.concurrency.",
+    )(func)
+    func = click.option(
+        "--repeat",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        metavar="K",
+        help="Answers per question on each side: per-question pass rates, flaky questions, "
+        "a paired test over questions. A stored run is reused only with the same K.",
+    )(func)
+    return click.option(
+        "--agent",
+        "agent_name",
+        metavar="NAME",
+        default=None,
+        help="Agent on both sides. Default: each side's default_agent.",
+    )(func)
+
+
+def note(message: str) -> None:
+    """A one-line note for the user on stderr."""
+    click.echo(f"Note: {message}", err=True)
+
+
+def progress_display() -> RunProgress:
+    """Live progress on stderr for a side that has to be run."""
+    return RunProgress(sys.stderr, live=sys.stderr.isatty())
+
+
+def render_diff(diff: RunDiff, fmt: str) -> str:
+    """The comparison in one of the ``--format`` choices."""
+    if fmt == "json":
+        return compare_json.render(diff)
+    if fmt == "markdown":
+        return compare_markdown.render(diff)
+    return compare_text.render(diff)
+
+
+@click.command("compare")
+@project_dir_option
+@click.argument("runs", nargs=-1, metavar="[A B]")
+@click.option(
+    "--base",
+    "base_ref",
+    metavar="REF",
+    default=None,
+    help="Git ref of the base side (run unless a stored run matches it).",
+)
+@click.option(
+    "--head",
+    "head_ref",
+    metavar="REF",
+    default=None,
+    help="Git ref of the head side. Default: the working tree.",
+)
+@side_run_options
+@click.option(
+    "--alpha",
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    default=0.05,
+    show_default=True,
+    help="Significance level of the paired test's conclusion.",
+)
+@format_option("table", "json", "markdown")
+@output_option
+@click.pass_context
+def compare_command(
+    ctx: click.Context,
+    project_dir: Path,
+    runs: tuple[str, ...],
+    base_ref: str | None,
+    head_ref: str | None,
+    agent_name: str | None,
+    repeat: int,
+    concurrency: int | None,
+    alpha: float,
+    fmt: str,
+    output: Path | None,
+) -> None:
+    """Compare two runs: `compare A B` (stored runs, by name or id) or `--base REF
+    [--head REF]` (git refs; a side is run unless a stored run has the same identity).
+
+    Shows each side's accuracy with its 95% interval, the difference, regressions (pass to
+    anything else, review included) and fixes with the reason on both sides, flaky, added and
+    removed questions, the paired test (exact McNemar; over per-question pass rates with
+    --repeat) and a conclusion: improved, regressed, inconclusive or too few questions.
+    """
+    if runs and (base_ref or head_ref):
+        raise click.UsageError("give two runs or --base/--head, not both")
+    if runs and len(runs) != 2:
+        raise click.UsageError(f"compare takes two runs (base, head), got {len(runs)}")
+    if not runs and base_ref is None:
+        raise click.UsageError("give two runs (compare A B) or a base ref (--base REF)")
+    with open_project_store(project_dir) as store:
+        if runs:
+            if agent_name is not None or repeat != 1:
+                raise click.UsageError("--agent and --repeat apply to --base/--head only")
+            base = stored_side(store, runs[0], note)
+            head = stored_side(store, runs[1], note)
+        else:
+            base, head = ref_sides(
+                project_dir, base_ref, head_ref, agent_name, repeat, concurrency, store
+            )
+        diff = diff_runs(base, head, alpha=alpha)
+    write_output(render_diff(diff, fmt), output)
+    ctx.exit(EXIT_OK)
+
+
+def ref_sides(
+    project_dir: Path,
+    base_ref: str | None,
+    head_ref: str | None,
+    agent_name: str | None,
+    repeat: int,
+    concurrency: int | None,
+    store: RunStore,
+) -> tuple[RunSide, RunSide]:
+    """Both sides from refs, base first (so a head identical to the base reuses its run)."""
+    options = SideOptions(
+        project_dir=project_dir, agent_name=agent_name, repeat=repeat, concurrency=concurrency
+    )
+    with progress_display() as display:
+        base = ref_side(
+            base_ref, store, options, role="base", allow_empty=True, progress=display, notify=note
+        )
+    with progress_display() as display:
+        head = ref_side(head_ref, store, options, role="head", progress=display, notify=note)
+    return base, head

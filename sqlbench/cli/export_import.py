@@ -1,0 +1,68 @@
+"""``sqlbench export RUN`` / ``sqlbench import FILE``: move runs between stores as JSON files.
+
+A base run made on the main branch's CI can be exported as an artifact and imported by a pull
+request's CI, so the PR check reuses it instead of running the base again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from sqlbench.cli.main import EXIT_OK
+from sqlbench.cli.options import output_option, project_dir_option, write_output
+from sqlbench.errors import SqlbenchError
+from sqlbench.runs.locate import open_project_store
+
+
+@click.command("export")
+@project_dir_option
+@click.argument("run_ref", metavar="RUN")
+@output_option
+@click.pass_context
+def export_command(
+    ctx: click.Context, project_dir: Path, run_ref: str, output: Path | None
+) -> None:
+    """Print a run and all its results as JSON (with schema_version): `sqlbench export RUN >
+    run.json`. Secrets stay in their ${ENV_VAR} form."""
+    with open_project_store(project_dir) as store:
+        document = store.export_run(run_ref)
+    write_output(json.dumps(document, indent=2, ensure_ascii=False), output)
+    ctx.exit(EXIT_OK)
+
+
+@click.command("import")
+@project_dir_option
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option(
+    "--name",
+    "run_name",
+    default=None,
+    metavar="RUN",
+    help="Store the run under another name (when its name is taken here).",
+)
+@click.pass_context
+def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: str | None) -> None:
+    """Store a run exported by `sqlbench export` (`-` reads standard input). A run already in
+    this store, or an export of a newer schema version, is refused."""
+    try:
+        text = (
+            click.get_text_stream("stdin").read()
+            if str(file) == "-"
+            else file.read_text(encoding="utf-8")
+        )
+    except (OSError, UnicodeDecodeError) as err:
+        raise SqlbenchError(f"cannot read {file}: {getattr(err, 'strerror', None) or err}") from err
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise SqlbenchError(f"{file}:{err.lineno}: not JSON ({err.msg})") from err
+    with open_project_store(project_dir) as store:
+        info = store.import_run(document, name=run_name)
+    click.echo(
+        f"Imported run {info.name} ({info.source_label}, agent {info.agent_name}, "
+        f"{info.question_count} questions)"
+    )
+    ctx.exit(EXIT_OK)

@@ -1,0 +1,353 @@
+"""Pair two runs question by question: regressions, fixes, flaky, added and removed questions.
+
+Questions are paired by ``space/name``. On paired questions (present and not skipped on both
+sides):
+
+- regression: passed on base (every trial), does not pass on head (any other verdict, review
+  included: an agent that starts declining has regressed);
+- fix: did not pass on base, passes on head;
+- flaky: pass rate strictly between 0 and 1 on either side (``--repeat``): listed with both
+  rates, never counted as a regression or a fix; the paired test over questions still sees it;
+- changed: a non-pass verdict became another non-pass verdict (fail -> error): listed only.
+
+Questions on one side only are listed as added or removed, and questions skipped on one side
+only as skipped; none of these is counted. The significance of the difference comes from
+``sqlbench.stats`` (exact McNemar for single runs, exact sign-flip over per-question rates for
+repeated runs).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from fractions import Fraction
+from functools import cached_property
+
+from sqlbench.runs.models import RunInfo, TrialResult
+from sqlbench.stats import (
+    Conclusion,
+    Interval,
+    PairedTest,
+    bootstrap_mean_interval,
+    paired_rates,
+    paired_single,
+    wilson_interval,
+)
+from sqlbench.verdicts import Verdict
+
+_SEVERITY = {Verdict.ERROR: 3, Verdict.FAIL: 2, Verdict.REVIEW: 1}
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One question's results in one run: one verdict and reason per trial (``--repeat K``)."""
+
+    space: str
+    name: str
+    verdicts: tuple[Verdict, ...]
+    """One per trial, in trial order; never empty."""
+    reasons: tuple[str, ...]
+    """The reason of each trial, aligned with ``verdicts``."""
+    tags: tuple[str, ...] = ()
+    """The question's tags, when the run recorded them."""
+
+    def __post_init__(self) -> None:
+        if not self.verdicts or len(self.verdicts) != len(self.reasons):
+            raise ValueError(f"{self.full_name}: need one reason per verdict and at least one")
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``."""
+        return f"{self.space}/{self.name}"
+
+    @cached_property
+    def skipped(self) -> bool:
+        """True when the question was skipped (``skip:``): not in accuracy, not paired."""
+        return all(v is Verdict.SKIPPED for v in self.verdicts)
+
+    @cached_property
+    def trials(self) -> int:
+        """Graded trials (skipped ones excluded)."""
+        return sum(1 for v in self.verdicts if v is not Verdict.SKIPPED)
+
+    @cached_property
+    def passes(self) -> int:
+        """Trials that passed."""
+        return sum(1 for v in self.verdicts if v is Verdict.PASS)
+
+    @cached_property
+    def rate(self) -> Fraction:
+        """Pass rate over graded trials (exact)."""
+        return Fraction(self.passes, self.trials) if self.trials else Fraction(0)
+
+    @property
+    def flaky(self) -> bool:
+        """True when some trials passed and some did not."""
+        return 0 < self.rate < 1
+
+    @cached_property
+    def verdict(self) -> Verdict:
+        """Pass when every trial passed; else the most common non-pass verdict (ties go to the
+        worse one: error, fail, review), as ``sqlbench show`` breaks ties."""
+        if self.skipped:
+            return Verdict.SKIPPED
+        if self.passes == self.trials:
+            return Verdict.PASS
+        others = Counter(v for v in self.verdicts if v not in (Verdict.PASS, Verdict.SKIPPED))
+        return max(others, key=lambda v: (others[v], _SEVERITY[v]))
+
+    @property
+    def reason(self) -> str:
+        """The reason behind ``verdict``: its first trial with that verdict."""
+        wanted = self.verdict
+        for verdict, reason in zip(self.verdicts, self.reasons, strict=True):
+            if verdict is wanted:
+                return reason
+        return self.reasons[0]
+
+    @property
+    def summary(self) -> str:
+        """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones."""
+        if self.trials <= 1:
+            return self.verdict.value
+        if self.flaky:
+            return f"flaky {self.passes}/{self.trials}"
+        return f"{self.verdict.value} {self.passes}/{self.trials}"
+
+
+@dataclass(frozen=True)
+class RunSide:
+    """One side of a comparison: which run it is and its per-question outcomes."""
+
+    label: str
+    """The run's name (or a ref, for a side that has no run, such as an empty base)."""
+    outcomes: tuple[QuestionOutcome, ...]
+    branch: str | None = None
+    commit: str | None = None
+    agent: str | None = None
+    reused: bool = False
+    """True when a stored run was reused instead of running the agent again."""
+
+    @property
+    def repeated(self) -> bool:
+        """True when any question has more than one graded trial."""
+        return any(o.trials > 1 for o in self.outcomes)
+
+
+def side_from_run(
+    info: RunInfo, results: Iterable[TrialResult], *, reused: bool = False
+) -> RunSide:
+    """A comparison side from a stored run: its trials grouped per question, in run order.
+
+    Args:
+        info: The run's metadata (name, branch, commit, agent).
+        results: Its trial results, any order.
+        reused: True when the run was found in the store rather than made for this comparison.
+    """
+    grouped: dict[tuple[str, str], list[TrialResult]] = {}
+    for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
+        grouped.setdefault((result.space, result.name), []).append(result)
+    outcomes = tuple(
+        QuestionOutcome(
+            space,
+            name,
+            tuple(t.verdict for t in trials),
+            tuple(t.reason for t in trials),
+            tuple(trials[0].tags),
+        )
+        for (space, name), trials in grouped.items()
+    )
+    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused)
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """A run's accuracy with its 95% interval."""
+
+    value: float
+    """passed/total, or the mean per-question pass rate for repeated runs."""
+    passed: int
+    """Questions passing every trial."""
+    total: int
+    """Questions graded (skipped ones excluded)."""
+    interval: Interval
+    method: str
+    """``Wilson`` or ``bootstrap over questions``."""
+
+
+def accuracy_of(side: RunSide) -> Accuracy:
+    """Accuracy of one side: Wilson interval for single runs, bootstrap for repeated ones.
+
+    Example:
+        >>> q = QuestionOutcome("s", "a", (Verdict.PASS,), ("match",))
+        >>> accuracy_of(RunSide("r", (q,))).passed
+        1
+    """
+    graded = [o for o in side.outcomes if not o.skipped]
+    passed = sum(1 for o in graded if o.passes == o.trials)
+    if not graded:
+        return Accuracy(0.0, 0, 0, Interval(0.0, 1.0), "Wilson")
+    if not side.repeated:
+        return Accuracy(
+            passed / len(graded),
+            passed,
+            len(graded),
+            wilson_interval(passed, len(graded)),
+            "Wilson",
+        )
+    rates = [float(o.rate) for o in graded]
+    interval = bootstrap_mean_interval(rates)
+    assert interval is not None  # rates is not empty
+    return Accuracy(
+        sum(rates) / len(rates), passed, len(graded), interval, "bootstrap over questions"
+    )
+
+
+class ChangeKind(StrEnum):
+    """How a question differs between base and head."""
+
+    REGRESSION = "regression"
+    FIX = "fix"
+    FLAKY = "flaky"
+    CHANGED = "changed"
+    ADDED = "added"
+    REMOVED = "removed"
+    SKIPPED = "skipped"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One question that differs (or is flaky); either side may be absent."""
+
+    kind: ChangeKind
+    space: str
+    name: str
+    base: QuestionOutcome | None
+    head: QuestionOutcome | None
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``."""
+        return f"{self.space}/{self.name}"
+
+
+@dataclass(frozen=True)
+class RunDiff:
+    """The question-by-question comparison of two runs and the significance of the change."""
+
+    base: RunSide
+    head: RunSide
+    base_accuracy: Accuracy
+    head_accuracy: Accuracy
+    changes: tuple[Change, ...]
+    """Ordered by kind (regressions first), then by question."""
+    test: PairedTest
+    paired: int
+    """Questions present and not skipped on both sides."""
+    difference_interval: Interval | None = None
+    """Repeated runs: 95% paired bootstrap interval of the mean rate difference (head - base)."""
+    alpha: float = field(default=0.05)
+
+    @property
+    def difference(self) -> float:
+        """Head accuracy minus base accuracy (each on its own question set)."""
+        return self.head_accuracy.value - self.base_accuracy.value
+
+    @property
+    def conclusion(self) -> Conclusion:
+        """improved / regressed / inconclusive / too few questions."""
+        return self.test.conclusion
+
+    def of_kind(self, kind: ChangeKind) -> list[Change]:
+        """The changes of one kind, in order."""
+        return [c for c in self.changes if c.kind is kind]
+
+    @property
+    def regressions(self) -> list[Change]:
+        """Questions that passed on base and do not on head."""
+        return self.of_kind(ChangeKind.REGRESSION)
+
+    @property
+    def fixes(self) -> list[Change]:
+        """Questions that pass on head and did not on base."""
+        return self.of_kind(ChangeKind.FIX)
+
+    @property
+    def flaky(self) -> list[Change]:
+        """Questions with a pass rate strictly between 0 and 1 on either side."""
+        return self.of_kind(ChangeKind.FLAKY)
+
+
+_ORDER = list(ChangeKind)
+
+
+def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
+    """Compare two runs question by question (see the module docstring for the rules).
+
+    Raises:
+        ValueError: when a side lists the same question twice.
+    """
+    base_by = _index(base)
+    head_by = _index(head)
+    changes: list[Change] = []
+    regressions = fixes = 0
+    differences: list[Fraction] = []
+    for key in sorted(base_by.keys() | head_by.keys()):
+        old, new = base_by.get(key), head_by.get(key)
+        kind = _classify(old, new)
+        if old is not None and new is not None and not old.skipped and not new.skipped:
+            differences.append(new.rate - old.rate)
+            regressions += kind is ChangeKind.REGRESSION
+            fixes += kind is ChangeKind.FIX
+        if kind is not None:
+            changes.append(Change(kind, key[0], key[1], old, new))
+    changes.sort(key=lambda c: (_ORDER.index(c.kind), c.space, c.name))
+    interval = None
+    if base.repeated or head.repeated:
+        test = paired_rates(differences, alpha)
+        if differences:
+            interval = bootstrap_mean_interval([float(d) for d in differences])
+    else:
+        test = paired_single(regressions, fixes, len(differences), alpha)
+    return RunDiff(
+        base,
+        head,
+        accuracy_of(base),
+        accuracy_of(head),
+        tuple(changes),
+        test,
+        len(differences),
+        interval,
+        alpha,
+    )
+
+
+def _index(side: RunSide) -> dict[tuple[str, str], QuestionOutcome]:
+    index: dict[tuple[str, str], QuestionOutcome] = {}
+    for outcome in side.outcomes:
+        key = (outcome.space, outcome.name)
+        if key in index:
+            raise ValueError(f"run {side.label} lists {outcome.full_name} twice")
+        index[key] = outcome
+    return index
+
+
+def _classify(old: QuestionOutcome | None, new: QuestionOutcome | None) -> ChangeKind | None:
+    if old is None or new is None:
+        present = new if old is None else old
+        if present is None or present.skipped:
+            return None
+        return ChangeKind.ADDED if old is None else ChangeKind.REMOVED
+    if old.skipped or new.skipped:
+        return None if old.skipped and new.skipped else ChangeKind.SKIPPED
+    if old.flaky or new.flaky:
+        return ChangeKind.FLAKY
+    if old.rate == 1 and new.rate == 0:
+        return ChangeKind.REGRESSION
+    if old.rate == 0 and new.rate == 1:
+        return ChangeKind.FIX
+    if old.verdict is not new.verdict:
+        return ChangeKind.CHANGED
+    return None

@@ -1,0 +1,138 @@
+"""Wording shared by the comparison renderers (text, Markdown, JSON, JUnit).
+
+Numbers and sentences about a ``RunDiff`` are built here once, so every format says the same.
+"""
+
+from __future__ import annotations
+
+from sqlbench.diff import Accuracy, Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
+from sqlbench.stats import Conclusion, format_p, min_questions
+
+SECTION_TITLES: dict[ChangeKind, str] = {
+    ChangeKind.REGRESSION: "Regressions: passed on base, not on head",
+    ChangeKind.FIX: "Fixes: pass on head, did not on base",
+    ChangeKind.FLAKY: "Flaky: 0 < pass rate < 1 on a side (not a regression or a fix)",
+    ChangeKind.CHANGED: "Other changes: a non-pass verdict became another",
+    ChangeKind.ADDED: "Added: on head only (not counted)",
+    ChangeKind.REMOVED: "Removed: on base only (not counted)",
+    ChangeKind.SKIPPED: "Skipped on one side only (not counted)",
+}
+"""Heading of each kind of change, in report order."""
+
+
+def percent(value: float) -> str:
+    """A proportion as a whole percentage; one decimal when that would hide a difference.
+
+    Example:
+        >>> percent(0.8), percent(2 / 3), percent(0.995)
+        ('80%', '67%', '99.5%')
+    """
+    whole = f"{value:.0%}"
+    if whole in ("0%", "100%") and 0 < value < 1:
+        return f"{value:.1%}"
+    return whole
+
+
+def points(value: float) -> str:
+    """A difference of proportions in percentage points, signed.
+
+    Example:
+        >>> points(-0.2), points(0.0), points(1 / 30)
+        ('-20.0 points', '0.0 points', '+3.3 points')
+    """
+    return f"{value * 100:+.1f} points" if value else "0.0 points"
+
+
+def accuracy_text(accuracy: Accuracy) -> str:
+    """``80% (8/10)`` for single runs; ``73% mean pass rate (10 questions)`` for repeats."""
+    if accuracy.method == "Wilson":
+        return f"{percent(accuracy.value)} ({accuracy.passed}/{accuracy.total})"
+    return f"{percent(accuracy.value)} mean pass rate ({accuracy.total} questions)"
+
+
+def interval_text(accuracy: Accuracy) -> str:
+    """``49%–94% (Wilson)``; ``n/a`` for a side with no questions."""
+    if accuracy.total == 0:
+        return "n/a (no questions)"
+    low, high = accuracy.interval
+    return f"{percent(low)}–{percent(high)} ({accuracy.method})"
+
+
+def side_text(side: RunSide) -> str:
+    """``main-2024… (main@1a2b3c4, agent auto, reused)``."""
+    details = []
+    if side.branch:
+        details.append(f"{side.branch}@{side.commit[:7]}" if side.commit else side.branch)
+    if side.agent:
+        details.append(f"agent {side.agent}")
+    if side.reused:
+        details.append("reused")
+    return f"{side.label} ({', '.join(details)})" if details else side.label
+
+
+def source_text(side: RunSide) -> str:
+    """``main@1a2b3c4``: which version a side evaluated (its label when it has no branch)."""
+    if side.branch and side.commit:
+        return f"{side.branch}@{side.commit[:7]}"
+    return side.branch or side.label
+
+
+def outcome_text(outcome: QuestionOutcome | None) -> str:
+    """``pass``, ``flaky 2/3``, or ``absent``."""
+    return "absent" if outcome is None else outcome.summary
+
+
+def transition(change: Change) -> str:
+    """``pass → fail``."""
+    return f"{outcome_text(change.base)} → {outcome_text(change.head)}"
+
+
+def reason_text(outcome: QuestionOutcome | None) -> str:
+    """The outcome's reason, with the pass count for repeated trials."""
+    if outcome is None:
+        return "(not in this run)"
+    return outcome.reason
+
+
+def test_text(diff: RunDiff) -> str:
+    """``exact McNemar on 10 shared questions, 2 changed: p = 0.5``."""
+    test = diff.test
+    text = f"{test.method} on {test.questions} shared questions, {test.changed} changed"
+    if test.p_value is not None:
+        text += f": p = {format_p(test.p_value)}"
+    return text
+
+
+def conclusion_text(diff: RunDiff) -> str:
+    """The one-word conclusion followed by why, in one sentence."""
+    test = diff.test
+    word = test.conclusion.value
+    if test.conclusion is Conclusion.TOO_FEW:
+        need = min_questions(test.alpha)
+        return (
+            f"{word}: with {test.questions} shared questions no difference could be significant "
+            f"at alpha {test.alpha:g} (needs at least {need})"
+        )
+    if test.p_value is None:
+        return word
+    if test.conclusion is Conclusion.INCONCLUSIVE:
+        if test.changed == 0:
+            return f"{word}: no shared question changed"
+        return (
+            f"{word}: the difference is not significant at alpha {test.alpha:g} "
+            f"(p = {format_p(test.p_value)})"
+        )
+    better = "better" if test.conclusion is Conclusion.IMPROVED else "worse"
+    return (
+        f"{word}: head is significantly {better} than base "
+        f"(p = {format_p(test.p_value)} < {test.alpha:g})"
+    )
+
+
+def difference_text(diff: RunDiff) -> str:
+    """``-20.0 points`` plus the paired bootstrap interval for repeated runs."""
+    text = points(diff.difference)
+    if diff.difference_interval is not None:
+        low, high = diff.difference_interval
+        text += f" (on shared questions, 95% paired bootstrap: {points(low)} to {points(high)})"
+    return text

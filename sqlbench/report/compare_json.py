@@ -1,0 +1,86 @@
+"""``sqlbench compare --format json``: the comparison as a versioned JSON document."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlbench.diff import Accuracy, QuestionOutcome, RunDiff, RunSide
+from sqlbench.report.compare_format import conclusion_text
+
+SCHEMA_VERSION = 1
+"""Version of this document's shape; bumped on any incompatible change."""
+
+
+def to_dict(diff: RunDiff) -> dict[str, Any]:
+    """The comparison as plain JSON-safe data (``schema_version`` first)."""
+    test = diff.test
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": "comparison",
+        "base": _side(diff.base, diff.base_accuracy),
+        "head": _side(diff.head, diff.head_accuracy),
+        "difference": diff.difference,
+        "difference_interval": (
+            list(diff.difference_interval) if diff.difference_interval is not None else None
+        ),
+        "paired_test": {
+            "method": test.method,
+            "questions": test.questions,
+            "changed": test.changed,
+            "p_value": test.p_value,
+            "alpha": test.alpha,
+        },
+        "conclusion": test.conclusion.value,
+        "conclusion_text": conclusion_text(diff),
+        "counts": {
+            "regressions": len(diff.regressions),
+            "fixes": len(diff.fixes),
+            "flaky": len(diff.flaky),
+        },
+        "changes": [
+            {
+                "kind": change.kind.value,
+                "space": change.space,
+                "name": change.name,
+                "base": _outcome(change.base),
+                "head": _outcome(change.head),
+            }
+            for change in diff.changes
+        ],
+    }
+
+
+def render(diff: RunDiff) -> str:
+    """The comparison as indented JSON text."""
+    return json.dumps(to_dict(diff), indent=2, ensure_ascii=False) + "\n"
+
+
+def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
+    return {
+        "run": side.label,
+        "branch": side.branch,
+        "commit": side.commit,
+        "agent": side.agent,
+        "reused": side.reused,
+        "accuracy": {
+            "value": accuracy.value,
+            "passed": accuracy.passed,
+            "total": accuracy.total,
+            "interval": list(accuracy.interval),
+            "method": accuracy.method,
+        },
+    }
+
+
+def _outcome(outcome: QuestionOutcome | None) -> dict[str, Any] | None:
+    if outcome is None:
+        return None
+    return {
+        "verdict": outcome.verdict.value,
+        "reason": outcome.reason,
+        "passes": outcome.passes,
+        "trials": outcome.trials,
+        "rate": float(outcome.rate),
+        "flaky": outcome.flaky,
+    }

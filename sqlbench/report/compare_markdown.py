@@ -1,0 +1,97 @@
+"""Comparisons and check results as GitHub-flavoured Markdown (PR comments, step summaries)."""
+
+from __future__ import annotations
+
+from sqlbench.check import CheckResult
+from sqlbench.diff import ChangeKind, RunDiff
+from sqlbench.report.compare_format import (
+    SECTION_TITLES,
+    accuracy_text,
+    conclusion_text,
+    difference_text,
+    interval_text,
+    reason_text,
+    side_text,
+    source_text,
+    test_text,
+    transition,
+)
+
+_LISTED_ONLY = (ChangeKind.ADDED, ChangeKind.REMOVED, ChangeKind.SKIPPED)
+
+
+def cell(text: str) -> str:
+    """Text made safe for one Markdown table cell (pipes escaped, one line).
+
+    Example:
+        >>> cell("a | b\\nc")
+        'a \\\\| b c'
+    """
+    return " ".join(text.replace("|", "\\|").split())
+
+
+def render(diff: RunDiff, *, heading: str = "### sqlbench compare") -> str:
+    """The comparison: accuracy table, difference, test, conclusion and every change."""
+    lines = [f"{heading}: {diff.conclusion.value}", "", *_body(diff)]
+    return "\n".join(lines) + "\n"
+
+
+def render_check(result: CheckResult) -> str:
+    """The check: pass/fail headline, each rule's outcome, then the comparison."""
+    diff = result.diff
+    policy = result.policy
+    if result.passed:
+        headline = "## ✅ sqlbench check passed"
+    else:
+        broken = ", ".join(r.rule for r in result.blocking())
+        headline = f"## ❌ sqlbench check failed ({broken})"
+    lines = [
+        headline,
+        "",
+        f"Base `{cell(source_text(diff.base))}` → head `{cell(source_text(diff.head))}`. "
+        f"Fails on: {', '.join(policy.fail_on) or 'nothing'} (alpha {policy.alpha:g}).",
+        "",
+        "| rule | enforced | outcome |",
+        "|---|---|---|",
+    ]
+    for rule in result.rules:
+        mark = ("❌" if rule.enforced else "⚠️") if rule.failed else "✅"
+        enforced = "yes" if rule.enforced else "no"
+        lines.append(f"| {rule.rule} | {enforced} | {mark} {cell(rule.message)} |")
+    lines += ["", *_body(diff)]
+    return "\n".join(lines) + "\n"
+
+
+def _body(diff: RunDiff) -> list[str]:
+    lines = [
+        "| | run | accuracy | 95% interval |",
+        "|---|---|---|---|",
+        f"| base | {cell(side_text(diff.base))} | {accuracy_text(diff.base_accuracy)} "
+        f"| {interval_text(diff.base_accuracy)} |",
+        f"| head | {cell(side_text(diff.head))} | {accuracy_text(diff.head_accuracy)} "
+        f"| {interval_text(diff.head_accuracy)} |",
+        "",
+        f"**Difference (head − base):** {difference_text(diff)}  ",
+        f"**Paired test:** {test_text(diff)}  ",
+        f"**Conclusion:** {cell(conclusion_text(diff))}",
+    ]
+    for kind in ChangeKind:
+        changes = diff.of_kind(kind)
+        if not changes:
+            continue
+        lines += ["", f"#### {SECTION_TITLES[kind]} ({len(changes)})", ""]
+        if kind in _LISTED_ONLY:
+            for change in changes:
+                present = change.head if change.head is not None else change.base
+                summary = present.summary if present is not None else ""
+                lines.append(
+                    f"- `{cell(change.full_name)}` ({summary}): {cell(reason_text(present))}"
+                )
+            continue
+        lines += ["| question | base → head | base reason | head reason |", "|---|---|---|---|"]
+        for change in changes:
+            lines.append(
+                f"| `{cell(change.full_name)}` | {transition(change)} "
+                f"| {cell(reason_text(change.base))} | {cell(reason_text(change.head))} |"
+            )
+    return lines

@@ -1,0 +1,86 @@
+"""``sqlbench compare`` as plain text for a terminal."""
+
+from __future__ import annotations
+
+from sqlbench.check import CheckResult
+from sqlbench.diff import ChangeKind, RunDiff
+from sqlbench.report.compare_format import (
+    SECTION_TITLES,
+    accuracy_text,
+    conclusion_text,
+    difference_text,
+    interval_text,
+    reason_text,
+    side_text,
+    test_text,
+    transition,
+)
+
+_LISTED_ONLY = (ChangeKind.ADDED, ChangeKind.REMOVED)
+
+
+def render(diff: RunDiff) -> str:
+    """The comparison as text: both accuracies, the changes with both reasons, the test.
+
+    Added and removed questions are listed one per line; every other change shows the
+    question, the transition and the reason on each side.
+    """
+    rows = [
+        ("", "run", "accuracy", "95% interval"),
+        (
+            "base",
+            side_text(diff.base),
+            accuracy_text(diff.base_accuracy),
+            interval_text(diff.base_accuracy),
+        ),
+        (
+            "head",
+            side_text(diff.head),
+            accuracy_text(diff.head_accuracy),
+            interval_text(diff.head_accuracy),
+        ),
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
+    ]
+    lines.append(f"Difference (head - base): {difference_text(diff)}")
+    for kind in ChangeKind:
+        changes = diff.of_kind(kind)
+        if not changes:
+            if kind in (ChangeKind.REGRESSION, ChangeKind.FIX):
+                lines += ["", f"{SECTION_TITLES[kind]}: none"]
+            continue
+        lines += ["", f"{SECTION_TITLES[kind]} ({len(changes)}):"]
+        name_width = max(len(c.full_name) for c in changes)
+        for change in changes:
+            if kind in _LISTED_ONLY:
+                present = change.head if kind is ChangeKind.ADDED else change.base
+                lines.append(
+                    f"  {change.full_name.ljust(name_width)}  "
+                    f"{present.summary if present else ''}: {reason_text(present)}"
+                )
+                continue
+            lines.append(f"  {change.full_name.ljust(name_width)}  {transition(change)}")
+            lines.append(f"      base: {reason_text(change.base)}")
+            lines.append(f"      head: {reason_text(change.head)}")
+    lines += ["", f"Paired test: {test_text(diff)}", f"Conclusion: {conclusion_text(diff)}"]
+    return "\n".join(lines) + "\n"
+
+
+def render_check(result: CheckResult) -> str:
+    """The check as text: each rule's outcome, the comparison, then the verdict line."""
+    lines = []
+    for rule in result.rules:
+        mark = ("FAIL" if rule.enforced else "warn") if rule.failed else "ok"
+        enforced = "" if rule.enforced else " (not enforced)"
+        lines.append(f"  {mark:<4}  {rule.rule}{enforced}: {rule.message}")
+    verdict = (
+        "passed" if result.passed else ("failed: " + ", ".join(r.rule for r in result.blocking()))
+    )
+    return (
+        "\n".join(
+            ["Check rules:", *lines, "", render(result.diff).rstrip(), "", f"Check {verdict}"]
+        )
+        + "\n"
+    )

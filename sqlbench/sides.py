@@ -1,0 +1,206 @@
+"""The two sides of a comparison: stored runs, or git refs run (or reused) on demand.
+
+``compare --base REF --head REF`` and ``check`` need one run per side. A side's run is reused
+when the store holds a Completed run with the identity this run would have (SPEC section 5:
+project commit, question-set hash, agent settings hash, sqlbench version, compare options; and
+the same ``--repeat``), so a pull-request check whose base was run before costs one run. A base
+ref that holds no sqlbench project yet is an empty side, not an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlbench.diff import RunSide, side_from_run
+from sqlbench.errors import AgentError, GitError, SqlbenchError
+from sqlbench.project import gitfs
+from sqlbench.project.load import close_project, load_project
+from sqlbench.project.models import Project
+from sqlbench.runs.events import ProgressCallback
+from sqlbench.runs.identity import run_identity
+from sqlbench.runs.models import RunStatus
+from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
+from sqlbench.runs.store import RunStore
+
+Notify = Callable[[str], None]
+"""Receives one-line notes for the user (which side was reused, an incomplete run...)."""
+
+
+@dataclass(frozen=True)
+class SideOptions:
+    """How to obtain a side from a ref."""
+
+    project_dir: Path
+    """The checkout (its ``.sqlbench/`` store, its git repository)."""
+    agent_name: str | None = None
+    """None: each side's own ``default_agent``."""
+    repeat: int = 1
+    concurrency: int | None = None
+
+
+def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunSide:
+    """A side from a run already in the store (by name or id).
+
+    A run that is not Completed is still compared (what it graded), with a note saying the
+    questions it did not reach appear as added or removed.
+    """
+    info = store.find_run(ref)
+    status = store.effective_status(info)
+    if status is not RunStatus.COMPLETED and notify is not None:
+        notify(
+            f"run {info.name} is {status.label}: questions it did not grade show as added "
+            "or removed"
+        )
+    if info.shard is not None and notify is not None:
+        notify(
+            f"run {info.name} covers shard {info.shard} only; join the shards with "
+            "`sqlbench merge` to compare whole runs"
+        )
+    return side_from_run(info, store.trials(info.id))
+
+
+def ref_side(
+    ref: str | None,
+    store: RunStore,
+    options: SideOptions,
+    *,
+    role: str,
+    allow_empty: bool = False,
+    progress: ProgressCallback | None = None,
+    notify: Notify | None = None,
+) -> RunSide:
+    """The side for a git ref (None: the working tree): a stored run reused, else a new run.
+
+    Args:
+        ref: A git ref, or None for the working tree (uncommitted edits included).
+        store: Where runs are looked up and recorded.
+        options: Agent, repeat and concurrency.
+        role: ``base`` or ``head``, for messages.
+        allow_empty: When the ref holds no sqlbench project, return an empty side instead
+            of failing (a base branch from before sqlbench was adopted).
+        progress: Live progress of a run, when one is needed.
+        notify: One-line notes for the user.
+
+    Raises:
+        GitError: The ref is not in this clone (the message says how to fetch it).
+        SqlbenchError: The project does not validate at the ref, an unknown agent, a run error.
+    """
+    loaded = load_side_project(ref, options, role=role, allow_empty=allow_empty, notify=notify)
+    if isinstance(loaded, RunSide):
+        return loaded
+    try:
+        return project_side(loaded, store, options, role=role, progress=progress, notify=notify)
+    finally:
+        close_project(loaded)
+
+
+def load_side_project(
+    ref: str | None,
+    options: SideOptions,
+    *,
+    role: str,
+    allow_empty: bool = False,
+    notify: Notify | None = None,
+) -> Project | RunSide:
+    """The project at ``ref`` (None: the working tree), or an empty side when ``allow_empty``
+    and the ref has no sqlbench project. Close a returned project with ``close_project``.
+
+    Raises:
+        GitError: The ref is not in this clone (the message says how to fetch it).
+        SqlbenchError: The project does not validate at the ref.
+    """
+    if ref is not None:
+        if not gitfs.ref_exists(options.project_dir, ref):
+            raise missing_ref_error(options.project_dir, ref, role)
+        if allow_empty and not gitfs.has_project_at(options.project_dir, ref):
+            if notify is not None:
+                notify(f"{role} {ref} has no sqlbench project: counted as empty")
+            commit = gitfs.resolve_ref(options.project_dir, ref)
+            return RunSide(f"{ref} (no sqlbench project)", (), branch=ref, commit=commit)
+    project = load_project(options.project_dir, branch=ref)
+    if project.source.dev_mode_note and notify is not None:
+        notify(project.source.dev_mode_note)
+    return project
+
+
+def project_side(
+    project: Project,
+    store: RunStore,
+    options: SideOptions,
+    *,
+    role: str,
+    progress: ProgressCallback | None = None,
+    notify: Notify | None = None,
+) -> RunSide:
+    """The side for a loaded project: the stored run with its identity, else a new run.
+
+    Raises:
+        AgentError: The agent is not defined in this project.
+        SqlbenchError: A setup or run error.
+    """
+    try:
+        config = agent_config(project, options.agent_name or project.settings.default_agent)
+    except AgentError as err:
+        raise AgentError(f"{role} {project.source.branch}: {err}") from err
+    questions = pick_questions(project, (), None, None)
+    identity = run_identity(project, config, questions)
+    found = store.find_completed_run(identity, repeat=options.repeat, agent_name=config.name)
+    if found is not None:
+        if notify is not None:
+            notify(
+                f"{role}: reusing run {found.name} ({found.source_label}, agent {found.agent_name})"
+            )
+        return side_from_run(found, store.trials(found.id), reused=True)
+    # The run loop pulls in engines, comparison and agents: import it on use only.
+    from sqlbench.runs.runner import run_benchmark
+
+    run_options = RunOptions(
+        repeat=options.repeat,
+        concurrency=options.concurrency,
+        project_dir=options.project_dir.resolve(),
+    )
+    result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
+    trials = [trial for question in result.questions for trial in question.trials]
+    return side_from_run(result.info, trials)
+
+
+def missing_ref_error(project_dir: Path, ref: str, role: str) -> SqlbenchError:
+    """The error for a ref that is not in this clone, saying how to fetch it.
+
+    CI checkouts are usually shallow and single-branch, so the base branch of a pull request
+    is missing until fetched; the message gives the command.
+    """
+    detail = f"{role} ref {ref!r} could not be read"
+    try:
+        gitfs.resolve_ref(project_dir, ref)
+    except GitError as err:
+        detail = str(err)
+    remotes = _remotes(project_dir)
+    if not remotes:
+        return GitError(detail)
+    head, _, rest = ref.partition("/")
+    if head in remotes and rest:
+        fetch = f"git fetch --depth=1 {head} {rest}"
+    else:
+        fetch = f"git fetch --depth=1 {remotes[0]} {ref}:{ref}"
+    return GitError(
+        f"{role} ref {ref!r} is not in this clone (CI checkouts are often shallow): fetch it "
+        f"with `{fetch}`, or check out with full history (actions/checkout: fetch-depth: 0)"
+    )
+
+
+def _remotes(project_dir: Path) -> list[str]:
+    git = shutil.which("git")
+    if git is None:
+        return []
+    proc = subprocess.run(
+        [git, "remote"], cwd=project_dir, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        return []
+    names = proc.stdout.split()
+    return sorted(names, key=lambda name: name != "origin")

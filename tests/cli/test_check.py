@@ -1,0 +1,223 @@
+"""``sqlbench check`` on a real git repository whose ``dev`` branch breaks a view."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from branch_project import BROKEN_QUESTIONS, make_repo, project_files
+from click.testing import Result
+
+from sqlbench.testing import GitRepo
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return make_repo(tmp_path / "repo")
+
+
+def regressions_in_markdown(markdown: str) -> list[str]:
+    """The questions of the Markdown's regressions table."""
+    section = markdown.split("#### Regressions", 1)[1].split("####", 1)[0]
+    return [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")]
+
+
+def junit_failures(path: Path) -> list[str]:
+    root = ET.parse(path).getroot()
+    return [
+        f"{case.get('classname')}/{case.get('name')}"
+        for case in root.iter("testcase")
+        if case.find("failure") is not None or case.find("error") is not None
+    ]
+
+
+def test_broken_view_fails_the_check_and_names_exactly_the_broken_questions(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    junit, markdown = tmp_path / "junit.xml", tmp_path / "summary.md"
+    result = invoke(
+        "check",
+        "-C",
+        str(repo.root),
+        "--base",
+        "main",
+        "--head",
+        "dev",
+        "--junit",
+        str(junit),
+        "--markdown",
+        str(markdown),
+        exit_code=1,
+    )
+    text = markdown.read_text(encoding="utf-8")
+    assert text.startswith("## ❌ sqlbench check failed (regression, must_pass)")
+    assert regressions_in_markdown(text) == list(BROKEN_QUESTIONS)
+    assert (
+        "| must_pass | yes | ❌ 1 of 1 must-pass question failing: sales/revenue_by_region |"
+        in text
+    )
+    assert "- `sales/smallest_order` (pass)" in text  # added: listed, not counted
+    assert sorted(junit_failures(junit)) == sorted(BROKEN_QUESTIONS)
+    failure = ET.parse(junit).getroot().find(".//testcase[@name='top_region']/failure")
+    assert failure is not None and failure.text is not None
+    assert failure.text.startswith("base: pass: ")
+    assert "\nhead: fail: " in failure.text
+    # With --markdown, stdout carries the text report and the verdict.
+    assert "Check failed: regression, must_pass" in result.stdout
+    assert "sales/top_region" in result.stdout
+
+
+def test_check_of_a_branch_against_itself_passes_and_runs_once(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    result = invoke("check", "-C", str(repo.root), "--base", "main", "--head", "main")
+    assert result.stdout.startswith("## ✅ sqlbench check passed")  # no file, no summary var
+    assert "head: reusing run" in result.stderr
+    again = invoke("check", "-C", str(repo.root), "--base", "main")  # head: the clean checkout
+    assert "base: reusing run" in again.stderr and "head: reusing run" in again.stderr
+    runs = invoke("runs", "-C", str(repo.root))
+    assert runs.stdout.count("Completed") == 1
+
+
+def test_markdown_goes_to_the_github_step_summary(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    summary = tmp_path / "step_summary.md"
+    summary.write_text("earlier step\n", encoding="utf-8")
+    invoke(
+        "check",
+        "-C",
+        str(repo.root),
+        "--base",
+        "main",
+        "--head",
+        "dev",
+        env={"GITHUB_STEP_SUMMARY": str(summary)},
+        exit_code=1,
+    )
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("earlier step\n## ❌ sqlbench check failed")
+
+
+def test_flaky_question_under_repeat_is_flaky_not_a_regression(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    markdown = tmp_path / "summary.md"
+    invoke(
+        "check",
+        "-C",
+        str(repo.root),
+        "--base",
+        "main",
+        "--head",
+        "flaky",
+        "--repeat",
+        "3",
+        "--markdown",
+        str(markdown),
+    )
+    text = markdown.read_text(encoding="utf-8")
+    assert text.startswith("## ✅ sqlbench check passed")
+    assert "#### Regressions" not in text
+    assert "| `sales/wobbly` | pass 3/3 → flaky 2/3 |" in text
+    assert "exact sign-flip on 9 shared questions, 1 changed: p = 1" in text
+    assert "mean pass rate" in text
+
+
+def test_significant_drop_policy_tolerates_two_regressions(repo: GitRepo, invoke: Invoke) -> None:
+    result = invoke(
+        "check",
+        "-C",
+        str(repo.root),
+        "--base",
+        "main",
+        "--head",
+        "dev",
+        "--fail-on",
+        "significant_drop",
+    )
+    assert "| significant_drop | yes | ✅ inconclusive (p = 0.5, alpha 0.05) |" in result.stdout
+    assert "| regression | no | ⚠️ 2 regressions" in result.stdout
+
+
+def test_policy_from_sqlbench_yml(repo: GitRepo, tmp_path: Path, invoke: Invoke) -> None:
+    repo.commit(
+        {
+            "sqlbench.yml": project_files()["sqlbench.yml"]
+            + "check:\n  fail_on: [below_floor]\n  floor: 0.9\n"
+        },
+        "floor",
+        branch="dev",
+    )
+    result = invoke("check", "-C", str(repo.root), "--base", "main", "--head", "dev", exit_code=1)
+    assert "## ❌ sqlbench check failed (below_floor)" in result.stdout
+    assert "head accuracy 60.0% is under the floor 90%" in result.stdout
+
+
+def test_setup_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
+    result = invoke(
+        "check", "-C", str(repo.root), "--base", "main", "--fail-on", "below_floor", exit_code=2
+    )
+    assert "no floor is set" in result.stderr and "Traceback" not in result.output
+    result = invoke(
+        "check", "-C", str(repo.root), "--base", "main", "--fail-on", "regresion", exit_code=2
+    )
+    assert "unknown rule 'regresion'" in result.output
+    result = invoke(
+        "check", "-C", str(repo.root), "--base", "main", "--agent", "nobody", exit_code=2
+    )
+    assert "Unknown agent 'nobody'" in result.stderr
+
+
+def test_base_without_a_project_counts_as_empty(tmp_path: Path, invoke: Invoke) -> None:
+    repo = GitRepo.init(tmp_path / "new")
+    repo.commit({"README.md": "before sqlbench\n"}, "start")
+    repo.git("checkout", "-q", "-b", "dev")  # CI checks out the pull request's head
+    repo.commit(project_files(), "adopt sqlbench")
+    markdown = tmp_path / "summary.md"
+    result = invoke("check", "-C", str(repo.root), "--base", "main", "--markdown", str(markdown))
+    assert "base main has no sqlbench project: counted as empty" in result.stderr
+    text = markdown.read_text(encoding="utf-8")
+    assert "#### Added: on head only (not counted) (9)" in text
+    assert "| base | main (no sqlbench project) (main@" in text
+
+
+def _git(cwd: Path, *args: str) -> str:
+    proc = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    return proc.stdout
+
+
+def test_shallow_clone_says_how_to_fetch_the_base(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    clone = tmp_path / "ci"
+    _git(
+        tmp_path,
+        "clone",
+        "-q",
+        "--depth=1",
+        "--single-branch",
+        "--branch",
+        "dev",
+        repo.root.as_uri(),
+        str(clone),
+    )
+    result = invoke("check", "-C", str(clone), "--base", "main", exit_code=2)
+    assert "git fetch --depth=1 origin main:main" in result.stderr
+    assert "Traceback" not in result.output
+    _git(clone, "fetch", "-q", "--depth=1", "origin", "main:main")
+    result = invoke("check", "-C", str(clone), "--base", "main", exit_code=1)
+    assert "sales/revenue_by_region" in result.stdout

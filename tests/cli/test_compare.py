@@ -1,0 +1,96 @@
+"""``sqlbench compare`` of stored runs and of git refs, on a real repository."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from branch_project import BROKEN_QUESTIONS, make_repo
+from click.testing import Result
+
+from sqlbench.testing import GitRepo
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return make_repo(tmp_path / "repo")
+
+
+def test_compare_two_stored_runs(repo: GitRepo, invoke: Invoke) -> None:
+    root = str(repo.root)
+    invoke("run", "-C", root, "--branch", "main", "--name", "before")
+    invoke("run", "-C", root, "--branch", "dev", "--name", "after")
+    result = invoke("compare", "-C", root, "before", "after")
+    out = result.stdout
+    assert "base  before (main@" in out and "78% (7/9)" in out and "45%–94% (Wilson)" in out
+    assert "head  after (dev@" in out and "60% (6/10)" in out
+    assert "Difference (head - base): -17.8 points" in out
+    section = out.split("Regressions: passed on base, not on head (2):", 1)[1]
+    section = section.split("\n\n", 1)[0]
+    assert [
+        line.split()[0]
+        for line in section.splitlines()
+        if not line.startswith("    ") and line.strip()
+    ] == list(BROKEN_QUESTIONS)
+    assert "sales/top_region         pass → fail" in section
+    assert "      base: " in section and "      head: " in section
+    assert "Fixes: pass on head, did not on base: none" in out
+    assert "sales/smallest_order" in out.split("Added: on head only (not counted) (1):")[1]
+    assert "Paired test: exact McNemar on 9 shared questions, 2 changed: p = 0.5" in out
+    assert out.rstrip().endswith(
+        "Conclusion: inconclusive: the difference is not significant at alpha 0.05 (p = 0.5)"
+    )
+
+
+def test_compare_refs_runs_what_is_missing_and_reuses_the_rest(
+    repo: GitRepo, invoke: Invoke
+) -> None:
+    root = str(repo.root)
+    invoke("run", "-C", root, "--branch", "main", "--name", "main-run")
+    result = invoke("compare", "-C", root, "--base", "main", "--head", "dev", "--format", "json")
+    assert "base: reusing run main-run" in result.stderr
+    document = json.loads(result.stdout)
+    assert document["schema_version"] == 1
+    assert document["base"]["run"] == "main-run" and document["base"]["reused"] is True
+    assert document["head"]["reused"] is False
+    regressions = [
+        f"{c['space']}/{c['name']}" for c in document["changes"] if c["kind"] == "regression"
+    ]
+    assert regressions == list(BROKEN_QUESTIONS)
+    change = document["changes"][0]
+    assert change["base"]["verdict"] == "pass" and change["head"]["verdict"] == "fail"
+    assert change["head"]["reason"]  # the reason on both sides
+    assert document["paired_test"] == {
+        "method": "exact McNemar",
+        "questions": 9,
+        "changed": 2,
+        "p_value": 0.5,
+        "alpha": 0.05,
+    }
+    assert document["conclusion"] == "inconclusive"
+    again = invoke("compare", "-C", root, "--base", "main", "--head", "dev")
+    assert "base: reusing run main-run" in again.stderr
+    assert "head: reusing run" in again.stderr
+
+
+def test_compare_markdown(repo: GitRepo, invoke: Invoke) -> None:
+    result = invoke(
+        "compare", "-C", str(repo.root), "--base", "main", "--head", "dev", "--format", "markdown"
+    )
+    assert result.stdout.startswith("### sqlbench compare: inconclusive")
+    assert "| `sales/revenue_by_region` | pass → fail |" in result.stdout
+
+
+def test_usage_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
+    root = str(repo.root)
+    assert "two runs" in invoke("compare", "-C", root, "only-one", exit_code=2).output
+    assert (
+        "not both" in invoke("compare", "-C", root, "a", "b", "--base", "main", exit_code=2).output
+    )
+    missing = invoke("compare", "-C", root, "nope", "nada", exit_code=2)
+    assert "no run named 'nope'" in missing.stderr
+    assert "does not exist" in invoke("compare", "-C", root, "--base", "mian", exit_code=2).stderr

@@ -1,0 +1,78 @@
+"""``sqlbench merge`` of shard runs and ``export``/``import`` between stores."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from branch_project import make_repo
+from click.testing import Result
+
+from sqlbench.testing import GitRepo
+
+Invoke = Callable[..., Result]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    return make_repo(tmp_path / "repo")
+
+
+def test_export_import_into_a_fresh_store_is_reused_by_check(
+    repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    invoke("run", "-C", str(repo.root), "--branch", "main", "--name", "base-on-main")
+    exported = invoke("export", "-C", str(repo.root), "base-on-main")
+    document = json.loads(exported.stdout)
+    assert document["schema_version"] >= 1 and document["run"]["name"] == "base-on-main"
+    artifact = tmp_path / "run.json"
+    artifact.write_text(exported.stdout, encoding="utf-8")
+
+    # A PR's CI: a fresh clone (the store is not in git), the base run arrives as a file.
+    clone = tmp_path / "pr"
+    subprocess.run(["git", "clone", "-q", "--no-local", str(repo.root), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "branch", "-q", "dev", "origin/dev"], check=True)
+    assert not (clone / ".sqlbench").exists()
+    imported = invoke("import", "-C", str(clone), str(artifact))
+    assert imported.stdout.startswith("Imported run base-on-main (main@")
+    result = invoke("check", "-C", str(clone), "--base", "main", "--head", "dev", exit_code=1)
+    assert "base: reusing run base-on-main" in result.stderr
+    assert "| base | base-on-main (main@" in result.stdout
+
+    again = invoke("import", "-C", str(clone), str(artifact), exit_code=2)
+    assert "already in" in again.stderr
+    future = dict(document, schema_version=999)
+    artifact.write_text(json.dumps(future), encoding="utf-8")
+    refused = invoke("import", "-C", str(clone), str(artifact), exit_code=2)
+    assert "schema version 999" in refused.stderr
+    artifact.write_text("{not json", encoding="utf-8")
+    assert "not JSON" in invoke("import", "-C", str(clone), str(artifact), exit_code=2).stderr
+
+
+def test_merge_shards_into_a_run_that_compare_reuses(repo: GitRepo, invoke: Invoke) -> None:
+    root = str(repo.root)
+    invoke("run", "-C", root, "--branch", "main", "--shard", "1/2", "--name", "s1")
+    invoke("run", "-C", root, "--branch", "main", "--shard", "2/2", "--name", "s2")
+    refused = invoke("merge", "-C", root, "s1", exit_code=2)
+    assert "shard 2/2 is missing" in refused.stderr
+    merged = invoke("merge", "-C", root, "s2", "s1", "--name", "whole")
+    assert merged.stdout.startswith("Merged 2 shard runs into run whole: 9 questions")
+    assert "Accuracy: 78% (7/9)" in merged.stdout
+    result = invoke("compare", "-C", root, "--base", "main", "--head", "dev")
+    assert "base: reusing run whole" in result.stderr
+    shown = invoke("show", "-C", root, "whole")
+    assert "7/9" in shown.stdout
+
+
+def test_merge_refuses_runs_that_are_not_shards_of_one_run(repo: GitRepo, invoke: Invoke) -> None:
+    root = str(repo.root)
+    invoke("run", "-C", root, "--branch", "main", "--shard", "1/2", "--name", "m1")
+    invoke("run", "-C", root, "--branch", "dev", "--shard", "2/2", "--name", "d2")
+    invoke("run", "-C", root, "--branch", "main", "--name", "full")
+    different = invoke("merge", "-C", root, "m1", "d2", exit_code=2)
+    assert "differ in project commit" in different.stderr
+    not_shard = invoke("merge", "-C", root, "m1", "full", exit_code=2)
+    assert "run full is not a shard run" in not_shard.stderr
