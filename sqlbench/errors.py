@@ -17,8 +17,9 @@ class SqlbenchError(Exception):
 class ProjectError(SqlbenchError):
     """A problem in a project file, located by path (relative to the project root) and line."""
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None,
-                 col: int | None = None) -> None:
+    def __init__(
+        self, message: str, path: str | None = None, line: int | None = None, col: int | None = None
+    ) -> None:
         self.message = message
         self.path = path
         self.line = line

@@ -12,8 +12,12 @@ SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks
 @pytest.fixture(autouse=True)
 def _isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SQLBENCH_HOME", str(tmp_path / "sqlbench-home"))
-    for var in ("SQLBENCH_LLM_BASE_URL", "SQLBENCH_LLM_MODEL", "SQLBENCH_LLM_API_KEY",
-                "GITHUB_STEP_SUMMARY"):
+    for var in (
+        "SQLBENCH_LLM_BASE_URL",
+        "SQLBENCH_LLM_MODEL",
+        "SQLBENCH_LLM_API_KEY",
+        "GITHUB_STEP_SUMMARY",
+    ):
         monkeypatch.delenv(var, raising=False)
 
 

@@ -34,8 +34,10 @@ class SqlbenchGroup(click.Group):
             ctx.exit(130)
 
 
-@click.group(cls=SqlbenchGroup, context_settings={"auto_envvar_prefix": "SQLBENCH",
-                                                  "help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=SqlbenchGroup,
+    context_settings={"auto_envvar_prefix": "SQLBENCH", "help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="sqlbench")
 def cli() -> None:
     """Benchmark text-to-SQL agents by executing their SQL against known-correct answers."""

@@ -214,7 +214,8 @@ class AgentConfig(BaseModel):
     """Agent file path relative to the project root (empty for the implicit ``auto``)."""
     line: int = 0
     base_dir: Path = Path(".")
-    """Absolute folder of the agent file: relative paths in options (replay ``path``) resolve here."""
+    """Absolute folder of the agent file; relative paths in options (replay ``path``) resolve
+    here."""
 
 
 class Environment(StrEnum):
