@@ -4,4 +4,47 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlbench.agents import AgentContext, ask, build_agent
+    from sqlbench.compare import Comparison, compare_results
+    from sqlbench.project.load import load_project
+    from sqlbench.runs.plan import RunOptions
+    from sqlbench.runs.runner import run_benchmark
+
+# Public names imported on first use, so `import sqlbench` stays light: name -> module.
+_LAZY: dict[str, str] = {
+    "AgentContext": "sqlbench.agents",
+    "ask": "sqlbench.agents",
+    "build_agent": "sqlbench.agents",
+    "load_project": "sqlbench.project.load",
+    "compare_results": "sqlbench.compare",
+    "run_benchmark": "sqlbench.runs.runner",
+    "RunOptions": "sqlbench.runs.plan",
+    "Comparison": "sqlbench.compare",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sqlbench' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "AgentContext",
+    "Comparison",
+    "RunOptions",
+    "__version__",
+    "ask",
+    "build_agent",
+    "compare_results",
+    "load_project",
+    "run_benchmark",
+]

@@ -1,0 +1,27 @@
+"""Result-set comparison (SPEC section 4): ``compare_results`` and what it returns."""
+
+from __future__ import annotations
+
+from sqlbench.compare.api import DEFAULT_BUDGET, CompareOptionError, compare_results
+from sqlbench.compare.model import (
+    ColumnGap,
+    Comparison,
+    ComparisonDetails,
+    NearMiss,
+    NearMissKind,
+    Problem,
+)
+from sqlbench.compare.normalize import InputError
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "ColumnGap",
+    "CompareOptionError",
+    "Comparison",
+    "ComparisonDetails",
+    "InputError",
+    "NearMiss",
+    "NearMissKind",
+    "Problem",
+    "compare_results",
+]

@@ -1,0 +1,278 @@
+"""``compare_results``: does the agent's result set match the ground truth's? (SPEC section 4)"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import sqlglot
+from sqlglot.errors import SqlglotError
+
+from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
+from sqlbench.compare.model import (
+    MAX_ROW_INDICES,
+    ColumnGap,
+    Comparison,
+    ComparisonDetails,
+    NearMissKind,
+    Problem,
+)
+from sqlbench.compare.nearmiss import Analysis, best_mapping, examples, near_misses
+from sqlbench.compare.normalize import normalize
+from sqlbench.compare.order import OrderPlan, plan_order, tie_groups
+from sqlbench.compare.pairs import RowMatch
+from sqlbench.compare.reasons import build_reason
+from sqlbench.compare.views import Side, Tolerance, ViewSet, pair_domain
+from sqlbench.errors import SqlbenchError
+from sqlbench.verdicts import Verdict
+
+DEFAULT_BUDGET = 10_000
+"""Candidate column mappings (partial and complete) a comparison may try before ``review``."""
+
+_ORDERS = ("ignore", "strict", "auto")
+_ROWS = ("bag", "set")
+
+
+class CompareOptionError(SqlbenchError, ValueError):
+    """An invalid option given to ``compare_results``."""
+
+
+def compare_results(
+    expected: pd.DataFrame | pa.Table,
+    actual: pd.DataFrame | pa.Table,
+    *,
+    order: str = "ignore",
+    rows: str = "bag",
+    abs_tol: float = 1e-9,
+    rel_tol: float = 1e-9,
+    expected_sql: str | None = None,
+    dialect: str | None = None,
+    budget: int = DEFAULT_BUDGET,
+) -> Comparison:
+    """Compare an agent's result set with the ground truth's (SPEC section 4).
+
+    Column names never matter (except that swapping two columns whose names match on both
+    sides gives ``review``); the agent's extra columns are ignored; one injective column
+    mapping must hold for all rows together. Rows are a multiset unless ``rows="set"``.
+
+    Args:
+        expected: the ground truth's result (duplicate column names allowed).
+        actual: the agent's result.
+        order: ``ignore`` (default), ``strict`` (in order; rows tied on the ground truth's
+            ORDER BY keys may permute) or ``auto`` (strict exactly when ``expected_sql``'s
+            outermost query has ORDER BY).
+        rows: ``bag`` (duplicates count, default) or ``set``.
+        abs_tol: absolute numeric tolerance.
+        rel_tol: relative numeric tolerance (below 1).
+        expected_sql: the ground truth's SQL; needed for ``order="auto"``.
+        dialect: sqlglot dialect of ``expected_sql``.
+        budget: candidate column mappings to try before giving ``review``.
+
+    Returns:
+        A :class:`Comparison` with ``verdict`` (pass, fail or review), ``reason``, ``details``.
+
+    Raises:
+        CompareOptionError: for an invalid option value.
+
+    Example:
+        >>> import pandas as pd
+        >>> gold = pd.DataFrame({"name": ["a", "b"], "n": [1, 2]})
+        >>> agent = pd.DataFrame({"total": [2.0, 1.0], "who": ["b", "a"]})
+        >>> compare_results(gold, agent).passed
+        True
+    """
+    _check(order, rows, abs_tol, rel_tol, expected_sql, dialect, budget)
+    e_cols, a_cols = normalize(expected), normalize(actual)
+    names_e, names_a = [c.name for c in e_cols], [c.name for c in a_cols]
+    plan = plan_order(order, expected_sql, dialect, names_e)
+    n_e = len(expected) if isinstance(expected, pd.DataFrame) else expected.num_rows
+    n_a = len(actual) if isinstance(actual, pd.DataFrame) else actual.num_rows
+    views = ViewSet(e_cols, a_cols, (n_e, n_a))
+    tol = Tolerance(float(abs_tol), float(rel_tol))
+    keys = plan.keys if plan.complete else ()  # ties unknown: compare in plain order first
+    criteria = Criteria(distinct=rows == "set", tol=tol, ties=_ties(plan, views, n_e, keys))
+    analysis = Analysis(views, criteria, plan, max(100, budget // 10), names_e, names_a)
+    base = ComparisonDetails(
+        problem=Problem.NONE,
+        expected_rows=n_e,
+        actual_rows=n_a,
+        expected_columns=tuple(names_e),
+        actual_columns=tuple(names_a),
+        expected_kinds=tuple(c.kind.value for c in e_cols),
+        actual_kinds=tuple(c.kind.value for c in a_cols),
+        column_mapping={},
+        mapping_matches=False,
+        order="strict" if plan.strict else "ignore",
+        order_source=plan.source,
+        rows=rows,
+        abs_tol=tol.abs_tol,
+        rel_tol=tol.rel_tol,
+        budget=budget,
+        notes=(f"ground truth SQL not parsed: {plan.parse_error}",) if plan.parse_error else (),
+    )
+    return _decide(analysis, base, budget, n_e, n_a)
+
+
+def _check(
+    order: object,
+    rows: object,
+    abs_tol: object,
+    rel_tol: object,
+    expected_sql: object,
+    dialect: object,
+    budget: object,
+) -> None:
+    if order not in _ORDERS:
+        raise CompareOptionError(f"order must be one of {', '.join(_ORDERS)}, not {order!r}")
+    if rows not in _ROWS:
+        raise CompareOptionError(f"rows must be one of {', '.join(_ROWS)}, not {rows!r}")
+    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise CompareOptionError(f"{name} must be a finite number >= 0, not {value!r}")
+    if isinstance(rel_tol, int | float) and rel_tol >= 1:
+        raise CompareOptionError(f"rel_tol must be below 1, not {rel_tol!r}")
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+        raise CompareOptionError(f"budget must be a positive integer, not {budget!r}")
+    if expected_sql is not None and not isinstance(expected_sql, str):
+        raise CompareOptionError("expected_sql must be the ground truth's SQL text")
+    if order == "auto" and expected_sql is None:
+        raise CompareOptionError("order='auto' needs expected_sql= (the ground truth's SQL)")
+    if dialect is not None:
+        try:
+            sqlglot.Dialect.get_or_raise(dialect)  # type: ignore[arg-type]
+        except (ValueError, SqlglotError) as err:
+            raise CompareOptionError(f"unknown SQL dialect {dialect!r}") from err
+
+
+def _ties(
+    plan: OrderPlan, views: ViewSet, n_e: int, keys: tuple[int, ...]
+) -> Callable[[np.ndarray | None], np.ndarray] | None:
+    """Tie groups on ``keys`` for strict order (None when order is ignored)."""
+    if not plan.strict:
+        return None
+    key_views = []
+    for k in keys:
+        col = views.columns[Side.EXPECTED][k]
+        domain = pair_domain(col, col)
+        assert domain is not None
+        key_views.append(views.view(Side.EXPECTED, k, domain))
+    return tie_groups(key_views, n_e)
+
+
+def _decide(
+    analysis: Analysis, base: ComparisonDetails, budget: int, n_e: int, n_a: int
+) -> Comparison:
+    k_e, k_a = len(analysis.names_e), len(analysis.names_a)
+    criteria = analysis.criteria
+    if k_a < k_e:
+        return _fail(analysis, replace(base, problem=Problem.COLUMN_COUNT))
+    if not criteria.distinct and n_e != n_a:
+        return _fail(analysis, replace(base, problem=Problem.ROW_COUNT))
+    matcher = Matcher(analysis.views, criteria)
+    result = search(matcher, budget, analysis.names_e, analysis.names_a)
+    plan = analysis.plan
+    if plan.strict and not plan.complete and result.status is SearchStatus.NONE:
+        lenient = replace(
+            criteria, ties=_ties(plan, analysis.views, n_e, plan.keys) if plan.keys else None
+        )  # ties on the known keys, or no order
+        second = search(
+            Matcher(analysis.views, lenient), budget, analysis.names_e, analysis.names_a
+        )
+        tried = result.tried + second.tried
+        if second.status is SearchStatus.FOUND:
+            return _finish(
+                Verdict.REVIEW,
+                replace(
+                    base,
+                    problem=Problem.ORDER_UNDECIDABLE,
+                    mappings_tried=tried,
+                    column_mapping=dict(enumerate(second.mapping or ())),
+                    mapping_matches=False,
+                ),
+            )
+        result = replace(second, tried=tried)
+    if result.status is SearchStatus.FOUND:
+        assert result.mapping is not None
+        details = replace(
+            base,
+            column_mapping=dict(enumerate(result.mapping)),
+            mapping_matches=True,
+            mappings_tried=result.tried,
+        )
+        if result.swapped:
+            return _finish(
+                Verdict.REVIEW,
+                replace(details, problem=Problem.NAME_SWAP, swapped_columns=result.swapped),
+            )
+        return _finish(Verdict.PASS, details)
+    if result.status in (SearchStatus.BUDGET, SearchStatus.UNDECIDED):
+        problem = Problem.BUDGET if result.status is SearchStatus.BUDGET else Problem.UNDECIDED
+        mapping, _ = _best(analysis)
+        return _finish(
+            Verdict.REVIEW,
+            replace(
+                base,
+                problem=problem,
+                mappings_tried=min(result.tried, budget),
+                column_mapping=mapping,
+            ),
+        )
+    problem = Problem.NO_PARTNER if result.unpartnered else Problem.ROWS_DIFFER
+    return _fail(analysis, replace(base, problem=problem, mappings_tried=result.tried))
+
+
+def _best(analysis: Analysis) -> tuple[dict[int, int], tuple[ColumnGap, ...]]:
+    """The best mapping found by column similarity, and the columns it leaves unpartnered."""
+    matcher = Matcher(analysis.views, analysis.criteria)
+    candidates = [matcher.candidates(i) for i in range(len(analysis.names_e))]
+    return best_mapping(analysis, candidates)
+
+
+def _fail(analysis: Analysis, base: ComparisonDetails) -> Comparison:
+    matcher = Matcher(analysis.views, analysis.criteria)
+    mapping, gaps = _best(analysis)
+    rows: RowMatch | None = None
+    if (mapping and len(mapping) == len(analysis.names_e)) or base.problem is Problem.ROW_COUNT:
+        rows = _rows_or_none(matcher, mapping, base)
+    misses = near_misses(analysis, mapping, rows, gaps)
+    problem = base.problem
+    if problem is Problem.ROWS_DIFFER and any(m.kind is NearMissKind.ORDER_ONLY for m in misses):
+        problem = Problem.ORDER
+    details = replace(
+        base, problem=problem, column_mapping=mapping, column_gaps=gaps, near_misses=misses
+    )
+    if rows is not None:
+        e_examples, a_examples = examples(analysis.views, mapping, rows)
+        details = replace(
+            details,
+            expected_unmatched_rows=tuple(
+                int(r) for r in rows.expected_unmatched[:MAX_ROW_INDICES]
+            ),
+            actual_unmatched_rows=tuple(int(r) for r in rows.actual_unmatched[:MAX_ROW_INDICES]),
+            expected_unmatched_count=len(rows.expected_unmatched),
+            actual_unmatched_count=len(rows.actual_unmatched),
+            expected_examples=e_examples,
+            actual_examples=a_examples,
+        )
+    return _finish(Verdict.FAIL, details)
+
+
+def _rows_or_none(
+    matcher: Matcher, mapping: dict[int, int], base: ComparisonDetails
+) -> RowMatch | None:
+    if not mapping and base.expected_columns:
+        return None
+    return matcher.rows(mapping, report=True)
+
+
+def _finish(verdict: Verdict, details: ComparisonDetails) -> Comparison:
+    return Comparison(verdict, build_reason(verdict, details), details)

@@ -1,0 +1,313 @@
+"""Explaining a failure: the best column mapping, missing partners, differing rows, near misses.
+
+Runs only when the verdict is not a pass. Each near-miss check is a fresh mapping search under
+changed criteria (order ignored, duplicates ignored, a looser tolerance, one column scaled by
+100) with a small budget of its own: near misses inform the reason, they never change the
+verdict.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from sqlbench.compare.columns import Column, Kind
+from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
+from sqlbench.compare.model import ColumnGap, NearMiss, NearMissKind
+from sqlbench.compare.order import OrderPlan
+from sqlbench.compare.pairs import RowMatch
+from sqlbench.compare.rows import distinct_count
+from sqlbench.compare.values import display_row
+from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
+
+_SAMPLE = 4096
+_TOLERANCE_LADDER = (1e-6, 1e-4, 1e-2)
+_EXAMPLES = 3
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the comparison looks at besides the verdict."""
+
+    views: ViewSet
+    criteria: Criteria
+    plan: OrderPlan
+    budget: int
+    names_e: list[str]
+    names_a: list[str]
+    counts: dict[tuple[Side, int, Domain], tuple[np.ndarray, np.ndarray]] = field(
+        default_factory=dict
+    )
+    """Cache of value counts per column view (for similarity)."""
+
+    def found(self, criteria: Criteria, views: ViewSet | None = None) -> tuple[int, ...] | None:
+        """A mapping under which the rows match with ``criteria``, within the small budget."""
+        matcher = Matcher(views or self.views, criteria)
+        result = search(matcher, self.budget, self.names_e, self.names_a)
+        return result.mapping if result.status is SearchStatus.FOUND else None
+
+
+def similarity(analysis: Analysis, e_pos: int, a_pos: int) -> float:
+    """Share of the expected column's values (NULLs included, duplicates counted) that the
+    actual column also holds, numbers rounded to about six significant digits; -1 when the
+    two columns can never match."""
+    views = analysis.views
+    domain = views.domain(e_pos, a_pos)
+    if domain is None:
+        return -1.0
+    ue, ce = _value_counts(analysis, Side.EXPECTED, e_pos, domain)
+    ua, ca = _value_counts(analysis, Side.ACTUAL, a_pos, domain)
+    _, xe, xa = np.intersect1d(ue, ua, assume_unique=True, return_indices=True)
+    total = int(ce.sum())
+    return float(np.minimum(ce[xe], ca[xa]).sum()) / total if total else 1.0
+
+
+def _value_counts(
+    analysis: Analysis, side: Side, pos: int, domain: Domain
+) -> tuple[np.ndarray, np.ndarray]:
+    key = (side, pos, domain)
+    found = analysis.counts.get(key)
+    if found is None:
+        view = analysis.views.view(side, pos, domain)
+        codes = _comparable(view, domain)
+        if view.null_count:
+            codes = np.where(view.null, np.iinfo(np.int64).min, codes)
+        found = np.unique(codes, return_counts=True)
+        analysis.counts[key] = found
+    return found
+
+
+def _comparable(view: View, domain: Domain) -> np.ndarray:
+    """Codes, with numbers rounded to about six significant digits when tolerant."""
+    if not domain.tolerant or view.floats is None:
+        return view.codes
+    finite = np.isfinite(view.floats)
+    mantissa, exponent = np.frexp(np.where(finite, view.floats, 0.0))
+    rounded = np.round(mantissa * 2**20).astype(np.int64) * 4096 + exponent
+    return np.where(finite, rounded, view.codes)  # infinities keep their exact code
+
+
+def best_mapping(
+    analysis: Analysis, candidates: list[list[int]]
+) -> tuple[dict[int, int], tuple[ColumnGap, ...]]:
+    """A greedy best mapping (candidates first, then most shared values, then names) and the
+    expected columns it leaves without a real partner, each with its closest agent column."""
+    names_e, names_a = analysis.names_e, analysis.names_a
+    k_e, k_a = len(names_e), len(names_a)
+    scores: list[tuple[float, int, int]] = []
+    overlap: dict[tuple[int, int], float] = {}
+    for i in range(k_e):
+        for j in range(k_a):
+            share = similarity(analysis, i, j)
+            if share < 0:
+                continue
+            overlap[(i, j)] = share
+            bonus = 2.0 if j in candidates[i] else 0.0
+            if names_e[i] == names_a[j]:
+                bonus += 0.5
+            elif names_e[i].casefold() == names_a[j].casefold():
+                bonus += 0.25
+            scores.append((share + bonus, i, j))
+    scores.sort(key=lambda s: (-s[0], abs(s[1] - s[2]), s[1], s[2]))
+    mapping: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in scores:
+        if i not in mapping and j not in used:
+            mapping[i] = j
+            used.add(j)
+    gaps = []
+    for i in range(k_e):
+        if candidates[i] and i in mapping and mapping[i] in candidates[i]:
+            continue
+        options = [(share, j) for (e, j), share in overlap.items() if e == i]
+        closest = max(options, key=lambda o: (o[0], -abs(o[1] - i)), default=None)
+        kind = analysis.views.columns[Side.EXPECTED][i].kind.value
+        gaps.append(
+            ColumnGap(
+                i,
+                names_e[i],
+                kind,
+                None if closest is None else closest[1],
+                None if closest is None else names_a[closest[1]],
+                0.0 if closest is None else closest[0],
+            )
+        )
+    return dict(sorted(mapping.items())), tuple(gaps)
+
+
+def examples(
+    views: ViewSet, mapping: dict[int, int], rows: RowMatch
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """A few unmatched rows of each side, rendered (actual rows in expected-column order)."""
+    e_rows = [int(r) for r in rows.expected_unmatched[:_EXAMPLES]]
+    a_rows = [int(r) for r in rows.actual_unmatched[:_EXAMPLES]]
+    e_cols = views.columns[Side.EXPECTED]
+    a_cols = [views.columns[Side.ACTUAL][mapping[i]] for i in sorted(mapping)]
+    return _render(e_cols, e_rows), _render(a_cols, a_rows)
+
+
+def _render(columns: list[Column], rows: list[int]) -> tuple[str, ...]:
+    if not rows:
+        return ()
+    values = [col.values_at(rows) for col in columns]
+    return tuple(display_row([v[k] for v in values]) for k in range(len(rows)))
+
+
+def near_misses(
+    analysis: Analysis, mapping: dict[int, int], rows: RowMatch | None, gaps: tuple[ColumnGap, ...]
+) -> tuple[NearMiss, ...]:
+    """Every near miss that applies to a failing comparison."""
+    found: list[NearMiss] = []
+    c = analysis.criteria
+    n_e, n_a = analysis.views.rows
+    order_only = c.ties is not None and analysis.found(dataclasses.replace(c, ties=None))
+    if order_only:
+        found.append(NearMiss(NearMissKind.ORDER_ONLY, "the same rows match in a different order"))
+    elif not c.distinct:
+        dup = analysis.found(Criteria(distinct=True, tol=c.tol))
+        if dup is not None:
+            found.append(_duplicates(analysis, dup, n_e, n_a))
+    if _has_tolerant_pair(analysis.views):
+        for rel in _TOLERANCE_LADDER:
+            if (
+                rel > c.tol.rel_tol
+                and analysis.found(dataclasses.replace(c, tol=Tolerance(c.tol.abs_tol, rel)))
+                is not None
+            ):
+                found.append(
+                    NearMiss(
+                        NearMissKind.LOOSER_TOLERANCE,
+                        f"would pass with rel_tol={rel:g}",
+                        rel_tol=rel,
+                    )
+                )
+                break
+    scaled = _scaled(analysis, gaps)
+    if scaled is not None:
+        found.append(scaled)
+    tie = _limit_tie(analysis, mapping, rows, n_e, n_a)
+    if tie is not None:
+        found.append(tie)
+    return tuple(found)
+
+
+def _duplicates(analysis: Analysis, mapping: tuple[int, ...], n_e: int, n_a: int) -> NearMiss:
+    matcher = Matcher(analysis.views, Criteria(distinct=True, tol=analysis.criteria.tol))
+    pairs = [matcher.pair(i, j) for i, j in enumerate(mapping)]
+    d_e = distinct_count([p.e for p in pairs], n_e)
+    d_a = distinct_count([p.a for p in pairs], n_a)
+    extra_e, extra_a = n_e - d_e, n_a - d_a
+    if extra_a > extra_e:
+        text = (
+            f"the same distinct rows, but the agent's result repeats rows: "
+            f"{_rows(n_a, d_a)} against {_rows(n_e, d_e)} (missing DISTINCT?)"
+        )
+    elif extra_a < extra_e:
+        text = (
+            f"the same distinct rows, but the agent's result drops duplicates: "
+            f"{_rows(n_a, d_a)} against {_rows(n_e, d_e)} (extra DISTINCT?)"
+        )
+    else:
+        text = "the same distinct rows, but they repeat a different number of times"
+    return NearMiss(NearMissKind.DUPLICATES, text)
+
+
+def _rows(total: int, distinct: int) -> str:
+    return f"{total} row{'' if total == 1 else 's'} ({distinct} distinct)"
+
+
+def _has_tolerant_pair(views: ViewSet) -> bool:
+    return any(
+        views.domain(i, j) is Domain.FLOAT
+        for i in range(len(views.columns[0]))
+        for j in range(len(views.columns[1]))
+    )
+
+
+def _scaled(analysis: Analysis, gaps: tuple[ColumnGap, ...]) -> NearMiss | None:
+    """Agent numbers 100x (or 1/100 of) the expected ones: percent against fraction."""
+    views = analysis.views
+    e_cols, a_cols = views.columns
+    numeric_gaps = [g.expected for g in gaps if e_cols[g.expected].numeric]
+    if not numeric_gaps:
+        return None
+    replaced = list(a_cols)
+    factors: dict[int, float] = {}
+    for j, col in enumerate(a_cols):
+        if not col.numeric or col.kind is Kind.TEXT:
+            continue
+        for factor in (100.0, 0.01):
+            trial = _scale(col, factor)
+            probe = ViewSet(
+                e_cols, [trial if k == j else c for k, c in enumerate(a_cols)], views.rows
+            )
+            matcher = Matcher(probe, analysis.criteria)
+            if any(matcher.column_match(i, j) for i in numeric_gaps):
+                replaced[j] = trial
+                factors[j] = factor
+                break
+    if not factors:
+        return None
+    mapping = analysis.found(analysis.criteria, ViewSet(e_cols, replaced, views.rows))
+    if mapping is None:
+        return None
+    scaled = tuple((i, j, 1 / factors[j]) for i, j in enumerate(mapping) if j in factors)
+    parts = []
+    for i, j, off in scaled:
+        times = "100x" if off > 1 else "1/100 of"
+        parts.append(
+            f"agent column {analysis.names_a[j]!r} is {times} expected column "
+            f"{analysis.names_e[i]!r}"
+        )
+    return NearMiss(
+        NearMissKind.SCALED, "; ".join(parts) + " (percent against fraction?)", scaled=scaled
+    )
+
+
+def _scale(col: Column, factor: float) -> Column:
+    floats = col.floats
+    assert floats is not None
+    values = floats / 100.0 if factor == 0.01 else floats * factor
+    return dataclasses.replace(col, kind=Kind.FLOAT, ints=None, floats_=values, tagged=None)
+
+
+def _limit_tie(
+    analysis: Analysis, mapping: dict[int, int], rows: RowMatch | None, n_e: int, n_a: int
+) -> NearMiss | None:
+    """The differing rows all tie with the last expected row on the ORDER BY keys."""
+    plan = analysis.plan
+    if (
+        rows is None
+        or not plan.has_limit
+        or not plan.keys
+        or not plan.complete
+        or n_e != n_a
+        or not n_e
+        or len(mapping) != len(analysis.names_e)
+    ):
+        return None
+    ue, ua = rows.expected_unmatched, rows.actual_unmatched
+    if not len(ue) or not len(ua):
+        return None
+    matcher = Matcher(analysis.views, analysis.criteria)
+    last = n_e - 1
+    for key in plan.keys:
+        p = matcher.pair(key, mapping[key])
+        for view, rows_ in ((p.e, ue), (p.a, ua)):
+            if p.tolerant:
+                assert view.floats is not None and p.e.floats is not None
+                same = analysis.criteria.tol.close(
+                    view.floats[rows_], np.full(len(rows_), p.e.floats[last])
+                )
+            else:
+                same = view.codes[rows_] == p.e.codes[last]
+            if not (same & (view.null[rows_] == p.e.null[last])).all():
+                return None
+    return NearMiss(
+        NearMissKind.LIMIT_TIE,
+        "the differing rows all tie with the last row on the ORDER BY keys: the "
+        "ground truth's LIMIT cuts through a tie, so its rows are not deterministic "
+        "(add a tiebreaker to its ORDER BY)",
+    )

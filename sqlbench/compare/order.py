@@ -1,0 +1,177 @@
+"""Row order: whether it matters, and which rows may permute under strict order.
+
+``order: auto`` is strict exactly when the ground truth's *outermost* query has ORDER BY,
+decided by parsing with sqlglot (an ORDER BY inside a window or a subquery does not count).
+Under strict order, rows whose ORDER BY keys tie may come in any order among themselves; for
+that the ORDER BY expressions are mapped to output columns (by position ``ORDER BY 2``, by
+output alias, by the same expression as a projection, or by a unique output column name).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import cast
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+
+from sqlbench.compare.views import View
+
+
+@dataclass(frozen=True)
+class OrderPlan:
+    """How row order is treated in one comparison."""
+
+    strict: bool
+    """Rows are compared in order (possibly permuting within ties)."""
+    keys: tuple[int, ...] = ()
+    """Expected column positions of the ORDER BY keys that map to output columns (prefix)."""
+    complete: bool = True
+    """Every ORDER BY key maps to an output column (or there are none): ties are known."""
+    order_by: str | None = None
+    """The ground truth's outermost ORDER BY clause, as SQL text, for reasons."""
+    has_limit: bool = False
+    """The outermost query also has LIMIT (for the LIMIT-through-a-tie near miss)."""
+    parse_error: str | None = None
+    """Why the ground truth's SQL could not be parsed, when it could not."""
+    source: str = "order: ignore"
+    """Where the decision came from, in words."""
+
+
+IGNORE = OrderPlan(strict=False)
+
+
+def plan_order(
+    order: str, expected_sql: str | None, dialect: str | None, column_names: list[str]
+) -> OrderPlan:
+    """Decide how row order is treated.
+
+    Args:
+        order: ``ignore``, ``strict`` or ``auto`` (already validated).
+        expected_sql: the ground truth's SQL (needed for ``auto``; used for ties by ``strict``).
+        dialect: sqlglot dialect of ``expected_sql`` (validated; None: sqlglot's default).
+        column_names: the expected result's column names, in order.
+    """
+    if order == "ignore":
+        return IGNORE
+    if expected_sql is None:
+        return OrderPlan(strict=True, source="order: strict")
+    try:
+        node = _outermost(expected_sql, dialect)
+    except _Unparseable as err:
+        return OrderPlan(
+            strict=True,
+            complete=False,
+            parse_error=str(err),
+            source=f"order: {order}, but the ground truth's SQL could not be parsed",
+        )
+    clause = node.args.get("order")
+    if clause is None:
+        if order == "auto":
+            return OrderPlan(strict=False, source="order: auto (no outermost ORDER BY)")
+        return OrderPlan(strict=True, source="order: strict")
+    keys = [_key_position(o.this, node, column_names) for o in clause.expressions]
+    prefix: list[int] = []
+    for key in keys:
+        if key is None:
+            break
+        prefix.append(key)
+    text = clause.sql(dialect=dialect).strip()
+    return OrderPlan(
+        strict=True,
+        keys=tuple(prefix),
+        complete=len(prefix) == len(keys),
+        order_by=text,
+        has_limit=node.args.get("limit") is not None,
+        source=f"order: {order}, ground truth has {text}",
+    )
+
+
+class _Unparseable(Exception):
+    pass
+
+
+def _outermost(sql: str, dialect: str | None) -> exp.Expression:
+    try:
+        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+    except SqlglotError as err:
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise _Unparseable(first) from err
+    if len(statements) != 1:
+        raise _Unparseable(f"expected one statement, found {len(statements)}")
+    node = cast(exp.Expression, statements[0])
+    while isinstance(node, exp.Subquery | exp.Paren) and node.args.get("order") is None:
+        node = node.this
+    return node
+
+
+def _projections(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.SetOperation | exp.Subquery | exp.Paren):
+        node = node.this
+    return list(node.expressions) if isinstance(node, exp.Select) else []
+
+
+def _key_position(key: exp.Expression, node: exp.Expression, names: list[str]) -> int | None:
+    """The output column an ORDER BY expression sorts by, or None if it is not an output."""
+    if isinstance(key, exp.Literal) and not key.is_string:
+        position = int(key.this) - 1 if key.this.isdigit() else -1
+        return position if 0 <= position < len(names) else None
+    projections = _projections(node)
+    starred = any(
+        isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star) for p in projections
+    )
+    if not starred and len(projections) == len(names):
+        if isinstance(key, exp.Column) and not key.table:
+            found = _unique([i for i, p in enumerate(projections) if p.alias_or_name == key.name])
+            if found is not None:
+                return found
+        found = _unique([i for i, p in enumerate(projections) if p.unalias() == key])
+        if found is not None:
+            return found
+        if isinstance(key, exp.Column):
+            same = [
+                i
+                for i, p in enumerate(projections)
+                if isinstance(p.unalias(), exp.Column)
+                and p.unalias().name.lower() == key.name.lower()
+            ]
+            found = _unique(same)
+            if found is not None:
+                return found
+    if isinstance(key, exp.Column):
+        return _unique([i for i, n in enumerate(names) if n.lower() == key.name.lower()])
+    return None
+
+
+def _unique(found: list[int]) -> int | None:
+    return found[0] if len(found) == 1 else None
+
+
+def tie_groups(key_views: list[View], count: int) -> Callable[[np.ndarray | None], np.ndarray]:
+    """A function giving, for a sequence of expected rows, the tie-group id of each position.
+
+    Consecutive rows with equal ORDER BY keys share an id; with no keys every position is its
+    own group (plain in-order comparison).
+
+    Args:
+        key_views: the ORDER BY key columns of the expected result (exact codes).
+        count: the expected result's row count.
+    """
+
+    def ties(rows: np.ndarray | None) -> np.ndarray:
+        size = count if rows is None else len(rows)
+        if not key_views:
+            return np.arange(size, dtype=np.int64)
+        change = np.zeros(size, dtype=bool)
+        if size:
+            change[0] = True
+        for view in key_views:
+            codes = view.codes if rows is None else view.codes[rows]
+            null = view.null if rows is None else view.null[rows]
+            change[1:] |= (codes[1:] != codes[:-1]) | (null[1:] != null[:-1])
+        return np.cumsum(change).astype(np.int64)
+
+    return ties

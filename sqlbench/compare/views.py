@@ -1,0 +1,317 @@
+"""Comparable views of columns: which domain two columns meet in, and their codes there.
+
+Two columns are compared in one *domain* (integers exactly, numbers with tolerance, text,
+instants, ...), chosen from their kinds. In a domain every column becomes int64 *codes*, equal
+exactly when the values are equal (text through one dictionary shared by both results), plus a
+NULL mask and, for the tolerant numeric domain, the float values. Codes are mixed into 64-bit
+hashes for row hashing and column fingerprints; a hash is only ever a shortcut, never the last
+word (``sqlbench.compare.rows`` verifies every hash-based match on the codes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum, StrEnum
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from sqlbench.compare.columns import Column, Kind
+
+_C1 = np.uint64(0xBF58476D1CE4E5B9)
+_NULL_MIX = np.uint64(0x6A09E667F3BCC909)
+_NS_SAFE_US = 9_000_000_000_000_000  # |us| below this fits in int64 nanoseconds
+
+
+class Side(IntEnum):
+    """Which result a column belongs to."""
+
+    EXPECTED = 0
+    ACTUAL = 1
+
+
+class Domain(StrEnum):
+    """Where a pair of columns is compared."""
+
+    NULL = "null"
+    INT = "int"
+    FLOAT = "float"
+    TEXT = "text"
+    INSTANT_US = "instant_us"
+    INSTANT_NS = "instant_ns"
+    TIME = "time"
+    DURATION = "duration"
+    BYTES = "bytes"
+    TAGGED = "tagged"
+
+    @property
+    def tolerant(self) -> bool:
+        """True where numbers match within the tolerances rather than exactly."""
+        return self is Domain.FLOAT
+
+
+def pair_domain(expected: Column, actual: Column) -> Domain | None:
+    """The domain two columns are compared in, or None when they can never match.
+
+    Example: an INT column and a text column of plain numbers meet in ``INT``; an INT and a
+    FLOAT column in ``FLOAT``; two ISO-date text columns in an instant domain.
+    """
+    e, a = expected, actual
+    if e.kind is Kind.NULL or a.kind is Kind.NULL:
+        return Domain.NULL
+    if e.kind is Kind.MIXED or a.kind is Kind.MIXED:
+        return Domain.TAGGED
+    if e.kind is Kind.TEXT and a.kind is Kind.TEXT:
+        if e.instants is not None and a.instants is not None:
+            return _instant_domain(e, a)
+        return Domain.TEXT
+    if e.numeric and a.numeric:
+        if e.ints is not None and a.ints is not None:
+            if e.ints.dtype == object or a.ints.dtype == object:
+                return Domain.TAGGED  # past int64: exact through Python ints
+            return Domain.INT
+        return Domain.FLOAT
+    if e.instants is not None and a.instants is not None:
+        return _instant_domain(e, a)
+    if e.kind is a.kind and e.kind in _SAME_KIND:
+        return _SAME_KIND[e.kind]
+    return None
+
+
+_SAME_KIND = {Kind.TIME: Domain.TIME, Kind.DURATION: Domain.DURATION, Kind.BYTES: Domain.BYTES}
+
+
+def _instant_domain(e: Column, a: Column) -> Domain:
+    assert e.instants is not None and a.instants is not None
+    if e.instants.ns is None and a.instants.ns is None:
+        return Domain.INSTANT_US
+    for inst in (e.instants, a.instants):
+        if inst.ns is None and len(inst.us) and np.abs(inst.us).max() >= _NS_SAFE_US:
+            return Domain.INSTANT_US
+    return Domain.INSTANT_NS
+
+
+def mix(codes: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
+    """64-bit hashes of integer codes (NULL rows get one fixed hash); a new array."""
+    if codes.dtype.itemsize == 8:
+        x = codes.view(np.uint64) * _C1  # a bijection of the codes: odd multiply, xor-shift
+    else:
+        x = codes.astype(np.int64).view(np.uint64)
+        x *= _C1
+    x ^= x >> np.uint64(29)
+    if null is not None and null.any():
+        x[null] = _NULL_MIX
+    return x
+
+
+_CACHE_ROWS = 200_000
+"""Per-row hashes of views up to this many rows are kept (searches reuse them); larger views
+recompute them, so a comparison's memory stays within a small multiple of its inputs."""
+
+
+class View:
+    """One column in one domain: integer codes (0 where NULL), NULL mask, floats if tolerant."""
+
+    def __init__(self, codes: np.ndarray, null: np.ndarray, floats: np.ndarray | None = None):
+        self.codes = codes
+        self.null = null
+        self.floats = floats
+        self._mixed: np.ndarray | None = None
+
+    def hashes(self, rows: np.ndarray | None = None) -> np.ndarray:
+        """Per-row hash of (code, NULL) for ``rows`` (all when None), as a new array."""
+        if self._mixed is None and len(self.codes) <= _CACHE_ROWS:
+            self._mixed = mix(self.codes, self.null)
+        if self._mixed is not None:
+            return self._mixed.copy() if rows is None else self._mixed[rows]
+        if rows is None:
+            return mix(self.codes, self.null)
+        return mix(self.codes[rows], self.null[rows])
+
+    @cached_property
+    def null_only(self) -> View:
+        """The NULL mask alone, as a view (rows differ only by NULL-ness)."""
+        return View(np.zeros(len(self.null), dtype=np.int64), self.null)
+
+    @cached_property
+    def null_count(self) -> int:
+        """Number of NULL rows."""
+        return int(np.count_nonzero(self.null))
+
+    @cached_property
+    def bounds(self) -> tuple[float, float] | None:
+        """(min, max) of the non-NULL values (floats if tolerant, else codes); None if none."""
+        values = self.floats if self.floats is not None else self.codes
+        if self.null_count:
+            values = values[~self.null]
+        if not len(values):
+            return None
+        return (values.min(), values.max())
+
+    @cached_property
+    def bag_fingerprint(self) -> int:
+        """Order-independent hash of the value multiset."""
+        return int(self.hashes().sum(dtype=np.uint64))
+
+    @cached_property
+    def set_fingerprint(self) -> int:
+        """Hash of the value set (duplicates ignored)."""
+        return int(np.unique(self.hashes()).sum(dtype=np.uint64))
+
+    @cached_property
+    def sorted_floats(self) -> np.ndarray:
+        """Non-NULL float values, sorted (tolerant domain)."""
+        assert self.floats is not None
+        return np.sort(self.floats[~self.null])
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Numbers a, b match when |a-b| <= max(abs_tol, rel_tol * max(|a|, |b|))."""
+
+    abs_tol: float
+    rel_tol: float
+
+    def close(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """Elementwise match (equal infinities match; NaN never reaches here: it is NULL)."""
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(a - b)
+            bound = np.maximum(self.abs_tol, self.rel_tol * np.maximum(np.abs(a), np.abs(b)))
+            # An infinity only matches the same infinity (its bound would be infinite too).
+            matched: np.ndarray = (a == b) | ((diff <= bound) & np.isfinite(diff))
+            return matched
+
+    def reach(self, values: np.ndarray) -> np.ndarray:
+        """How far from each value a match can lie (a superset bound, for search windows)."""
+        if self.rel_tol >= 1:
+            return np.full(len(values), np.inf)
+        with np.errstate(over="ignore"):
+            bound: np.ndarray = np.maximum(
+                self.abs_tol, self.rel_tol * np.abs(values) / (1 - self.rel_tol)
+            )
+            return bound
+
+
+class ViewSet:
+    """Views of every column of both results, built on demand and cached."""
+
+    def __init__(self, expected: list[Column], actual: list[Column], rows: tuple[int, int]) -> None:
+        self.columns = (expected, actual)
+        self.rows = rows
+        """Row counts of the expected and the actual result."""
+        self._views: dict[tuple[Side, int, Domain], View] = {}
+        self._dictionaries: dict[Domain, dict[tuple[Side, int], np.ndarray]] = {}
+        self._tags: dict[str, int] = {}
+
+    def bounds(self, side: Side, pos: int, domain: Domain) -> tuple[float, float] | None:
+        """(min, max) of a column's non-NULL values in ``domain``, without building a float
+        copy of an integer column just to learn them."""
+        col = self.columns[side][pos]
+        if domain is Domain.FLOAT and col.ints is not None and col.ints.dtype != object:
+            ints = col.ints[~col.null] if col.null_count else col.ints
+            return (float(ints.min()), float(ints.max())) if len(ints) else None
+        return self.view(side, pos, domain).bounds
+
+    def native(self, side: Side, pos: int) -> View | None:
+        """The column in its own exact domain (text as text), for telling identical columns
+        apart; None for mixed-type columns."""
+        col = self.columns[side][pos]
+        if col.kind is Kind.MIXED:
+            return None
+        if col.kind is Kind.TEXT:
+            return self.view(side, pos, Domain.TEXT)
+        if col.kind is Kind.INSTANT:
+            precise = col.instants is not None and col.instants.ns is not None
+            return self.view(side, pos, Domain.INSTANT_NS if precise else Domain.INSTANT_US)
+        own = pair_domain(col, col)
+        return None if own is None or own is Domain.TAGGED else self.view(side, pos, own)
+
+    def column(self, side: Side, pos: int) -> Column:
+        """The column at ``pos`` of one side."""
+        return self.columns[side][pos]
+
+    def domain(self, e_pos: int, a_pos: int) -> Domain | None:
+        """The domain of expected column ``e_pos`` against actual column ``a_pos``."""
+        return pair_domain(self.columns[0][e_pos], self.columns[1][a_pos])
+
+    def view(self, side: Side, pos: int, domain: Domain) -> View:
+        """Column ``pos`` of ``side`` in ``domain`` (cached)."""
+        key = (side, pos, domain)
+        found = self._views.get(key)
+        if found is None:
+            found = self._build(side, pos, domain)
+            self._views[key] = found
+        return found
+
+    def _build(self, side: Side, pos: int, domain: Domain) -> View:
+        col = self.columns[side][pos]
+        null = col.null
+        if domain is Domain.NULL:
+            return View(np.zeros(col.rows, dtype=np.int64), null)
+        if domain is Domain.INT:
+            assert col.ints is not None
+            return View(col.ints, null)
+        if domain is Domain.FLOAT:
+            floats = col.floats
+            assert floats is not None
+            return View(floats.view(np.int64), null, floats)
+        if domain in (Domain.INSTANT_US, Domain.INSTANT_NS):
+            assert col.instants is not None
+            if domain is Domain.INSTANT_US:
+                return View(col.instants.us, null)
+            ns = col.instants.ns
+            return View(ns if ns is not None else col.instants.us * 1000, null)
+        if domain in (Domain.TIME, Domain.DURATION):
+            assert col.other is not None
+            return View(col.other, null)
+        if domain in (Domain.TEXT, Domain.BYTES):
+            return View(self._dictionary(domain)[(side, pos)], null)
+        keys = col.tagged_keys()
+        tags = self._tags
+        codes = np.fromiter(
+            (tags.setdefault(k, len(tags)) for k in keys), dtype=np.int64, count=len(keys)
+        )
+        return View(codes, null)
+
+    def _dictionary(self, domain: Domain) -> dict[tuple[Side, int], np.ndarray]:
+        """One dictionary for all text (or binary) columns of both sides: each column is
+        encoded on its own, then the (usually small) column dictionaries are unified."""
+        found = self._dictionaries.get(domain)
+        if found is not None:
+            return found
+        members: list[tuple[tuple[Side, int], pa.Array, np.ndarray]] = []
+        for side in Side:
+            for col in self.columns[side]:
+                arr = col.text if domain is Domain.TEXT else col.binary
+                if arr is not None:
+                    members.append(((side, col.position), *_encode(arr)))
+        unified = pc.dictionary_encode(pa.concat_arrays([d for _, d, _ in members]))
+        to_global = unified.indices.to_numpy(zero_copy_only=False)
+        found = {}
+        start = 0
+        for (side, pos), dictionary, local in members:
+            size = len(dictionary)
+            codes = to_global[start : start + size][local]
+            null = self.columns[side][pos].null
+            if null.any():
+                codes[null] = 0  # NULL rows carry code 0 in every column, like other domains
+            found[(side, pos)] = codes
+            start += size
+        self._dictionaries[domain] = found
+        return found
+
+
+def _encode(arr: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
+    """(dictionary, int32 index per row with NULL as 0) of one column, chunks unified."""
+    encoded = pc.dictionary_encode(arr)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.unify_dictionaries()
+        if encoded.num_chunks == 0:
+            return pa.array([], type=arr.type), np.zeros(0, dtype=np.int32)
+        dictionary = encoded.chunk(0).dictionary
+        parts = [c.indices.fill_null(0).to_numpy(zero_copy_only=False) for c in encoded.chunks]
+        return dictionary, np.concatenate(parts) if len(parts) > 1 else parts[0]
+    indices = encoded.indices.fill_null(0) if encoded.indices.null_count else encoded.indices
+    return encoded.dictionary, indices.to_numpy(zero_copy_only=False)

@@ -1,0 +1,228 @@
+"""Invariants of compare_results, checked with hypothesis on generated results.
+
+A result compared with itself passes, and stays a pass after shuffling rows, permuting and
+renaming columns, adding extra columns, retyping integers as floats or Decimals, or adding noise
+below the tolerance. Changing one cell beyond tolerance, dropping a row or duplicating a row
+always makes it fail.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sqlbench.compare import compare_results
+from sqlbench.verdicts import Verdict
+
+SETTINGS = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+_KINDS = (
+    "int",
+    "float",
+    "text",
+    "date",
+    "nullable_int",
+    "nullable_text",
+    "nullable_float",
+    "nullable_date",
+    "number_text",
+)
+
+
+@st.composite
+def columns(draw: st.DrawFn, rows: int) -> tuple[str, list[Any]]:
+    kind = draw(st.sampled_from(_KINDS))
+    small = st.integers(-3, 3)
+    if kind == "int":
+        return kind, draw(st.lists(small, min_size=rows, max_size=rows))
+    if kind == "nullable_int":
+        return kind, draw(st.lists(st.none() | small, min_size=rows, max_size=rows))
+    if kind in ("float", "nullable_float"):
+        value = st.sampled_from([0.1, 0.25, 1.5, -2.0, 1e9 + 0.5, 3.0])
+        if kind == "nullable_float":
+            value = st.none() | value
+        return kind, draw(st.lists(value, min_size=rows, max_size=rows))
+    if kind in ("date", "nullable_date"):
+        day = st.integers(0, 3).map(lambda d: dt.date(2024, 1, 1) + dt.timedelta(days=d))
+        if kind == "nullable_date":
+            day = st.none() | day
+        return kind, draw(st.lists(day, min_size=rows, max_size=rows))
+    if kind == "number_text":
+        return kind, draw(
+            st.lists(st.sampled_from(["1", "2.5", "-3", "10"]), min_size=rows, max_size=rows)
+        )
+    text = st.sampled_from(["a", "b", "c", "ab"])
+    if kind == "nullable_text":
+        text = st.none() | text
+    return kind, draw(st.lists(text, min_size=rows, max_size=rows))
+
+
+@st.composite
+def frames(draw: st.DrawFn, min_rows: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    rows = draw(st.integers(min_rows, 12))
+    width = draw(st.integers(1, 5))
+    cols = [draw(columns(rows)) for _ in range(width)]
+    return _frame(
+        [values for _, values in cols], [f"c{k}" for k in range(width)], [kind for kind, _ in cols]
+    ), [kind for kind, _ in cols]
+
+
+def _frame(values: list[list[Any]], names: list[str], kinds: list[str]) -> pd.DataFrame:
+    series = []
+    for vals, kind in zip(values, kinds, strict=True):
+        dtype = "float64" if kind == "float" else ("int64" if kind == "int" else object)
+        series.append(pd.Series(vals, dtype=dtype))
+    if not series[0].size:
+        frame = pd.DataFrame({k: s for k, s in enumerate(series)})
+    else:
+        frame = pd.concat(series, axis=1, ignore_index=True)
+    frame.columns = names
+    return frame
+
+
+def _shuffle(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    order = np.random.default_rng(seed).permutation(len(frame))
+    return frame.iloc[order].reset_index(drop=True)
+
+
+def _permute_rename(frame: pd.DataFrame, seed: int) -> pd.DataFrame:
+    order = list(np.random.default_rng(seed).permutation(frame.shape[1]))
+    out = frame.iloc[:, order].copy()
+    out.columns = [f"renamed_{k}" for k in range(frame.shape[1])]
+    return out
+
+
+@SETTINGS
+@given(frames(), st.integers(0, 2**32 - 1))
+def test_shuffle_permute_rename_keep_a_pass(
+    data: tuple[pd.DataFrame, list[str]], seed: int
+) -> None:
+    frame, _ = data
+    assert compare_results(frame, frame).verdict is Verdict.PASS
+    changed = _permute_rename(_shuffle(frame, seed), seed + 1)
+    result = compare_results(frame, changed)
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+@SETTINGS
+@given(frames(), frames(), st.integers(0, 2**32 - 1))
+def test_extra_columns_keep_a_pass(
+    data: tuple[pd.DataFrame, list[str]], extra: tuple[pd.DataFrame, list[str]], seed: int
+) -> None:
+    frame, _ = data
+    other, _ = extra
+    rows = len(frame)
+    filler = pd.concat([other] * (rows // max(len(other), 1) + 1))[:rows] if len(other) else None
+    if filler is None or len(filler) != rows:
+        filler = pd.DataFrame({"e": ["x"] * rows})
+    filler = filler.reset_index(drop=True)
+    filler.columns = [f"extra_{k}" for k in range(filler.shape[1])]
+    combined = pd.concat([filler, frame.reset_index(drop=True)], axis=1)
+    result = compare_results(frame, _permute_rename(_shuffle(combined, seed), seed + 2))
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+@SETTINGS
+@given(frames(min_rows=1), st.integers(0, 2**32 - 1), st.data())
+def test_changing_one_cell_fails(
+    data: tuple[pd.DataFrame, list[str]], seed: int, pick: st.DataObject
+) -> None:
+    frame, kinds = data
+    row = pick.draw(st.integers(0, len(frame) - 1))
+    col = pick.draw(st.integers(0, frame.shape[1] - 1))
+    changed = frame.copy()
+    changed.iloc[row, col] = _far_value(kinds[col])
+    result = compare_results(frame, _permute_rename(_shuffle(changed, seed), seed + 3))
+    assert result.verdict is Verdict.FAIL, result.reason
+
+
+def _far_value(kind: str) -> Any:
+    """A value of the column's type that appears nowhere in generated results."""
+    if kind in ("int", "nullable_int"):
+        return 1_000_003
+    if kind in ("float", "nullable_float"):
+        return 7.77e7
+    if kind in ("date", "nullable_date"):
+        return dt.date(1999, 12, 31)
+    if kind == "number_text":
+        return "777"
+    return "zz-changed"
+
+
+@SETTINGS
+@given(frames(min_rows=1), st.integers(0, 2**32 - 1), st.data())
+def test_dropping_or_duplicating_a_row_fails(
+    data: tuple[pd.DataFrame, list[str]], seed: int, pick: st.DataObject
+) -> None:
+    frame, _ = data
+    row = pick.draw(st.integers(0, len(frame) - 1))
+    dropped = frame.drop(index=row)
+    doubled = pd.concat([frame, frame.iloc[[row]]])
+    for changed in (dropped, doubled):
+        result = compare_results(frame, _permute_rename(_shuffle(changed, seed), seed + 4))
+        assert result.verdict is Verdict.FAIL, result.reason
+
+
+@SETTINGS
+@given(
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=20),
+    st.sampled_from(["float", "decimal", "decimal_scaled", "text"]),
+)
+def test_integers_equal_across_types(values: list[int], retype: str) -> None:
+    expected = pd.DataFrame({"n": pd.Series(values, dtype="int64")})
+    if retype == "float":
+        converted: list[Any] = [float(v) for v in values]
+    elif retype == "decimal":
+        converted = [decimal.Decimal(v) for v in values]
+    elif retype == "decimal_scaled":
+        converted = [decimal.Decimal(v).quantize(decimal.Decimal("0.01")) for v in values]
+    else:
+        converted = [str(v) for v in values]
+    actual = pd.DataFrame({"m": pd.Series(converted[::-1], dtype=object)})
+    result = compare_results(expected, actual)
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+@SETTINGS
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30),
+    st.integers(0, 2**32 - 1),
+)
+def test_noise_below_tolerance_keeps_a_pass(values: list[float], seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    noisy = [v * (1 + rng.uniform(-1e-12, 1e-12)) for v in values]
+    expected = pd.DataFrame({"k": range(len(values)), "v": values})
+    actual = _shuffle(pd.DataFrame({"k": range(len(values)), "v": noisy}), seed)
+    result = compare_results(expected, actual, abs_tol=1e-9, rel_tol=1e-9)
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.integers(0, 2), st.sampled_from("abcd")), min_size=1, max_size=15),
+    st.integers(0, 2**32 - 1),
+)
+def test_strict_order_lets_ties_permute(rows: list[tuple[int, str]], seed: int) -> None:
+    ordered = sorted(rows, key=lambda r: r[0])
+    expected = pd.DataFrame(ordered, columns=["k", "n"])
+    rng = np.random.default_rng(seed)
+    shuffled = (
+        expected.assign(_r=rng.random(len(expected)))
+        .sort_values(["k", "_r"])
+        .drop(columns="_r")
+        .reset_index(drop=True)
+    )
+    result = compare_results(
+        expected, shuffled, order="auto", expected_sql="SELECT k, n FROM t ORDER BY k"
+    )
+    assert result.verdict is Verdict.PASS, result.reason
