@@ -4,4 +4,27 @@ from __future__ import annotations
 
 import click
 
-ALL: list[click.Command] = []
+from sqlbench.cli.check import check_command
+from sqlbench.cli.compare import compare_command
+from sqlbench.cli.export_import import export_command, import_command
+from sqlbench.cli.init import init_command
+from sqlbench.cli.merge import merge_command
+from sqlbench.cli.questions import questions_command
+from sqlbench.cli.run import run_command
+from sqlbench.cli.runs import runs_command
+from sqlbench.cli.show import show_command
+from sqlbench.cli.validate import validate_command
+
+ALL: list[click.Command] = [
+    init_command,
+    validate_command,
+    questions_command,
+    run_command,
+    runs_command,
+    show_command,
+    compare_command,
+    check_command,
+    merge_command,
+    export_command,
+    import_command,
+]
