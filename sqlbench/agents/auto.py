@@ -24,7 +24,7 @@ from sqlbench.project.models import AgentConfig, CertifiedQuery
 
 ROUTE_TOOL = "route"
 DEFAULT_THRESHOLD = 0.62
-"""Chosen on the demo project's questions: see docs/performance-agents.md for the numbers."""
+"""Chosen on the demo project's questions: see docs/performance.md for the numbers."""
 
 NO_ENDPOINT_NOTICE = (
     "auto answers only the questions a certified query fits; no LLM endpoint is configured, so "

@@ -26,7 +26,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _CHAR_NGRAMS = (3, 4, 5)
 _WORD_WEIGHT = 0.7
 """Share of the word cosine in the score (the rest is the character n-gram cosine); see
-docs/performance-agents.md for how it was chosen."""
+docs/performance.md for how it was chosen."""
 
 _STOP_WORDS_TEXT = """
 a about above after all also am an and any are as at be been being below between both but by

@@ -220,7 +220,7 @@ def demo_routes() -> list[tuple[str, TruthKind, str | None, str | None, float]]:
 def test_demo_routing_quality_at_the_default_threshold(
     demo_routes: list[tuple[str, TruthKind, str | None, str | None, float]],
 ) -> None:
-    # Measured (docs/performance-agents.md): every certifiedQuery question's best match is its
+    # Measured (docs/performance.md): every certifiedQuery question's best match is its
     # own query; at 0.62 all 15 route, and 1 of 22 other questions routes (wrongly: its
     # ground truth differs from the routed query's).
     certified = [row for row in demo_routes if row[1] is TruthKind.CERTIFIED_QUERY]
