@@ -10,7 +10,8 @@ Comparison settings, chosen to match what each benchmark means:
 - Spider (test-suite evaluator, ``official_verdict_keep_distinct``): ``order="auto"`` with the
   gold SQL (strict exactly when the gold's outermost query has ORDER BY), rows as a bag.
 - BIRD (``set(pred) == set(gold)``): ``rows="set"``, order ignored.
-The default profile (order ignore, rows bag) is reported too.
+The same two with ``columns="exact"`` (both officials fail extra columns), and the default
+profile (order ignore, rows bag, columns superset), are reported too.
 
 Usage: ``python benchmarks/verdict_agreement.py [--root DIR] [--limit N] [--json FILE]``.
 Not part of the test suite: it takes a few minutes.
@@ -123,9 +124,14 @@ def records(root: Path, corpus: str, limit: int | None) -> Iterator[dict[str, An
 def options_for(corpus: str, gold_sql: str, profile: str) -> dict[str, Any]:
     if profile == "default":
         return {}
-    if corpus == "spider":
-        return {"order": "auto", "expected_sql": gold_sql, "dialect": "sqlite"}
-    return {"rows": "set"}
+    options: dict[str, Any] = (
+        {"order": "auto", "expected_sql": gold_sql, "dialect": "sqlite"}
+        if corpus == "spider"
+        else {"rows": "set"}
+    )
+    if profile == "exact":
+        options["columns"] = "exact"
+    return options
 
 
 def official_verdict(corpus: str, record: dict[str, Any]) -> bool:
@@ -147,6 +153,10 @@ def categorize(
         return "prediction does not run here" if official else "other"
     d = result.details
     if official:  # official pass, ours not
+        if d.problem is Problem.EXTRA_COLUMNS:
+            if d.expected_rows == 0 and d.actual_rows == 0:
+                return "both empty, agent has extra columns: official passes any two empty results"
+            return "extra columns under columns: exact, official passes: inspect"
         if d.problem is Problem.NAME_SWAP:
             return "same-named columns swapped: review (SPEC), official passes"
         if d.near_miss(NearMissKind.DUPLICATES) is not None:
@@ -183,7 +193,7 @@ def categorize(
 
 
 def evaluate(root: Path, corpus: str, limit: int | None, runner: Runner) -> dict[str, Tally]:
-    tallies = {"matched": Tally(), "default": Tally()}
+    tallies = {"matched": Tally(), "exact": Tally(), "default": Tally()}
     compare_s = 0.0
     for record in records(root, corpus, limit):
         gold = runner.run(corpus, record["db_id"], record["gold_sql"])
@@ -256,7 +266,8 @@ def report(results: dict[str, dict[str, Tally]], runner: Runner, seconds: float)
 def _profile_name(corpus: str, profile: str) -> str:
     if profile == "default":
         return "defaults (order ignore, rows bag)"
-    return "order auto (gold SQL), rows bag" if corpus == "spider" else "rows set, order ignore"
+    name = "order auto (gold SQL), rows bag" if corpus == "spider" else "rows set, order ignore"
+    return name + (", columns exact" if profile == "exact" else "")
 
 
 def main() -> None:

@@ -169,6 +169,7 @@ def _compare_all(
             rows=options.rows,
             abs_tol=options.abs_tol,
             rel_tol=options.rel_tol,
+            columns=options.columns,
             expected_sql=truth.sql,
             dialect=dialect,
         )

@@ -67,6 +67,27 @@ def test_ambiguous_comparison_stays_review() -> None:
     assert verdict is Verdict.REVIEW and reason
 
 
+def test_question_compare_columns_exact_reaches_the_comparison() -> None:
+    q = question(sql="SELECT n", compare={"columns": "exact"})
+    wide = result(id=[7], n=[3])
+    loose = grade(q, [truth(n=[3])], Answer(sql="x"), wide, options=OPTIONS, dialect="duckdb")
+    assert loose.verdict is Verdict.PASS  # the options passed in are the merged ones
+    merged = OPTIONS.merged(q.compare)
+    assert merged.columns == "exact" and OPTIONS.columns == "superset"
+    graded = grade(q, [truth(n=[3])], Answer(sql="x"), wide, options=merged, dialect="duckdb")
+    assert graded.verdict is Verdict.FAIL
+    assert graded.comparison is not None and graded.comparison.details.columns == "exact"
+    assert graded.reason == (
+        "the agent returned 2 columns, the ground truth 1 (columns: exact): extra agent column "
+        "'id'; near miss: would pass with columns: superset"
+    )
+    # An also_accept with the agent's width can still pass under exact.
+    q2 = question(sql="SELECT n", also_accept=["SELECT 7, n"], compare={"columns": "exact"})
+    truths = [truth(n=[3]), truth("SELECT 7, n", a=[7], b=[3])]
+    again = grade(q2, truths, Answer(sql="x"), wide, options=merged, dialect="duckdb")
+    assert again.verdict is Verdict.PASS and again.matched_truth == 1
+
+
 def test_skipped() -> None:
     assert grade_skipped(question(skip="FIN-142")).reason == "skipped: FIN-142"
     verdict, _ = decide(question(sql="x", skip="later"), [truth()], Answer(sql="x"), None)

@@ -18,6 +18,7 @@ from sqlbench.compare.model import (
     ColumnGap,
     Comparison,
     ComparisonDetails,
+    NearMiss,
     NearMissKind,
     Problem,
 )
@@ -35,6 +36,7 @@ DEFAULT_BUDGET = 10_000
 
 _ORDERS = ("ignore", "strict", "auto")
 _ROWS = ("bag", "set")
+_COLUMNS = ("superset", "exact")
 
 
 class CompareOptionError(SqlbenchError, ValueError):
@@ -49,6 +51,7 @@ def compare_results(
     rows: str = "bag",
     abs_tol: float = 1e-9,
     rel_tol: float = 1e-9,
+    columns: str = "superset",
     expected_sql: str | None = None,
     dialect: str | None = None,
     budget: int = DEFAULT_BUDGET,
@@ -56,8 +59,9 @@ def compare_results(
     """Compare an agent's result set with the ground truth's (SPEC section 4).
 
     Column names never matter (except that swapping two columns whose names match on both
-    sides gives ``review``); the agent's extra columns are ignored; one injective column
-    mapping must hold for all rows together. Rows are a multiset unless ``rows="set"``.
+    sides gives ``review``); the agent's extra columns are ignored unless ``columns="exact"``;
+    one injective column mapping must hold for all rows together. Rows are a multiset unless
+    ``rows="set"``.
 
     Args:
         expected: the ground truth's result (duplicate column names allowed).
@@ -68,6 +72,9 @@ def compare_results(
         rows: ``bag`` (duplicates count, default) or ``set``.
         abs_tol: absolute numeric tolerance.
         rel_tol: relative numeric tolerance (below 1).
+        columns: ``superset`` (default: the agent's extra columns are ignored) or ``exact``
+            (the agent must return as many columns as the ground truth; extra columns fail,
+            naming them, with a near miss when the result would pass under ``superset``).
         expected_sql: the ground truth's SQL; needed for ``order="auto"``.
         dialect: sqlglot dialect of ``expected_sql``.
         budget: candidate column mappings to try before giving ``review``.
@@ -84,8 +91,10 @@ def compare_results(
         >>> agent = pd.DataFrame({"total": [2.0, 1.0], "who": ["b", "a"]})
         >>> compare_results(gold, agent).passed
         True
+        >>> compare_results(gold, agent.assign(id=[7, 8]), columns="exact").passed
+        False
     """
-    _check(order, rows, abs_tol, rel_tol, expected_sql, dialect, budget)
+    _check(order, rows, columns, abs_tol, rel_tol, expected_sql, dialect, budget)
     e_cols, a_cols = normalize(expected), normalize(actual)
     names_e, names_a = [c.name for c in e_cols], [c.name for c in a_cols]
     plan = plan_order(order, expected_sql, dialect, names_e)
@@ -111,15 +120,20 @@ def compare_results(
         rows=rows,
         abs_tol=tol.abs_tol,
         rel_tol=tol.rel_tol,
+        columns=columns,
         budget=budget,
         notes=(f"ground truth SQL not parsed: {plan.parse_error}",) if plan.parse_error else (),
     )
-    return _decide(analysis, base, budget, n_e, n_a)
+    superset = _decide(analysis, base, budget, n_e, n_a)
+    if columns == "exact" and len(names_a) > len(names_e):
+        return _extra_columns(superset)
+    return superset
 
 
 def _check(
     order: object,
     rows: object,
+    columns: object,
     abs_tol: object,
     rel_tol: object,
     expected_sql: object,
@@ -130,6 +144,8 @@ def _check(
         raise CompareOptionError(f"order must be one of {', '.join(_ORDERS)}, not {order!r}")
     if rows not in _ROWS:
         raise CompareOptionError(f"rows must be one of {', '.join(_ROWS)}, not {rows!r}")
+    if columns not in _COLUMNS:
+        raise CompareOptionError(f"columns must be one of {', '.join(_COLUMNS)}, not {columns!r}")
     for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
         if (
             isinstance(value, bool)
@@ -228,6 +244,29 @@ def _decide(
         )
     problem = Problem.NO_PARTNER if result.unpartnered else Problem.ROWS_DIFFER
     return _fail(analysis, replace(base, problem=problem, mappings_tried=result.tried))
+
+
+def _extra_columns(superset: Comparison) -> Comparison:
+    """``columns: exact`` with more agent columns than expected: a fail, always. The details
+    keep what the comparison found with the extra columns ignored (its mapping tells which
+    agent columns are extra); a pass there becomes the ``columns_superset`` near miss, and
+    other near misses are dropped (none of them alone would make this result pass)."""
+    d = superset.details
+    mapped = set(d.column_mapping.values())
+    passes = superset.verdict is Verdict.PASS
+    misses = (
+        (NearMiss(NearMissKind.COLUMNS_SUPERSET, "would pass with columns: superset"),)
+        if passes
+        else ()
+    )
+    details = replace(
+        d,
+        problem=Problem.EXTRA_COLUMNS,
+        superset_problem=d.problem,
+        extra_columns=tuple(j for j in range(len(d.actual_columns)) if j not in mapped),
+        near_misses=misses,
+    )
+    return _finish(Verdict.FAIL, details)
 
 
 def _best(analysis: Analysis) -> tuple[dict[int, int], tuple[ColumnGap, ...]]:

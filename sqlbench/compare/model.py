@@ -17,6 +17,8 @@ class Problem(StrEnum):
     NONE = "none"
     COLUMN_COUNT = "column_count"
     """The agent's result has fewer columns than the expected one."""
+    EXTRA_COLUMNS = "extra_columns"
+    """Under ``columns: exact``: the agent's result has more columns than the expected one."""
     ROW_COUNT = "row_count"
     """Different row counts (multiset comparison)."""
     NO_PARTNER = "no_partner"
@@ -43,6 +45,7 @@ class NearMissKind(StrEnum):
     ORDER_ONLY = "order_only"
     DUPLICATES = "duplicates"
     LIMIT_TIE = "limit_tie"
+    COLUMNS_SUPERSET = "columns_superset"
 
 
 @dataclass(frozen=True)
@@ -99,6 +102,8 @@ class ComparisonDetails:
     """``bag`` or ``set``."""
     abs_tol: float
     rel_tol: float
+    columns: str = "superset"
+    """``superset`` (the agent's extra columns are ignored) or ``exact`` (they fail)."""
     expected_unmatched_rows: tuple[int, ...] = ()
     """Expected row indices with no partner (first MAX_ROW_INDICES)."""
     actual_unmatched_rows: tuple[int, ...] = ()
@@ -114,6 +119,12 @@ class ComparisonDetails:
     swapped_columns: tuple[tuple[int, int], ...] = ()
     """For NAME_SWAP: (expected column, actual column carrying another expected column's
     exact name) for each such pair in the only matching mapping."""
+    extra_columns: tuple[int, ...] = ()
+    """For EXTRA_COLUMNS: agent column positions outside ``column_mapping``."""
+    superset_problem: Problem | None = None
+    """For EXTRA_COLUMNS: what the comparison found with the extra columns ignored
+    (``none``: it would pass under ``columns: superset``); the other fields describe that
+    comparison."""
     mappings_tried: int = 0
     budget: int = 0
     notes: tuple[str, ...] = field(default=())

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlbench.compare.model import ComparisonDetails, NearMissKind, Problem
 from sqlbench.verdicts import Verdict
+
+_EXTRA_NAMES = 5
+"""Extra agent columns named in a reason; more are counted."""
 
 
 def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
@@ -34,6 +39,8 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
     if verdict is Verdict.PASS:
         return _passed(d)
     p = d.problem
+    if p is Problem.EXTRA_COLUMNS:
+        return _extra_columns(d)
     if p is Problem.COLUMN_COUNT:
         k_e, k_a = len(d.expected_columns), len(d.actual_columns)
         text = f"agent returned {_count(k_a, 'column')}, expected {k_e}"
@@ -79,6 +86,36 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
             "tighten the tolerance"
         )
     return f"results differ ({p.value})"
+
+
+def _extra_columns(d: ComparisonDetails) -> str:
+    """``columns: exact``: how many extra columns and which; then, unless the result would
+    pass with them ignored (a near miss), what that comparison found."""
+    k_e, k_a = len(d.expected_columns), len(d.actual_columns)
+    extra = k_a - k_e
+    text = f"the agent returned {_count(k_a, 'column')}, the ground truth {k_e} (columns: exact): "
+    names = _agent_names(d, d.extra_columns)
+    if len(d.extra_columns) == extra:
+        text += f"extra agent column{'' if extra == 1 else 's'} {names}"
+    else:  # no complete mapping: which agent columns are the extra ones is not known
+        text += f"{_count(extra, 'extra agent column')} among {names}"
+    superset = d.superset_problem
+    if superset is None or superset is Problem.NONE:
+        return text
+    # Not a pass: _main words a fail and a review's problem alike.
+    found = _main(Verdict.FAIL, replace(d, problem=superset, superset_problem=None))
+    return f"{text}; ignoring {'it' if extra == 1 else 'them'}: {found}"
+
+
+def _agent_names(d: ComparisonDetails, positions: tuple[int, ...]) -> str:
+    """``'id', 'email'``; a name the agent's result repeats gets its position."""
+    names = d.actual_columns
+    parts = [
+        f"{names[j]!r} (#{j + 1})" if names.count(names[j]) > 1 else repr(names[j])
+        for j in positions[:_EXTRA_NAMES]
+    ]
+    more = f" and {len(positions) - _EXTRA_NAMES} more" if len(positions) > _EXTRA_NAMES else ""
+    return ", ".join(parts) + more
 
 
 def _passed(d: ComparisonDetails) -> str:

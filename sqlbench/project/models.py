@@ -20,6 +20,7 @@ class _Strict(BaseModel):
 
 OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
+ColumnsMode = Literal["superset", "exact"]
 CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass"]
 
 
@@ -34,6 +35,8 @@ class CompareOptions(_Strict):
     """Absolute numeric tolerance."""
     rel_tol: float = Field(1e-9, ge=0)
     """Relative numeric tolerance."""
+    columns: ColumnsMode = "superset"
+    """superset: the agent's extra columns are ignored; exact: they fail the question."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
         """These options with a question's overrides applied."""
@@ -50,6 +53,7 @@ class CompareOverrides(_Strict):
     rows: RowsMode | None = None
     abs_tol: float | None = Field(None, ge=0)
     rel_tol: float | None = Field(None, ge=0)
+    columns: ColumnsMode | None = None
 
 
 class RunSettings(_Strict):

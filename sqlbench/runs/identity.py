@@ -27,6 +27,8 @@ from sqlbench.runs.models import RunInfo
 
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})
+# Compare keys added after the first stored runs, with the default those runs behaved by.
+_LATER_COMPARE_KEYS: dict[str, Any] = {"columns": "superset"}
 
 
 class RunIdentity(NamedTuple):
@@ -79,8 +81,14 @@ def agent_settings(config: AgentConfig, llm: LlmSettings) -> dict[str, Any]:
 
 
 def compare_hash(compare: CompareOptions) -> str:
-    """Hash of the project's compare defaults."""
-    return stable_hash(compare.model_dump(mode="json"))
+    """Hash of the project's compare defaults. Keys added after runs were first stored count
+    only when set away from their default (whose behaviour those runs had), so a stored run
+    keeps its identity and stays reusable."""
+    options = compare.model_dump(mode="json")
+    for key, default in _LATER_COMPARE_KEYS.items():
+        if options.get(key) == default:
+            del options[key]
+    return stable_hash(options)
 
 
 def source_key(source: SourceInfo) -> str | None:

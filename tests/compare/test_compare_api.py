@@ -20,6 +20,7 @@ from sqlbench.compare import (
     CompareOptionError,
     Comparison,
     InputError,
+    NearMissKind,
     Problem,
     compare_results,
 )
@@ -35,6 +36,8 @@ GOLD = pd.DataFrame({"name": ["alice", "bob", "carol"], "total": [100, 250, 375]
     [
         ({"order": "sideways"}, "order must be one of ignore, strict, auto, not 'sideways'"),
         ({"rows": "list"}, "rows must be one of bag, set, not 'list'"),
+        ({"columns": "strict"}, "columns must be one of superset, exact, not 'strict'"),
+        ({"columns": None}, "columns must be one of superset, exact, not None"),
         ({"abs_tol": -1.0}, "abs_tol must be a finite number >= 0"),
         ({"rel_tol": float("nan")}, "rel_tol must be a finite number >= 0"),
         ({"abs_tol": float("inf")}, "abs_tol must be a finite number >= 0"),
@@ -78,6 +81,35 @@ def test_pass_details_give_the_mapping_used() -> None:
     assert d.budget == DEFAULT_BUDGET and d.mappings_tried >= 1
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.verdict = Verdict.FAIL  # type: ignore[misc]
+
+
+def test_columns_option_is_recorded_and_exact_names_the_extra_columns() -> None:
+    actual = pd.DataFrame(
+        {"id": [2, 1, 3], "t": [250, 100, 375], "n": ["bob", "alice", "carol"], "x": [0, 0, 0]}
+    )
+    loose = compare_results(GOLD, actual)
+    assert loose.passed and loose.details.columns == "superset"
+    assert loose.details.extra_columns == () and loose.details.superset_problem is None
+    strict = compare_results(GOLD, actual, columns="exact")
+    d = strict.details
+    assert strict.verdict is Verdict.FAIL and d.columns == "exact"
+    assert d.problem is Problem.EXTRA_COLUMNS and d.superset_problem is Problem.NONE
+    assert d.extra_columns == (0, 3) and d.column_mapping == {0: 2, 1: 1}
+    assert d.near_miss(NearMissKind.COLUMNS_SUPERSET) is not None
+    assert strict.reason == (
+        "the agent returned 4 columns, the ground truth 2 (columns: exact): extra agent "
+        "columns 'id', 'x'; near miss: would pass with columns: superset"
+    )
+    same_width = compare_results(GOLD, actual[["t", "n"]], columns="exact")
+    assert same_width.passed and same_width.details.columns == "exact"
+
+
+def test_exact_extra_columns_drop_near_misses_that_would_not_pass_alone() -> None:
+    actual = GOLD.assign(total=[100.001, 250, 375], note=["a", "b", "c"])
+    assert compare_results(GOLD, actual).details.near_miss(NearMissKind.LOOSER_TOLERANCE)
+    d = compare_results(GOLD, actual, columns="exact").details
+    assert d.problem is Problem.EXTRA_COLUMNS and d.superset_problem is Problem.NO_PARTNER
+    assert d.near_misses == ()  # rel_tol alone would not pass: the extra column still fails
 
 
 def test_unmatched_rows_point_at_the_differing_rows() -> None:

@@ -3,7 +3,7 @@
 A result compared with itself passes, and stays a pass after shuffling rows, permuting and
 renaming columns, adding extra columns, retyping integers as floats or Decimals, or adding noise
 below the tolerance. Changing one cell beyond tolerance, dropping a row or duplicating a row
-always makes it fail.
+always makes it fail. ``columns="exact"`` fails extra columns and otherwise decides alike.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlbench.compare import compare_results
+from sqlbench.compare import NearMissKind, Problem, compare_results
 from sqlbench.verdicts import Verdict
 
 SETTINGS = settings(
@@ -128,8 +128,31 @@ def test_extra_columns_keep_a_pass(
     filler = filler.reset_index(drop=True)
     filler.columns = [f"extra_{k}" for k in range(filler.shape[1])]
     combined = pd.concat([filler, frame.reset_index(drop=True)], axis=1)
-    result = compare_results(frame, _permute_rename(_shuffle(combined, seed), seed + 2))
+    actual = _permute_rename(_shuffle(combined, seed), seed + 2)
+    result = compare_results(frame, actual)
     assert result.verdict is Verdict.PASS, result.reason
+    # columns: exact fails the same pair, naming exactly the extra columns, as a near miss.
+    exact = compare_results(frame, actual, columns="exact")
+    assert exact.verdict is Verdict.FAIL, exact.reason
+    assert exact.details.problem is Problem.EXTRA_COLUMNS
+    assert len(exact.details.extra_columns) == filler.shape[1]
+    assert exact.details.near_miss(NearMissKind.COLUMNS_SUPERSET) is not None
+
+
+@SETTINGS
+@given(frames(), st.integers(0, 2**32 - 1), st.booleans(), st.data())
+def test_exact_decides_like_superset_on_equal_column_counts(
+    data: tuple[pd.DataFrame, list[str]], seed: int, change: bool, pick: st.DataObject
+) -> None:
+    frame, kinds = data
+    changed = frame.copy()
+    if change and len(frame):
+        col = pick.draw(st.integers(0, frame.shape[1] - 1))
+        changed.iloc[pick.draw(st.integers(0, len(frame) - 1)), col] = _far_value(kinds[col])
+    actual = _permute_rename(_shuffle(changed, seed), seed + 5)
+    loose = compare_results(frame, actual)
+    exact = compare_results(frame, actual, columns="exact")
+    assert (exact.verdict, exact.reason) == (loose.verdict, loose.reason)
 
 
 @SETTINGS

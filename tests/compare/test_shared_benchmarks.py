@@ -83,3 +83,26 @@ def test_public_example(shared_benchmarks: Path, corpus: str, record_id: str, ou
         options = {"rows": "set"}
     result = compare_results(gold, pred, **options)
     assert result.verdict.value == ours, result.reason
+
+
+@pytest.mark.parametrize(
+    ("record_id", "extra"),
+    [
+        ("spider_dev_0396__dinsql_gpt4_zeroshot", 1),  # an extra COUNT(*) column
+        ("spider_dev_0587__dinsql_codex_fewshot", 6),  # SELECT * against a one-column gold
+    ],
+)
+def test_columns_exact_fails_extra_columns_like_the_official_evaluator(
+    shared_benchmarks: Path, record_id: str, extra: int
+) -> None:
+    record = _record(shared_benchmarks, "spider", record_id)
+    assert not record["official_verdict_keep_distinct"]
+    db = shared_benchmarks / "spider" / "databases" / record["db_id"] / f"{record['db_id']}.sqlite"
+    gold, pred = _run(db, record["gold_sql"]), _run(db, record["predicted_sql"])
+    assert gold is not None and pred is not None
+    options: dict[str, Any] = {"order": "auto", "expected_sql": record["gold_sql"]}
+    assert compare_results(gold, pred, **options, dialect="sqlite").passed
+    result = compare_results(gold, pred, **options, dialect="sqlite", columns="exact")
+    assert result.verdict.value == "fail"
+    assert len(result.details.extra_columns) == extra
+    assert result.reason.endswith("near miss: would pass with columns: superset")

@@ -93,6 +93,60 @@ def test_certified_query_metadata_is_located(tmp_path: Path) -> None:
     assert project.settings.compare.merged(total.compare).order == "strict"
 
 
+def test_compare_columns_in_settings_and_questions(tmp_path: Path) -> None:
+    first, second = QUESTIONS["eval_questions"]
+    exact = {**second, "compare": {"columns": "exact"}}
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"compare": {"rel_tol": 1e-6}},
+            "eval_questions/q.yml": {"space": "sales", "eval_questions": [first, exact]},
+            "certified_queries/c.yml": CERTIFIED,
+        },
+    )
+    project = load_project(tmp_path)
+    assert project.settings.compare.columns == "superset"
+    by_country, total = project.questions
+    assert project.settings.compare.merged(by_country.compare).columns == "superset"
+    merged = project.settings.compare.merged(total.compare)
+    assert (merged.columns, merged.rel_tol) == ("exact", 1e-6)
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [
+        (
+            {"sqlbench.yml": "compare:\n  column: exact\n"},
+            "sqlbench.yml:2: error: unknown key 'column' under 'compare'; did you mean 'columns'?",
+        ),
+        (
+            {"sqlbench.yml": "compare:\n  columns: strict\n"},
+            "sqlbench.yml:2: error: compare.columns: Input should be 'superset' or 'exact' "
+            "(got 'strict')",
+        ),
+        (
+            {
+                "eval_questions/q.yml": """
+                eval_questions:
+                  - name: q
+                    question: Q?
+                    sql: SELECT 1
+                    compare: {columns: all}
+                """
+            },
+            "eval_questions/q.yml:6: error: question 'q': compare.columns: Input should be "
+            "'superset' or 'exact' (got 'all')",
+        ),
+    ],
+)
+def test_bad_compare_columns_is_reported_at_its_line(
+    tmp_path: Path, files: dict[str, str], message: str
+) -> None:
+    write_project(tmp_path, {"eval_questions/ok.yml": QUESTIONS, **files})
+    problems = [str(p) for p in check_project(tmp_path).problems]
+    assert message in problems
+
+
 def test_question_set_hash_ignores_file_order_and_tags(tmp_path: Path) -> None:
     one = write_project(
         tmp_path / "one", {"eval_questions/q.yml": QUESTIONS, "certified_queries/c.yml": CERTIFIED}
@@ -117,6 +171,7 @@ def test_question_set_hash_ignores_file_order_and_tags(tmp_path: Path) -> None:
         {"sql": "SELECT SUM(amount) + 0 FROM orders"},
         {"also_accept": []},
         {"compare": {"order": "ignore"}},
+        {"compare": {"order": "strict", "columns": "exact"}},
         {"skip": "broken"},
     ],
 )

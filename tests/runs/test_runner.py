@@ -526,6 +526,44 @@ def test_ground_truth_in_another_dialect_is_transpiled(
     assert [r.name for r in agent.requests] == ["month"]
 
 
+def test_compare_columns_from_settings_and_questions_reach_grading(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    gold = "SELECT 'Ann' AS name"
+    root = write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"compare": {"columns": "exact"}},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": "wide", "question": "?", "sql": gold},
+                    {
+                        "name": "lenient",
+                        "question": "?",
+                        "sql": gold,
+                        "compare": {"columns": "superset"},
+                    },
+                    {"name": "narrow", "question": "?", "sql": gold},
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    star = "SELECT 1 AS id, 'Ann' AS name, 'a@x' AS email"
+    fake_agent(FakeAgent({"wide": star, "lenient": star, "narrow": "SELECT 'Ann' AS who"}))
+    run = run_benchmark(load_project(root), "fake")
+    assert verdicts(run) == {"auto/wide": F, "auto/lenient": P, "auto/narrow": P}
+    wide = run.questions[0]
+    assert wide.reason == (
+        "the agent returned 3 columns, the ground truth 1 (columns: exact): extra agent "
+        "columns 'id', 'email'; near miss: would pass with columns: superset"
+    )
+    assert (
+        run.questions[1].reason == "results match: 1 row x 1 column (2 extra agent columns ignored)"
+    )
+    assert run.info.compare["columns"] == "exact"
+
+
 @pytest.mark.postgres
 def test_a_run_into_a_postgresql_store(project_dir: Path, postgres_url: str) -> None:
     write_project(

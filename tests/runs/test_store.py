@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from sqlbench.project.models import CompareOptions
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
-from sqlbench.runs.identity import RunIdentity, identity_of
+from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
 from sqlbench.runs.migrations import Migration, StoreError, applied_migrations, migrate
 from sqlbench.runs.models import RunStatus
 from sqlbench.runs.store import RunStore
@@ -188,6 +189,17 @@ def test_completed_run_found_by_identity(store: RunStore, make_info: Any, ago: A
     assert store.find_completed_run(identity, repeat=3).name == "repeat"
     assert store.find_completed_run(identity._replace(compare_hash="z" * 16)) is None
     assert store.find_completed_run(identity._replace(source="b" * 40)) is None
+
+
+def test_compare_columns_changes_identity_only_when_set_away_from_superset() -> None:
+    # Runs stored before `columns` existed hashed these four keys; superset is how they graded.
+    before = stable_hash({"order": "ignore", "rows": "bag", "abs_tol": 1e-9, "rel_tol": 1e-9})
+    assert compare_hash(CompareOptions()) == before
+    assert compare_hash(CompareOptions(columns="superset")) == before
+    assert compare_hash(CompareOptions(columns="exact")) != before
+    assert compare_hash(CompareOptions(columns="exact", order="strict")) != compare_hash(
+        CompareOptions(columns="exact")
+    )
 
 
 def test_dirty_runs_match_only_the_same_working_tree(store: RunStore, make_info: Any) -> None:
