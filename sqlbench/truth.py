@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 import sqlglot
+from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, UnsupportedError
 
@@ -37,13 +38,14 @@ def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
     if source == target:
         return sql
     try:
-        statements = sqlglot.transpile(
-            sql,
-            read=source,
-            write=target,
-            error_level=ErrorLevel.RAISE,
-            unsupported_level=ErrorLevel.RAISE,
-        )
+        parsed = sqlglot.parse(sql, read=source, error_level=ErrorLevel.RAISE)
+        # A comment after the last semicolon parses as a Semicolon node: not a statement.
+        nodes = [
+            node for node in parsed if node is not None and not isinstance(node, exp.Semicolon)
+        ]
+        statements = [
+            node.sql(dialect=target, unsupported_level=ErrorLevel.RAISE) for node in nodes
+        ]
     except ParseError as err:
         raise QueryError(
             QueryErrorKind.SYNTAX,

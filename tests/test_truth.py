@@ -55,6 +55,13 @@ def test_more_than_one_statement_is_refused() -> None:
         transpile_truth("SELECT 1; SELECT 2", "duckdb", "postgres")
 
 
+def test_a_comment_after_the_final_semicolon_is_not_a_statement() -> None:
+    # Regression: it was transpiled to a second statement '/* ... */', so the ground truth
+    # was refused and every answer to the question graded error.
+    assert transpile_truth("SELECT 1; -- the count", "duckdb", "postgres") == "SELECT 1"
+    assert transpile_truth("SELECT 1;\n/* done */\n", "duckdb", "postgres") == "SELECT 1"
+
+
 def test_unknown_dialect() -> None:
     with pytest.raises(QueryError, match="unknown SQL dialect 'postgress'"):
         transpile_truth("SELECT 1", "postgress", "duckdb")

@@ -8,13 +8,15 @@ error that keeps the tail of stderr; stdout holds a JSON answer object or bare S
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shlex
 import shutil
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pydantic import Field
@@ -29,6 +31,11 @@ from sqlbench.project.models import AgentConfig
 _STDERR_TAIL_LINES = 5
 _STDERR_TAIL_CHARS = 400
 _DRAIN_AFTER_KILL_S = 2.0
+_CHUNK_BYTES = 64 * 1024
+_STDERR_KEEP_BYTES = 64 * 1024
+MAX_OUTPUT_BYTES = 16 * 2**20
+"""The most a command may print on stdout for one answer; more is an agent error, so that a
+runaway program cannot fill memory (and the run store) with megabytes of "SQL"."""
 
 
 class CommandOptions(KindOptions):
@@ -104,20 +111,27 @@ class CommandAgent:
                 f"cannot start {self.argv[0]!r} in {self.cwd}: {err.strerror or err}"
             ) from err
         _LIVE.add(process)
+        pipes = _Pipes(process, request.model_dump_json().encode(), MAX_OUTPUT_BYTES)
         try:
-            try:
-                out, err_out = process.communicate(request.model_dump_json().encode(), timeout_s)
-            except subprocess.TimeoutExpired:
+            finished = pipes.wait(timeout_s)
+            if pipes.overflowed:
                 _kill_tree(process)
-                _, err_out = _drain(process)
-                tail = stderr_tail(err_out.decode("utf-8", "replace"))
+                _reap(process)
+                raise AgentError(
+                    f"the command printed more than {MAX_OUTPUT_BYTES // 2**20} MB on stdout "
+                    "and was killed (an answer is SQL text or a JSON answer object)"
+                )
+            if not finished:
+                _kill_tree(process)
+                _reap(process)
+                tail = stderr_tail(pipes.stderr(_DRAIN_AFTER_KILL_S).decode("utf-8", "replace"))
                 raise AgentError(
                     f"the command did not answer within {timeout_s:.3g}s and was killed"
                     + (f"; stderr: {tail}" if tail else "")
-                ) from None
+                )
         finally:
             _LIVE.discard(process)
-        stderr = err_out.decode("utf-8", "replace")
+        stderr = pipes.stderr(_DRAIN_AFTER_KILL_S).decode("utf-8", "replace")
         if process.returncode != 0:
             tail = stderr_tail(stderr)
             status = _status(process.returncode)
@@ -125,9 +139,91 @@ class CommandAgent:
                 f"the command {status}" + (f"; stderr: {tail}" if tail else " (stderr was empty)")
             )
         try:
-            return parse_output_text(out.decode("utf-8"))
+            return parse_output_text(pipes.stdout().decode("utf-8"))
         except UnicodeDecodeError as err:
             raise AgentError(f"the command's output is not UTF-8 text ({err.reason})") from err
+
+
+class _Pipes:
+    """Feeds a process's stdin and drains its stdout and stderr on daemon threads.
+
+    Unlike ``Popen.communicate``, memory stays bounded whatever the program prints: stdout is
+    read up to ``limit`` bytes (past it, ``overflowed`` is set and reading stops, so the caller
+    kills the program), and only the last ``_STDERR_KEEP_BYTES`` of stderr are kept.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], data: bytes, limit: int) -> None:
+        self._process = process
+        self._data = data
+        self._limit = limit
+        self._out = bytearray()
+        self._err = bytearray()
+        self.overflowed = False
+        self._out_reader = _daemon(self._read_out, "out")
+        self._err_reader = _daemon(self._read_err, "err")
+        _daemon(self._feed, "in")
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait (at most ``timeout_s``) until stdout is drained and the program has exited.
+
+        Returns:
+            True when both happened, or stdout overflowed (see ``overflowed``); False on timeout.
+        """
+        deadline = time.monotonic() + timeout_s
+        self._out_reader.join(timeout_s)
+        if self.overflowed:
+            return True
+        if self._out_reader.is_alive():
+            return False
+        try:
+            self._process.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def stdout(self) -> bytes:
+        """What the program printed on stdout (call after ``wait`` returned True)."""
+        return bytes(self._out)
+
+    def stderr(self, wait_s: float) -> bytes:
+        """The tail of stderr, after waiting up to ``wait_s`` for it to close (a program's
+        background child may keep it open)."""
+        self._err_reader.join(wait_s)
+        return bytes(self._err)
+
+    def _feed(self) -> None:
+        stdin = self._process.stdin
+        assert stdin is not None
+        # A program may exit or close stdin without reading it: its exit status then says why.
+        with contextlib.suppress(OSError):
+            stdin.write(self._data)
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+    def _read_out(self) -> None:
+        stdout = self._process.stdout
+        assert stdout is not None
+        with stdout:  # each reader closes its own pipe when done, so no descriptor leaks
+            while chunk := os.read(stdout.fileno(), _CHUNK_BYTES):
+                if len(self._out) + len(chunk) > self._limit:
+                    self.overflowed = True
+                    return
+                self._out.extend(chunk)
+
+    def _read_err(self) -> None:
+        stderr = self._process.stderr
+        assert stderr is not None
+        with stderr:
+            while chunk := os.read(stderr.fileno(), _CHUNK_BYTES):
+                self._err.extend(chunk)
+                if len(self._err) > _STDERR_KEEP_BYTES:
+                    del self._err[:-_STDERR_KEEP_BYTES]
+
+
+def _daemon(target: Callable[[], None], name: str) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True, name=f"sqlbench-command-{name}")
+    thread.start()
+    return thread
 
 
 def _status(returncode: int) -> str:
@@ -150,16 +246,10 @@ def _kill_tree(process: subprocess.Popen[bytes]) -> None:
         process.kill()
 
 
-def _drain(process: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:
-    """What the killed process left in its pipes (empty if a descendant keeps them open)."""
-    try:
-        return process.communicate(timeout=_DRAIN_AFTER_KILL_S)
-    except subprocess.TimeoutExpired:
-        for pipe in (process.stdout, process.stderr):
-            if pipe is not None:
-                pipe.close()
+def _reap(process: subprocess.Popen[bytes]) -> None:
+    """Collect the killed program's exit status, so it does not linger as a zombie."""
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=_DRAIN_AFTER_KILL_S)
-        return b"", b""
 
 
 class _LiveProcesses:

@@ -127,6 +127,9 @@ class HttpAgent:
         }
         left = time_left()
         timeout_s = self.default_timeout_s if left is None else min(self.default_timeout_s, left)
+        # A server may echo the URL or a header back: put the ${VAR} form back before anything
+        # of the reply (an error, the answer, the trace) can be shown or stored.
+        templates = [self.options.url, *self.options.headers.values()]
         try:
             reply = post_json(
                 url,
@@ -137,10 +140,9 @@ class HttpAgent:
                 shown_url=self.options.url,
             )
         except AgentError as err:
-            # A server may echo the URL or a header back: put the ${VAR} form back first.
-            templates = [self.options.url, *self.options.headers.values()]
             err.args = (envvars.redact(str(err), templates, self.env),)
             raise
+        reply = envvars.redact_data(reply, templates, self.env)
         if self.paths is None:
             return parse_answer(reply)
         if not isinstance(reply, dict):

@@ -22,6 +22,8 @@ from sqlbench.agents.call import RetryLater, one_line
 from sqlbench.errors import AgentError, AgentTransientError
 
 _BODY_TAIL = 200
+MAX_REPLY_BYTES = 16 * 2**20
+"""The largest reply read; a bigger one is an agent error (memory stays bounded)."""
 _CONNECTION_ERRORS = (
     ConnectionRefusedError,
     ConnectionResetError,
@@ -65,13 +67,18 @@ def post_json(
     opener = urllib.request.build_opener(urllib.request.ProxyHandler(_proxies(url, env)))
     try:
         with opener.open(request, timeout=max(timeout_s, 0.001)) as response:
-            body = response.read()
+            body = response.read(MAX_REPLY_BYTES + 1)
     except urllib.error.HTTPError as err:
         raise _status_error(err.code, err.read(), err.headers, where) from err
     except urllib.error.URLError as err:
         raise _connection_error(err.reason, where, timeout_s) from err
     except (TimeoutError, *_CONNECTION_ERRORS) as err:
         raise _connection_error(err, where, timeout_s) from err
+    if len(body) > MAX_REPLY_BYTES:
+        raise AgentError(
+            f"the reply from {where} is over {MAX_REPLY_BYTES // 2**20} MB; an answer is SQL "
+            "text or a JSON answer object"
+        )
     try:
         return json.loads(body)
     except (json.JSONDecodeError, UnicodeDecodeError) as err:

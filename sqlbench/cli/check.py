@@ -10,7 +10,7 @@ import click
 from sqlbench.check import RULES, CheckPolicy, run_check
 from sqlbench.cli.compare import note, progress_display, side_run_options
 from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
-from sqlbench.cli.options import project_dir_option
+from sqlbench.cli.options import check_output_folder, project_dir_option, stdout_to_stderr
 from sqlbench.diff import RunSide
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import close_project
@@ -91,6 +91,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     "junit_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_output_folder,
     help="Write JUnit XML here: one testcase per question.",
 )
 @click.option(
@@ -98,6 +99,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     "markdown_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
+    callback=check_output_folder,
     help="Write the Markdown summary here. Default: appended to "
     "$GITHUB_STEP_SUMMARY when set, else printed.",
 )
@@ -140,7 +142,7 @@ def check_command(
                 alpha=alpha,
                 must_pass_tag=must_pass_tag,
             )
-            with progress_display() as display:
+            with stdout_to_stderr(), progress_display() as display:
                 base = ref_side(
                     base_ref,
                     store,
@@ -150,7 +152,7 @@ def check_command(
                     progress=display,
                     notify=note,
                 )
-            with progress_display() as display:
+            with stdout_to_stderr(), progress_display() as display:
                 head = project_side(
                     loaded, store, options, role="head", progress=display, notify=note
                 )

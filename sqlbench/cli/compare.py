@@ -10,7 +10,13 @@ from typing import Any, TypeVar
 import click
 
 from sqlbench.cli.main import EXIT_OK
-from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
+from sqlbench.cli.options import (
+    format_option,
+    output_option,
+    project_dir_option,
+    stdout_to_stderr,
+    write_output,
+)
 from sqlbench.diff import RunDiff, RunSide, diff_runs
 from sqlbench.report import compare_json, compare_markdown, compare_text
 from sqlbench.report.run_progress import RunProgress
@@ -149,10 +155,10 @@ def ref_sides(
     options = SideOptions(
         project_dir=project_dir, agent_name=agent_name, repeat=repeat, concurrency=concurrency
     )
-    with progress_display() as display:
+    with stdout_to_stderr(), progress_display() as display:
         base = ref_side(
             base_ref, store, options, role="base", allow_empty=True, progress=display, notify=note
         )
-    with progress_display() as display:
+    with stdout_to_stderr(), progress_display() as display:
         head = ref_side(head_ref, store, options, role="head", progress=display, notify=note)
     return base, head

@@ -53,8 +53,10 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
             if str(file) == "-"
             else file.read_text(encoding="utf-8")
         )
-    except (OSError, UnicodeDecodeError) as err:
-        raise SqlbenchError(f"cannot read {file}: {getattr(err, 'strerror', None) or err}") from err
+    except UnicodeDecodeError as err:
+        raise SqlbenchError(f"cannot read {file}: it is not UTF-8 text") from err
+    except OSError as err:
+        raise SqlbenchError(f"cannot read {file}: {err.strerror or err}") from err
     try:
         document = json.loads(text)
     except json.JSONDecodeError as err:

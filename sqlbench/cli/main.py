@@ -7,8 +7,12 @@ code; no YAML, git, SQL or comparison logic lives here.
 
 from __future__ import annotations
 
+import atexit
+import os
+import signal
 import sys
-from typing import Any
+from types import FrameType
+from typing import Any, NoReturn
 
 import click
 
@@ -18,6 +22,8 @@ from sqlbench.errors import SqlbenchError
 EXIT_OK = 0
 EXIT_FAIL = 1
 EXIT_ERROR = 2
+EXIT_INTERRUPTED = 130
+"""Ctrl-C (128 + SIGINT), as shells report it."""
 
 
 class SqlbenchGroup(click.Group):
@@ -31,7 +37,7 @@ class SqlbenchGroup(click.Group):
             ctx.exit(EXIT_ERROR)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
-            ctx.exit(130)
+            ctx.exit(EXIT_INTERRUPTED)
 
 
 @click.group(
@@ -50,10 +56,52 @@ def get_cli() -> click.Group:
 
     for command in commands.ALL:
         if command.name not in cli.commands:
+            _envvars_follow_flags(command)
             cli.add_command(command)
     return cli
 
 
+def _envvars_follow_flags(command: click.Command) -> None:
+    """Let ``SQLBENCH_<COMMAND>_<OPTION>`` follow the flag (``--format`` ->
+    ``SQLBENCH_RUN_FORMAT``) where the Python parameter is named otherwise (``fmt``); click's
+    automatic name (``SQLBENCH_RUN_FMT``) keeps working too."""
+    prefix = f"SQLBENCH_{(command.name or '').upper().replace('-', '_')}"
+    for param in command.params:
+        if not isinstance(param, click.Option) or param.envvar or not param.name:
+            continue
+        flag = max(param.opts, key=len).lstrip("-").replace("-", "_").upper()
+        if flag != param.name.upper():
+            param.envvar = [f"{prefix}_{flag}", f"{prefix}_{param.name.upper()}"]
+
+
 def main() -> None:
     """Console-script entry point."""
-    sys.exit(get_cli().main(standalone_mode=True) or 0)
+    # A CI job being cancelled (or `kill`) sends SIGTERM: stop like Ctrl-C, so the run is
+    # marked Interrupted and command agents' process trees are killed, not orphaned.
+    signal.signal(signal.SIGTERM, _interrupt)
+    code: str | int | None
+    try:
+        code = get_cli().main(standalone_mode=True)
+    except SystemExit as done:
+        code = done.code
+    if code == EXIT_INTERRUPTED:
+        _exit_at_once(EXIT_INTERRUPTED)
+    sys.exit(code or 0)
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def _exit_at_once(code: int) -> NoReturn:
+    """Exit after Ctrl-C without tearing the interpreter down.
+
+    Worker threads may still be inside an agent call, holding the warehouse connection; a
+    normal teardown around them makes DuckDB's bindings print pages of "nanobind: leaked ..."
+    reports under the one-line message. Exit handlers still run first: they kill command
+    agents' processes and remove checkouts extracted for --branch.
+    """
+    sys.stdout.flush()
+    sys.stderr.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)

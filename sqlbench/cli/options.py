@@ -16,7 +16,9 @@ group), e.g. ``SQLBENCH_RUN_BRANCH=main``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -77,6 +79,16 @@ def format_option(*choices: str) -> Callable[[F], F]:
     return decorate
 
 
+def check_output_folder(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """Click callback for an output file option: its folder must exist.
+
+    Checked when options are parsed, so that a long run does not end in "cannot write".
+    """
+    if isinstance(value, Path) and not value.parent.is_dir():
+        raise click.BadParameter(f"the folder {value.parent} does not exist", ctx, param)
+    return value
+
+
 def output_option(func: F) -> F:
     """``--output/-o FILE``: write the rendered output to FILE instead of stdout."""
     return click.option(
@@ -85,6 +97,7 @@ def output_option(func: F) -> F:
         "output",
         type=click.Path(dir_okay=False, writable=True, path_type=Path),
         default=None,
+        callback=check_output_folder,
         help="Write the output to this file instead of standard output.",
     )(func)
 
@@ -131,3 +144,12 @@ def write_output(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
     except OSError as err:
         raise SqlbenchError(f"cannot write {output}: {err.strerror or err}") from err
+
+
+@contextlib.contextmanager
+def stdout_to_stderr() -> Iterator[None]:
+    """While agents run: what is printed to standard output (an in-process ``python`` agent's
+    ``print``) goes to stderr, so that stdout carries only the report (``--format json >
+    run.json`` stays valid JSON)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        yield

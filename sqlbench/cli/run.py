@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
+from sqlbench.cli.main import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from sqlbench.cli.options import (
     branch_option,
     format_option,
@@ -15,6 +15,7 @@ from sqlbench.cli.options import (
     project_dir_option,
     select_option,
     space_option,
+    stdout_to_stderr,
     write_output,
 )
 from sqlbench.project.load import load_project
@@ -22,8 +23,6 @@ from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.report.run_progress import RunProgress
 from sqlbench.runs.plan import RunOptions, Shard
 from sqlbench.runs.results import RunResult
-
-EXIT_INTERRUPTED = 130
 
 
 def render_run(run: RunResult, fmt: str, *, color: bool = False) -> str:
@@ -145,7 +144,7 @@ def run_command(
         click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
     display = RunProgress(sys.stderr, live=sys.stderr.isatty())
     try:
-        with display:
+        with stdout_to_stderr(), display:
             run = run_benchmark(project, agent_name, options, progress=display)
     except KeyboardInterrupt:
         if display.run_name is not None:

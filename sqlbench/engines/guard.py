@@ -235,7 +235,12 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
             f"sqlglot cannot parse it as {dialect} SQL ({detail}), so it could not be "
             "checked and was not run"
         )
-    return [statement for statement in parsed if statement is not None]
+    # A comment after the last semicolon parses as a Semicolon node holding it: not a statement.
+    return [
+        statement
+        for statement in parsed
+        if statement is not None and not isinstance(statement, exp.Semicolon)
+    ]
 
 
 def _check_node(node: exp.Expr, dialect: str) -> None:

@@ -85,7 +85,7 @@ class SqlAlchemyEngine(Engine):
     def _parse_url(self, url: str) -> URL:
         try:
             parsed = make_url(url)
-        except exc.ArgumentError as err:
+        except (exc.ArgumentError, ValueError) as err:  # ValueError: a port that is no number
             raise EngineError(f"the warehouse {self.display} is not a valid database URL") from err
         if "+" not in parsed.drivername and parsed.drivername in _DEFAULT_DRIVERS:
             parsed = parsed.set(
@@ -95,7 +95,15 @@ class SqlAlchemyEngine(Engine):
 
     def _create(self, parsed: URL, backend: str, root: Path, pool_size: int) -> sqlalchemy.Engine:
         kwargs: dict[str, Any] = {"pool_pre_ping": True}
-        if backend == "sqlite" and parsed.database not in (None, "", ":memory:"):
+        if backend == "sqlite" and parsed.database in (None, "", ":memory:"):
+            # Each pooled connection would be its own empty database (and SQLAlchemy's
+            # per-thread pool for it cannot be closed from the run's thread).
+            raise EngineError(
+                f"the warehouse {self.display} is an in-memory SQLite database, which holds no "
+                "tables: name a SQLite file (sqlite:///path/to/file.db), or leave `warehouse` "
+                "unset for a fresh in-memory DuckDB"
+            )
+        if backend == "sqlite":
             path = Path(str(parsed.database))
             path = path if path.is_absolute() else root / path
             if not path.is_file():
@@ -109,7 +117,7 @@ class SqlAlchemyEngine(Engine):
             kwargs.update(
                 creator=creator, poolclass=QueuePool, pool_size=pool_size, max_overflow=pool_size
             )
-        elif backend != "sqlite":
+        else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size)
         try:
             return sqlalchemy.create_engine(parsed, **kwargs)

@@ -147,3 +147,23 @@ def redact(
     for value, name in values:
         message = message.replace(value, f"${{{name}}}")
     return message
+
+
+def redact_data(
+    data: Any, templates: list[str] | str, environ: Mapping[str, str] | None = None
+) -> Any:
+    """A copy of ``data`` (mappings, lists, strings) with ``redact`` applied to every string.
+
+    Use on replies that may echo a resolved secret back (a server quoting its auth header).
+
+    Example:
+        >>> redact_data({"echo": ["Bearer t0k"], "n": 3}, "Bearer ${T}", {"T": "t0k"})
+        {'echo': ['Bearer ${T}'], 'n': 3}
+    """
+    if isinstance(data, str):
+        return redact(data, templates, environ)
+    if isinstance(data, Mapping):
+        return {key: redact_data(value, templates, environ) for key, value in data.items()}
+    if isinstance(data, list | tuple):
+        return [redact_data(item, templates, environ) for item in data]
+    return data

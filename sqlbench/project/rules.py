@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 import sqlglot
-from sqlglot import Token, TokenType
+from sqlglot import Token, TokenType, exp
 from sqlglot.errors import ParseError, TokenError
 
 from sqlbench.errors import Problem, Severity
@@ -216,7 +216,12 @@ def parse_problem(sql: str, dialect: str, tokens: list[Token] | None = None) -> 
             return problem
     try:
         parser = sqlglot.Dialect.get_or_raise(dialect).parser()
-        statements = [s for s in parser.parse(tokens, sql) if s is not None]
+        # A comment after the last semicolon parses as a Semicolon node: not a statement.
+        statements = [
+            s
+            for s in parser.parse(tokens, sql)
+            if s is not None and not isinstance(s, exp.Semicolon)
+        ]
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         where = (

@@ -69,8 +69,8 @@ def add_workflow(directory: Path | str) -> Scaffold:
     target = root / WORKFLOW_PATH
     if target.exists():
         raise SqlbenchError(f"refusing to overwrite {target}; move it away first")
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
+        target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(workflow_template())
     except OSError as err:
         raise SqlbenchError(f"cannot write {target}: {err.strerror or err}") from err
@@ -113,8 +113,8 @@ def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> 
                 "(the local run store) to it"
             )
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         try:
+            target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)
         except OSError as err:
             raise SqlbenchError(f"cannot write {target}: {err.strerror or err}") from err

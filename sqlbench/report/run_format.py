@@ -29,7 +29,8 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
         return f"Accuracy: {accuracy.label()}"
     line = (
         f"Accuracy: {accuracy.value:.0%} ({accuracy.passed}/{accuracy.total} trials); "
-        f"mean pass rate over {accuracy.questions} questions"
+        f"mean pass rate over {accuracy.questions} "
+        f"question{'' if accuracy.questions == 1 else 's'}"
     )
     if accuracy.interval is not None:
         line += (

@@ -82,5 +82,5 @@ def mask_url(url: str) -> str:
     """``url`` with its password hidden (for messages)."""
     try:
         return sa.engine.make_url(url).render_as_string(hide_password=True)
-    except sa.exc.ArgumentError:
+    except (sa.exc.ArgumentError, ValueError):
         return "<invalid URL>"

@@ -37,8 +37,10 @@ def store_setting(project_dir: Path) -> str | None:
             continue
         try:
             text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise ProjectError(f"cannot read: {err}", name) from err
+        except UnicodeDecodeError as err:
+            raise ProjectError("not UTF-8 text", name) from err
+        except OSError as err:
+            raise ProjectError(f"cannot read: {err.strerror or err}", name) from err
         document = load_yaml(text, name)
         settings, problems = parse_settings(document.data, name)
         problems = [*document.problems, *problems]

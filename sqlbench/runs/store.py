@@ -14,9 +14,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -29,6 +30,7 @@ from sqlbench.runs.results import RunResult, gather
 from sqlbench.verdicts import Verdict
 
 EXPORT_FORMAT = "sqlbench-run"
+_Model = TypeVar("_Model", bound=BaseModel)
 STALE_AFTER_S = 60.0
 """A Running run whose heartbeat is older than this reads Interrupted (its process is gone)."""
 
@@ -67,7 +69,15 @@ class RunStore:
     def for_project(cls, project_dir: Path, store: str | None, **kwargs: Any) -> RunStore:
         """The store a project names: ``store:`` from ``sqlbench.yml`` (already ``${ENV}``-
         resolved), else ``.sqlbench/runs.db`` in ``project_dir`` (created, git-ignored)."""
-        return cls(store_url(project_dir, store), **kwargs)
+        try:
+            url = store_url(project_dir, store)
+        except (sa.exc.ArgumentError, ValueError) as err:
+            # Not quoted: the URL may hold a resolved password.
+            raise StoreError(
+                "`store` in sqlbench.yml is not a valid database URL (expected a path, or "
+                "dialect+driver://user:password@host:port/database)"
+            ) from err
+        return cls(url, **kwargs)
 
     def close(self) -> None:
         """Release the database connections."""
@@ -140,8 +150,15 @@ class RunStore:
                 if results:
                     conn.execute(self._results.insert(), [_result_row(info.id, r) for r in results])
         except IntegrityError as err:
+            runs = self._runs
+            with self._read() as conn:
+                same_id = conn.execute(sa.select(runs.c.id).where(runs.c.id == info.id)).first()
+            if same_id is not None:
+                raise StoreError(
+                    f"run '{info.name}' (id {info.id}) is already in {self.url}"
+                ) from err
             raise StoreError(
-                f"run '{info.name}' (id {info.id}) is already in {self.url}, or its name is taken"
+                f"a run named '{info.name}' already exists in {self.url}; choose another --name"
             ) from err
         return info
 
@@ -284,16 +301,31 @@ class RunStore:
         if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
             raise StoreError(f'not a sqlbench run export (expected "format": "{EXPORT_FORMAT}")')
         version = data.get("schema_version")
-        if not isinstance(version, int) or version > SCHEMA_VERSION:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise StoreError(
+                f"the run export is malformed: schema_version must be a number (got {version!r})"
+            )
+        if version > SCHEMA_VERSION:
             raise StoreError(
                 f"this run export has schema version {version}; this sqlbench "
                 f"reads up to {SCHEMA_VERSION}: upgrade sqlbench"
             )
-        try:
-            info = RunInfo.model_validate(data["run"])
-            results = [TrialResult.model_validate(item) for item in data["results"]]
-        except (KeyError, TypeError, ValueError) as err:
-            raise StoreError(f"the run export is malformed: {_first_line(err)}") from err
+        run_data, items = data.get("run"), data.get("results")
+        if not isinstance(run_data, dict) or not isinstance(items, list):
+            raise StoreError(
+                "the run export is malformed: it needs a `run` object and a `results` list"
+            )
+        info = _validated(RunInfo, run_data, "run")
+        results = [_validated(TrialResult, item, f"results[{i}]") for i, item in enumerate(items)]
+        seen: set[tuple[str, str, int]] = set()
+        for result in results:
+            key = (result.space, result.name, result.trial)
+            if key in seen:
+                raise StoreError(
+                    f"the run export is malformed: it holds {result.space}/{result.name} "
+                    f"trial {result.trial} twice"
+                )
+            seen.add(key)
         update: dict[str, Any] = {"imported": True}
         if name is not None:
             update["name"] = name
@@ -373,6 +405,18 @@ def _not_found(ref: str, names: list[str], url: str) -> str:
     close = difflib.get_close_matches(ref, names, n=1)
     hint = f" Did you mean '{close[0]}'?" if close else " `sqlbench runs` lists the runs."
     return f"no run named '{ref}' in {url}.{hint}"
+
+
+def _validated(model: type[_Model], data: Any, where: str) -> _Model:
+    """``model`` validated from ``data``; a malformed export says which field is wrong."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = "".join(
+            f"[{part}]" if isinstance(part, int) else f".{part}" for part in first["loc"]
+        )
+        raise StoreError(f"the run export is malformed: {where}{field}: {first['msg']}") from err
 
 
 def _first_line(err: BaseException) -> str:

@@ -183,6 +183,41 @@ def _alive(pid: int) -> bool:
     return not (status.exists() and "State:\tZ" in status.read_text())
 
 
+def test_endless_output_is_an_agent_error_with_bounded_memory(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    # Regression: stdout was read whole (communicate), so `yes`-like output filled gigabytes
+    # of memory before the timeout; now reading stops past the cap and the program is killed.
+    body = """
+        chunk = "SELECT " * 10_000
+        while True:
+            sys.stdout.write(chunk)
+    """
+    start = time.monotonic()
+    sql, error = run(context, body, request_for(), timeout_s=20)
+    assert time.monotonic() - start < 10
+    assert sql is None
+    assert error == (
+        "the command printed more than 16 MB on stdout and was killed (an answer is SQL text "
+        "or a JSON answer object)"
+    )
+
+
+def test_pipes_are_closed_after_each_answer(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    fd_dir = Path("/proc/self/fd")
+    if not fd_dir.is_dir():
+        pytest.skip("needs /proc to count open file descriptors")
+    agent = build_agent(script_agent(context, 'print("SELECT 1")'), context)
+    ask(agent, request_for(), timeout_s=20, retries=0)  # warm up (imports, lazy state)
+    before = len(list(fd_dir.iterdir()))
+    for _ in range(20):
+        assert ask(agent, request_for(), timeout_s=20, retries=0).sql == "SELECT 1"
+    time.sleep(0.2)  # the reader threads close their pipes as they finish
+    assert len(list(fd_dir.iterdir())) <= before + 2
+
+
 def test_a_missing_program_is_an_agent_error(
     context: AgentContext, request_for: Callable[..., Request]
 ) -> None:

@@ -7,8 +7,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from agent_servers import Reply, ScriptedServer
 
+from sqlbench.agents import transport
 from sqlbench.agents.base import Request
 from sqlbench.agents.call import ask
 from sqlbench.agents.context import AgentContext
@@ -61,6 +63,50 @@ def test_headers_resolve_env_at_call_time_and_never_leak(
     assert answer.error is not None
     assert "rotated-token" not in answer.error and "${AGENT_TOKEN}" in answer.error
     assert answer.error.startswith(f"HTTP 401 from {server.url}: ")
+
+
+def test_a_reply_echoing_a_secret_is_stored_in_its_env_form(
+    server: ScriptedServer, tmp_path: Path, request_for: Callable[..., Request]
+) -> None:
+    # Regression: only error messages were redacted; an answer or trace quoting the resolved
+    # header (or URL) reached the run store, JSON, Markdown and JUnit outputs.
+    env = {"AGENT_TOKEN": "s3cret-token", "API_KEY": "k3y"}
+    context = AgentContext(project_root=tmp_path, env=env)
+    agent = build_agent(
+        http_agent(
+            url=server.url + "/ask?key=${API_KEY}",
+            headers={"Authorization": "Bearer ${AGENT_TOKEN}"},
+            response={"sql": "$.sql", "answer": "$.echo", "tool_calls": "$.calls"},
+        ),
+        context,
+    )
+    echo = "called /ask?key=k3y with Bearer s3cret-token"
+    calls = [{"name": "auth", "arguments": {"token": "s3cret-token"}, "output": echo}]
+    server.replies.append(
+        Reply(200, {"sql": "SELECT 's3cret-token'", "echo": echo, "calls": calls})
+    )
+    answer = ask(agent, request_for(), timeout_s=10, retries=0)
+    assert answer.error is None
+    dumped = answer.model_dump_json()
+    assert "s3cret-token" not in dumped and "k3y" not in dumped
+    assert answer.answer == "called /ask?key=${API_KEY} with Bearer ${AGENT_TOKEN}"
+    assert answer.sql == "SELECT '${AGENT_TOKEN}'"
+
+
+def test_a_reply_over_the_size_limit_is_an_agent_error(
+    server: ScriptedServer,
+    context: AgentContext,
+    request_for: Callable[..., Request],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(transport, "MAX_REPLY_BYTES", 2**20)
+    server.replies.append(Reply(200, {"sql": "SELECT " + "1, " * 400_000 + "1"}))
+    answer = ask(
+        build_agent(http_agent(url=server.url), context), request_for(), timeout_s=10, retries=0
+    )
+    assert answer.error == (
+        f"the reply from {server.url} is over 1 MB; an answer is SQL text or a JSON answer object"
+    )
 
 
 def test_a_missing_header_variable_is_an_agent_error(

@@ -173,6 +173,13 @@ def test_setup_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
         "check", "-C", str(repo.root), "--base", "main", "--agent", "nobody", exit_code=2
     )
     assert "Unknown agent 'nobody'" in result.stderr
+    # Regression: report paths in a missing folder failed only after both sides had run.
+    missing = repo.root / "no-such-folder" / "junit.xml"
+    result = invoke(
+        "check", "-C", str(repo.root), "--base", "main", "--junit", str(missing), exit_code=2
+    )
+    assert f"the folder {missing.parent} does not exist" in result.stderr
+    assert result.stderr.startswith("Usage:")  # refused while parsing options: nothing ran
 
 
 def test_base_without_a_project_counts_as_empty(tmp_path: Path, invoke: Invoke) -> None:

@@ -85,6 +85,15 @@ def test_compare_markdown(repo: GitRepo, invoke: Invoke) -> None:
     assert "| `sales/revenue_by_region` | pass → fail |" in result.stdout
 
 
+def test_a_printing_agent_does_not_corrupt_json_on_stdout(repo: GitRepo, invoke: Invoke) -> None:
+    # Regression: the in-process python agent's print() landed in the JSON on stdout.
+    agent = repo.root / "analyst_agent.py"
+    agent.write_text(agent.read_text() + '\nprint("analyst loaded")\n')
+    result = invoke("compare", "-C", str(repo.root), "--base", "main", "--format", "json")
+    assert json.loads(result.stdout)["schema_version"] >= 1
+    assert "analyst loaded" in result.stderr
+
+
 def test_usage_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
     root = str(repo.root)
     assert "two runs" in invoke("compare", "-C", root, "only-one", exit_code=2).output

@@ -65,3 +65,16 @@ def test_github_actions_on_an_existing_project_adds_only_the_workflow(
     assert (tmp_path / "sqlbench.yml").read_text() == before
     result = invoke("init", str(tmp_path), "--github-actions", exit_code=2)
     assert "refusing to overwrite" in result.stderr
+
+
+def test_a_file_in_the_way_is_one_sentence(invoke, tmp_path: Path) -> None:
+    # Regression: creating the folders was outside the error handling: a traceback, exit 1.
+    (tmp_path / "notes").write_text("a file, not a folder\n")
+    result = invoke("init", str(tmp_path / "notes" / "project"), exit_code=2)
+    assert result.stderr.startswith(f"Error: cannot write {tmp_path / 'notes' / 'project'}/")
+    assert result.stderr.endswith(": Not a directory\n")
+    invoke("init", str(tmp_path / "project"))
+    (tmp_path / "project" / ".github").write_text("not a folder either\n")
+    result = invoke("init", str(tmp_path / "project"), "--github-actions", exit_code=2)
+    assert result.stderr.startswith("Error: cannot write ")
+    assert "Traceback" not in result.output

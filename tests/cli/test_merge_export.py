@@ -50,6 +50,9 @@ def test_export_import_into_a_fresh_store_is_reused_by_check(
     assert "schema version 999" in refused.stderr
     artifact.write_text("{not json", encoding="utf-8")
     assert "not JSON" in invoke("import", "-C", str(clone), str(artifact), exit_code=2).stderr
+    artifact.write_bytes(b"\xff\xfe{}")  # Regression: Python's codec message was shown.
+    refused = invoke("import", "-C", str(clone), str(artifact), exit_code=2)
+    assert refused.stderr == f"Error: cannot read {artifact}: it is not UTF-8 text\n"
 
 
 def test_merge_shards_into_a_run_that_compare_reuses(repo: GitRepo, invoke: Invoke) -> None:
@@ -65,6 +68,11 @@ def test_merge_shards_into_a_run_that_compare_reuses(repo: GitRepo, invoke: Invo
     assert "base: reusing run whole" in result.stderr
     shown = invoke("show", "-C", root, "whole")
     assert "7/9" in shown.stdout
+    # Regression: a taken name read "run 'whole' (id <new id>) is already in ..., or its
+    # name is taken", naming an id that was never stored.
+    taken = invoke("merge", "-C", root, "s2", "s1", "--name", "whole", exit_code=2)
+    assert "a run named 'whole' already exists in" in taken.stderr
+    assert "choose another --name" in taken.stderr
 
 
 def test_merge_refuses_runs_that_are_not_shards_of_one_run(repo: GitRepo, invoke: Invoke) -> None:

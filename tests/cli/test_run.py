@@ -84,6 +84,68 @@ def test_json_output(invoke, project: Path) -> None:
     assert {r["verdict"] for r in data["results"]} == {"pass", "fail", "review", "error", "skipped"}
 
 
+def test_a_printing_python_agent_does_not_corrupt_json_on_stdout(invoke, project: Path) -> None:
+    # Regression: an in-process python agent's print() went to stdout, before the JSON report.
+    (project / "agents" / "noisy.py").write_text(
+        'print("loading the model...")\n\ndef answer(request):\n'
+        '    print("thinking about", request["name"])\n    return "SELECT 1"\n'
+    )
+    (project / "agents" / "noisy.yml").write_text(
+        "agents:\n  - name: noisy\n    kind: python\n    function: agents.noisy:answer\n"
+    )
+    result = invoke("run", "-C", str(project), "--agent", "noisy", "--format", "json")
+    data = json.loads(result.stdout)
+    assert data["run"]["agent"]["name"] == "noisy"
+    assert "loading the model..." in result.stderr and "thinking about" in result.stderr
+
+
+def test_json_on_stdout_with_live_progress_on_a_terminal(project: Path) -> None:
+    # stderr a terminal: the live progress bar redirects stdout while it runs; the report must
+    # still reach stdout afterwards (a wrong nesting once left stdout pointing at stderr).
+    pty = pytest.importorskip("pty")
+    (project / "agents" / "noisy.py").write_text(
+        'def answer(request):\n    print("thinking")\n    return "SELECT 1"\n'
+    )
+    (project / "agents" / "noisy.yml").write_text(
+        "agents:\n  - name: noisy\n    kind: python\n    function: agents.noisy:answer\n"
+    )
+    leader, follower = pty.openpty()
+    try:
+        args = ["run", "-C", str(project), "--agent", "noisy", "--format", "json"]
+        run = subprocess.Popen(
+            [sys.executable, "-m", "sqlbench", *args],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+        )
+        os.close(follower)
+        out, _ = run.communicate(timeout=120)
+        terminal = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            terminal += chunk
+    finally:
+        os.close(leader)
+    assert run.returncode == 0
+    assert json.loads(out)["run"]["agent"]["name"] == "noisy"
+    assert b"thinking" in terminal
+
+
+def test_options_from_the_environment_follow_the_flag_names(invoke, project: Path) -> None:
+    # Regression: README's SQLBENCH_<COMMAND>_<OPTION> did not work where the parameter is
+    # named otherwise (--format is `fmt`, --name `run_name`, --agent `agent_name`).
+    env = {"SQLBENCH_RUN_FORMAT": "json", "SQLBENCH_RUN_NAME": "from-env"}
+    data = json.loads(invoke("run", "-C", str(project), env=env).stdout)
+    assert data["run"]["name"] == "from-env" and data["run"]["agent"]["name"] == "scripted"
+    listed = invoke("runs", "-C", str(project), env={"SQLBENCH_RUNS_FMT": "json"}).stdout
+    assert json.loads(listed)["runs"][0]["name"] == "from-env"  # click's own name still works
+
+
 def test_junit_and_markdown_files(invoke, project: Path, tmp_path: Path) -> None:
     junit = tmp_path / "out" / "junit.xml"
     junit.parent.mkdir()
@@ -102,6 +164,16 @@ def test_junit_and_markdown_files(invoke, project: Path, tmp_path: Path) -> None
     assert "**Accuracy: 30% (3/10)**" in markdown and "| ❌ | `sales/emea_names` | fail |" in (
         markdown
     )
+
+
+def test_output_into_a_missing_folder_is_refused_before_running(
+    invoke, project: Path, tmp_path: Path
+) -> None:
+    # Regression: the folder was found missing only after the whole run, at the last step.
+    target = tmp_path / "missing" / "run.json"
+    result = invoke("run", "-C", str(project), "--format", "json", "-o", str(target), exit_code=2)
+    assert f"the folder {target.parent} does not exist" in result.stderr
+    assert asked(project) == [] and not (project / ".sqlbench").exists()
 
 
 def test_fail_under(invoke, project: Path) -> None:
@@ -223,7 +295,10 @@ def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
     assert "Completed" in sqlbench("runs", "-C", str(project)).stdout
 
 
-def test_ctrl_c_marks_the_run_interrupted(project: Path) -> None:
+# SIGTERM (a cancelled CI job) is handled like Ctrl-C; it used to kill sqlbench outright,
+# orphaning command agents and leaving the run Running until its heartbeat went stale.
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
+def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -> None:
     run = subprocess.Popen(
         [
             sys.executable,
@@ -245,7 +320,7 @@ def test_ctrl_c_marks_the_run_interrupted(project: Path) -> None:
     )
     try:
         _wait_for_graded(project, 3)
-        run.send_signal(signal.SIGINT)
+        run.send_signal(sent)
         _, err = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
@@ -255,6 +330,10 @@ def test_ctrl_c_marks_the_run_interrupted(project: Path) -> None:
         "Interrupted: run stopped keeps what was graded; finish it with "
         "`sqlbench run --resume stopped`."
     ) in err
+    # Regression: interpreter teardown around workers still holding the DuckDB connection
+    # printed pages of "nanobind: leaked instance ..." under that message.
+    assert err.rstrip().endswith("`sqlbench run --resume stopped`.")
+    assert "leaked" not in err and "Traceback" not in err
     with RunStore.for_project(project, None) as store:
         info = store.find_run("stopped")
         assert info.status is RunStatus.INTERRUPTED  # written by the run itself

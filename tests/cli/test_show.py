@@ -62,6 +62,13 @@ def test_runs_works_while_a_question_file_is_broken(invoke, project: Path) -> No
     assert "r1" in invoke("runs", "-C", str(project)).stdout
 
 
+def test_runs_with_a_non_utf8_settings_file_is_one_sentence(invoke, project: Path) -> None:
+    # Regression: the message was Python's "'utf-8' codec can't decode byte 0xff ...".
+    (project / "sqlbench.yml").write_bytes(b"store: \xff\xfe\n")
+    result = invoke("runs", "-C", str(project), exit_code=2)
+    assert result.stderr == "Error: sqlbench.yml: not UTF-8 text\n"
+
+
 def test_show_run_prints_the_table(invoke, project: Path) -> None:
     out = invoke("show", "-C", str(project), "r1").stdout
     assert "sales/emea_names" in out and "Accuracy: 30% (3/10)" in out

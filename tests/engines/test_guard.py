@@ -29,6 +29,9 @@ ALLOWED = [
     ("mysql", "SELECT @@version"),
     ("mysql", "SELECT a FROM t WHERE b = 'x' LIMIT 3"),
     ("sqlite", "SELECT * FROM t WHERE name GLOB 'a*'"),
+    # Regression: a comment after the final semicolon counted as a second statement (a fail).
+    ("duckdb", "SELECT 1; -- done"),
+    ("postgres", "SELECT 1;\n/* that is all */\n"),
 ]
 
 

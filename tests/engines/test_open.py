@@ -84,6 +84,12 @@ def test_env_vars_are_resolved_when_opening(
         ("vertica://host/db", "does not know the SQL dialect of vertica:// warehouses"),
         ("postgresql://nobody@127.0.0.1:1/x", "cannot connect to the warehouse"),
         ("not a url ::: at all.duckdb", "does not exist"),
+        # Regressions: a port that is no number was a traceback (ValueError from SQLAlchemy);
+        # in-memory SQLite ran against empty databases and printed a pool traceback.
+        ("postgresql://u@[::1", r"the warehouse postgresql://u@\[::1 is not a valid database URL"),
+        ("postgresql://u@db:port/x", "is not a valid database URL"),
+        ("sqlite://", "is an in-memory SQLite database, which holds no tables"),
+        ("sqlite:///:memory:", "is an in-memory SQLite database"),
     ],
 )
 def test_unopenable_warehouses_are_one_sentence(

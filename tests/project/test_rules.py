@@ -77,6 +77,9 @@ def test_parse_problems() -> None:
     problem = parse_problem("SELECT (a FROM t", "duckdb")
     assert problem is not None and "line 1" in problem
     assert parse_problem("", "duckdb") == "it holds 0 statements, not one query"
+    # Regression: a comment after the final semicolon was a second statement (a warning).
+    assert parse_problem("SELECT 1; -- the count", "duckdb") is None
+    assert parse_problem("SELECT 1; SELECT 2", "duckdb") == "it holds 2 statements, not one query"
 
 
 MODULES = ["envvars", "dialect", "yamlload", "problems", "rules", "select", "validate"]

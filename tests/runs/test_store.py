@@ -239,6 +239,15 @@ def test_export_import_between_stores(
     assert other.find_completed_run(identity_of(info)).name == "exported"
 
 
+@pytest.mark.parametrize("setting", ["postgresql://u:s3cret@db:port/x", "postgresql://u@[::1"])
+def test_an_invalid_store_url_is_one_sentence_without_the_url(tmp_path: Path, setting: str) -> None:
+    # Regression: a port that is no number raised ValueError (a traceback) from SQLAlchemy.
+    with pytest.raises(StoreError) as caught:
+        RunStore.for_project(tmp_path, setting)
+    assert str(caught.value).startswith("`store` in sqlbench.yml is not a valid database URL")
+    assert "s3cret" not in str(caught.value)
+
+
 def test_import_refuses_other_files_and_newer_exports(store: RunStore) -> None:
     with pytest.raises(StoreError, match="not a sqlbench run export"):
         store.import_run({"results": []})
@@ -246,6 +255,28 @@ def test_import_refuses_other_files_and_newer_exports(store: RunStore) -> None:
         store.import_run({"format": "sqlbench-run", "schema_version": 99})
     with pytest.raises(StoreError, match="malformed"):
         store.import_run({"format": "sqlbench-run", "schema_version": 1, "run": {"id": 3}})
+    # Regressions: a string version read "has schema version 1 ... reads up to 1: upgrade".
+    with pytest.raises(StoreError, match=r"schema_version must be a number \(got '1'\)"):
+        store.import_run({"format": "sqlbench-run", "schema_version": "1"})
+
+
+def test_import_names_the_malformed_field_and_refuses_duplicate_results(
+    store: RunStore, tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    info = make_info(name="exported", status=RunStatus.COMPLETED)
+    store.create_run(info)
+    store.record(info.id, make_trial("a", Verdict.PASS))
+    data = json.loads(json.dumps(store.export_run("exported")))
+    other = RunStore(f"sqlite:///{tmp_path / 'other.db'}")
+    # Regression: only "1 validation error for TrialResult" was shown, not which field.
+    bad = dict(data, results=[dict(data["results"][0], verdict="PASSED")])
+    with pytest.raises(StoreError, match=r"malformed: results\[0\]\.verdict: Input should be"):
+        other.import_run(bad)
+    # Regression: a result listed twice read "already in the store, or its name is taken".
+    twice = dict(data, results=data["results"] * 2)
+    with pytest.raises(StoreError, match=r"malformed: it holds \S+/a trial 0 twice"):
+        other.import_run(twice)
+    assert other.list_runs() == []
 
 
 def test_an_imported_running_run_is_not_live(
