@@ -10,8 +10,8 @@ The decision, in order (the first that applies wins):
 5. No SQL (answered in words, or declined) -> review.
 6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
    not read-only); a warehouse connection lost twice -> error (not the agent's fault).
-7. The result matches the ground truth or any ``also_accept`` -> pass; else the comparison of
-   the main ground truth decides (fail, or review when it is ambiguous), with its reason.
+7. The result matches the ground truth or any ``also_accept`` -> pass; else review when any of
+   those comparisons was ambiguous (with its reason), else fail with the main one's reason.
 """
 
 from __future__ import annotations
@@ -158,6 +158,7 @@ def _compare_all(
     truths: Sequence[TruthOutcome], actual: ResultSet, options: CompareOptions, dialect: str
 ) -> Grade:
     first: Comparison | None = None
+    ambiguous: tuple[int, Comparison] | None = None
     for index, truth in enumerate(truths):
         if truth.result is None:
             raise ValueError("every ground truth must have run before grading")
@@ -188,12 +189,24 @@ def _compare_all(
             )
         if first is None:
             first = comparison
+        if ambiguous is None and comparison.verdict is Verdict.REVIEW:
+            ambiguous = (index, comparison)
     assert first is not None  # truths is never empty here
-    verdict = first.verdict
+    if ambiguous is not None:
+        # No ground truth matched, but one comparison could not decide: a person must look.
+        # Calling it fail would be a guess (SPEC 4: "never a guess").
+        index, comparison = ambiguous
+        which = "" if index == 0 else f"also_accept #{index}: "
+        return Grade(
+            Verdict.REVIEW,
+            _one_line(f"{which}{comparison.reason}"),
+            compared_truth=index,
+            comparison=comparison,
+        )
     reason = first.reason
     if len(truths) > 1:
         reason = f"{reason} (no also_accept matched either)"
-    return Grade(verdict, _one_line(reason), compared_truth=0, comparison=first)
+    return Grade(first.verdict, _one_line(reason), compared_truth=0, comparison=first)
 
 
 def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:

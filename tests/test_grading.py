@@ -67,6 +67,19 @@ def test_ambiguous_comparison_stays_review() -> None:
     assert verdict is Verdict.REVIEW and reason
 
 
+def test_an_ambiguous_also_accept_gives_review_not_fail() -> None:
+    # The main ground truth fails outright; the also_accept only fails through a swap of two
+    # same-named columns (review). No ground truth matched, but one could not decide: review.
+    main = TruthOutcome(
+        "SELECT 1 AS lo, 2 AS hi, 'x' AS label", result(lo=[1], hi=[2], label=["x"])
+    )
+    alt = TruthOutcome("SELECT 1 AS lo, 2 AS hi", result(lo=[1], hi=[2]))
+    q = question(sql=main.sql, also_accept=[alt.sql])
+    verdict, reason = decide(q, [main, alt], Answer(sql="x"), result(lo=[2], hi=[1]))
+    assert verdict is Verdict.REVIEW
+    assert reason.startswith("also_accept #1: ")
+
+
 def test_question_compare_columns_exact_reaches_the_comparison() -> None:
     q = question(sql="SELECT n", compare={"columns": "exact"})
     wide = result(id=[7], n=[3])
