@@ -9,6 +9,7 @@ from the run's environment at call time and never appears in messages or traces.
 from __future__ import annotations
 
 import difflib
+import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
@@ -18,7 +19,7 @@ from jsonpath_ng.ext import parse as parse_jsonpath
 from pydantic import Field
 
 from sqlbench.agents.base import Answer, Request
-from sqlbench.agents.call import parse_answer, time_left
+from sqlbench.agents.call import one_line, parse_answer, time_left
 from sqlbench.agents.context import AgentContext, resolve_env_refs
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem
 from sqlbench.agents.transport import post_json
@@ -27,6 +28,8 @@ from sqlbench.project import envvars
 from sqlbench.project.models import AgentConfig
 
 ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
+_EXCERPT = 80
+"""Characters of the reply quoted when no ``response`` path matches it."""
 
 
 class HttpOptions(KindOptions):
@@ -80,8 +83,13 @@ def compile_response_paths(response: Mapping[str, str]) -> dict[str, ResponsePat
 def extract_answer(reply: Any, paths: Mapping[str, ResponsePath]) -> dict[str, Any]:
     """Read each answer field from ``reply`` by its JSONPath (absent when nothing matches).
 
+    A path that matches a null gives null (``sql`` null with an ``answer`` is a decline). A
+    reply that none of the paths match at all is not an answer in the configured shape (the
+    agent API changed, or the paths are wrong), so it is an agent error, not a decline.
+
     Raises:
-        AgentError: A path matches more than one value.
+        AgentError: A path matches more than one value, or no path matches anything; the
+            message names the paths and quotes the start of the reply.
 
     Example:
         >>> reply = {"message": {"content": [{"type": "sql", "statement": "SELECT 1"}]}}
@@ -100,6 +108,12 @@ def extract_answer(reply: Any, paths: Mapping[str, ResponsePath]) -> dict[str, A
             )
         if matches:
             mapped[field_name] = matches[0]
+    if paths and not mapped:
+        listed = ", ".join(f"{field_name}: {text}" for field_name, (text, _) in paths.items())
+        excerpt = one_line(json.dumps(reply, ensure_ascii=False, default=str), _EXCERPT)
+        raise AgentError(
+            f"the reply matched none of the response paths ({listed}); reply starts: {excerpt}"
+        )
     return mapped
 
 

@@ -11,15 +11,21 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
 from sqlbench.agents.call import one_line, time_left
-from sqlbench.agents.context import AgentContext, LlmEndpoint, resolve_llm
-from sqlbench.agents.kinds import AgentKind, KindOptions
+from sqlbench.agents.context import (
+    ENV_BASE_URL,
+    ENV_MODEL,
+    AgentContext,
+    LlmEndpoint,
+    resolve_llm,
+)
+from sqlbench.agents.kinds import AgentKind, KindOptions, problem
 from sqlbench.agents.llm_prompt import (
     RUN_SQL,
     SUBMIT_SQL,
@@ -31,8 +37,8 @@ from sqlbench.agents.llm_prompt import (
     system_prompt,
 )
 from sqlbench.agents.transport import post_json
-from sqlbench.errors import AgentError, QueryError
-from sqlbench.project.models import AgentConfig, CertifiedQuery, RunSettings
+from sqlbench.errors import AgentError, Problem, QueryError, Severity
+from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
 
 if TYPE_CHECKING:
     from sqlbench.engines.base import Engine
@@ -288,6 +294,74 @@ def build_llm_agent(name: str, options: LlmOptions, context: AgentContext) -> Ll
         env=context.env,
         temperature=options.temperature,
         max_tool_calls=options.max_tool_calls,
+    )
+
+
+def endpoint_warnings(
+    agents: Iterable[AgentConfig], llm: LlmSettings, env: Mapping[str, str]
+) -> list[Problem]:
+    """A warning for each ``llm`` agent whose endpoint cannot be resolved in ``env``.
+
+    ``sqlbench run`` stops (exit 2) when an ``llm`` agent has no base URL or no model in its
+    own keys, in ``llm:`` of sqlbench.yml or in the ``SQLBENCH_LLM_*`` variables, or when a
+    ``${VAR}`` or ``api_key_env`` it needs is not set. Validation says so early, as a warning at
+    the agent's file and line, since the variables may well be set where the run happens. The
+    caller passes the environment (the CLI: ``os.environ``); nothing here reads it.
+
+    Args:
+        agents: The project's agent configurations (other kinds are skipped).
+        llm: ``llm:`` from sqlbench.yml.
+        env: The environment the run is expected to see.
+
+    Example:
+        >>> gen = AgentConfig(name="gen", kind="llm", path="agents/gen.yml", line=2)
+        >>> [(p.severity.value, p.line) for p in endpoint_warnings([gen], LlmSettings(), {})]
+        [('warning', 2)]
+        >>> endpoint_warnings([gen], LlmSettings(model="m"), {ENV_BASE_URL: "http://h/v1"})
+        []
+    """
+    problems: list[Problem] = []
+    for config in agents:
+        if config.kind != KIND.name:
+            continue
+        try:
+            options = LlmOptions.model_validate(config.options)
+        except ValidationError:
+            continue  # reported as an error by the kind's own validation
+        message = _endpoint_message(options, llm, env)
+        if message is not None:
+            problems.append(problem(config, message, Severity.WARNING))
+    return problems
+
+
+def _endpoint_message(options: LlmOptions, llm: LlmSettings, env: Mapping[str, str]) -> str | None:
+    variables = {"base_url": ENV_BASE_URL, "model": ENV_MODEL}
+    given = {
+        "base_url": (options.base_url, env.get(ENV_BASE_URL), llm.base_url),
+        "model": (options.model, env.get(ENV_MODEL), llm.model),
+    }
+    missing = [key for key, values in given.items() if not any(v and v.strip() for v in values)]
+    if not missing:
+        try:
+            endpoint = resolve_llm(
+                llm,
+                env,
+                base_url=options.base_url,
+                model=options.model,
+                api_key_env=options.api_key_env,
+            )
+        except AgentError as err:
+            return f"in this environment `sqlbench run` would stop: {err}"
+        if endpoint is not None:
+            return None
+        missing = ["base_url"]  # every base_url given resolved to an empty string
+    agent_keys = " and ".join(f"`{key}`" for key in missing)
+    llm_keys = " and ".join(f"`llm.{key}`" for key in missing)
+    names = " and ".join(variables[key] for key in missing)
+    return (
+        f"no LLM {' or '.join(missing)} is configured: set {agent_keys} on the agent, "
+        f"{llm_keys} in sqlbench.yml, or {names} (not set in this environment); "
+        f"`sqlbench run` stops without {'it' if len(missing) == 1 else 'them'}"
     )
 
 

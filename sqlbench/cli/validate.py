@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
 
+from sqlbench.agents.llm import endpoint_warnings
 from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
 from sqlbench.cli.options import (
     branch_option,
@@ -124,6 +126,12 @@ def validate_command(
     if check.source.dev_mode_note:
         click.echo(f"Note: {check.source.dev_mode_note}.", err=True)
     problems = list(check.problems)
+    if check.project is not None:
+        # The environment is read here, at the edge: an llm agent without an endpoint in its
+        # keys, sqlbench.yml or these variables would stop `sqlbench run`.
+        settings = check.project.settings
+        problems.extend(endpoint_warnings(check.project.agents.values(), settings.llm, os.environ))
+        problems.sort(key=lambda p: (p.path or "", p.line or 0))
     executed = False
     if execute and check.project is not None:
         problems.extend(_preflight()(check.project))

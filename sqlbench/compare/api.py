@@ -12,6 +12,7 @@ import pyarrow as pa
 import sqlglot
 from sqlglot.errors import SqlglotError
 
+from sqlbench.compare.examples import examples
 from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
 from sqlbench.compare.model import (
     MAX_ROW_INDICES,
@@ -22,7 +23,7 @@ from sqlbench.compare.model import (
     NearMissKind,
     Problem,
 )
-from sqlbench.compare.nearmiss import Analysis, best_mapping, examples, near_misses
+from sqlbench.compare.nearmiss import Analysis, best_mapping, near_misses
 from sqlbench.compare.normalize import normalize
 from sqlbench.compare.order import OrderPlan, plan_order, tie_groups
 from sqlbench.compare.pairs import RowMatch
@@ -290,7 +291,7 @@ def _fail(analysis: Analysis, base: ComparisonDetails) -> Comparison:
         base, problem=problem, column_mapping=mapping, column_gaps=gaps, near_misses=misses
     )
     if rows is not None:
-        e_examples, a_examples = examples(analysis.views, mapping, rows)
+        e_examples, a_examples = examples(matcher, mapping, rows)
         details = replace(
             details,
             expected_unmatched_rows=tuple(

@@ -113,7 +113,9 @@ class ComparisonDetails:
     expected_examples: tuple[str, ...] = ()
     """A few unmatched expected rows, rendered."""
     actual_examples: tuple[str, ...] = ()
-    """A few unmatched actual rows (mapped columns, expected order), rendered."""
+    """A few unmatched actual rows (mapped columns, expected order), rendered; the k-th is the
+    closest partner of the k-th expected example (by position under strict order), so the
+    reason does not depend on the agent's row order (``sqlbench.compare.examples``)."""
     column_gaps: tuple[ColumnGap, ...] = ()
     near_misses: tuple[NearMiss, ...] = ()
     swapped_columns: tuple[tuple[int, int], ...] = ()

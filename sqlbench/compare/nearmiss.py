@@ -19,12 +19,10 @@ from sqlbench.compare.model import ColumnGap, NearMiss, NearMissKind
 from sqlbench.compare.order import OrderPlan
 from sqlbench.compare.pairs import RowMatch
 from sqlbench.compare.rows import distinct_count
-from sqlbench.compare.values import display_row
 from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
 
 _SAMPLE = 4096
 _TOLERANCE_LADDER = (1e-6, 1e-4, 1e-2)
-_EXAMPLES = 3
 
 
 @dataclass(frozen=True)
@@ -135,24 +133,6 @@ def best_mapping(
             )
         )
     return dict(sorted(mapping.items())), tuple(gaps)
-
-
-def examples(
-    views: ViewSet, mapping: dict[int, int], rows: RowMatch
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """A few unmatched rows of each side, rendered (actual rows in expected-column order)."""
-    e_rows = [int(r) for r in rows.expected_unmatched[:_EXAMPLES]]
-    a_rows = [int(r) for r in rows.actual_unmatched[:_EXAMPLES]]
-    e_cols = views.columns[Side.EXPECTED]
-    a_cols = [views.columns[Side.ACTUAL][mapping[i]] for i in sorted(mapping)]
-    return _render(e_cols, e_rows), _render(a_cols, a_rows)
-
-
-def _render(columns: list[Column], rows: list[int]) -> tuple[str, ...]:
-    if not rows:
-        return ()
-    values = [col.values_at(rows) for col in columns]
-    return tuple(display_row([v[k] for v in values]) for k in range(len(rows)))
 
 
 def near_misses(

@@ -19,6 +19,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sqlbench.compare.views import View
+from sqlbench.sqlstatements import statements
 
 
 @dataclass(frozen=True)
@@ -96,13 +97,13 @@ class _Unparseable(Exception):
 
 def _outermost(sql: str, dialect: str | None) -> exp.Expression:
     try:
-        statements = [s for s in sqlglot.parse(sql, read=dialect) if s is not None]
+        found = statements(sqlglot.parse(sql, read=dialect))
     except SqlglotError as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise _Unparseable(first) from err
-    if len(statements) != 1:
-        raise _Unparseable(f"expected one statement, found {len(statements)}")
-    node = cast(exp.Expression, statements[0])
+    if len(found) != 1:
+        raise _Unparseable(f"expected one statement, found {len(found)}")
+    node = cast(exp.Expression, found[0])
     while isinstance(node, exp.Subquery | exp.Paren) and node.args.get("order") is None:
         node = node.this
     return node

@@ -203,13 +203,16 @@ def _bipartite_groups(
     tol: Tolerance,
 ) -> RowMatch:
     """Maximum matching per group, for two or more tolerant columns."""
-    first = next(p for p in pairs if p.tolerant)
+    tolerant = [p for p in pairs if p.tolerant]
+    first = tolerant[0]
     left_e: list[np.ndarray] = []
     left_a: list[np.ndarray] = []
     edges = 0
     for group in np.union1d(ge[re], ga[ra]):
         ee, aa = re[ge[re] == group], ra[ga[ra] == group]
-        order = np.argsort(_f(first.a)[aa])
+        # Sorted by every number (the first leads), so the matching, and which rows it leaves
+        # over for the reason, does not depend on the agent's row order.
+        order = np.lexsort([_f(p.a)[aa] for p in reversed(tolerant)])
         aa = aa[order]
         fa = _f(first.a)[aa]
         fe = _f(first.e)[ee]

@@ -31,6 +31,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
 from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.sqlstatements import statements as real_statements
 
 _PREFIX = "not a read-only query: "
 
@@ -235,12 +236,7 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
             f"sqlglot cannot parse it as {dialect} SQL ({detail}), so it could not be "
             "checked and was not run"
         )
-    # A comment after the last semicolon parses as a Semicolon node holding it: not a statement.
-    return [
-        statement
-        for statement in parsed
-        if statement is not None and not isinstance(statement, exp.Semicolon)
-    ]
+    return real_statements(parsed)
 
 
 def _check_node(node: exp.Expr, dialect: str) -> None:

@@ -240,9 +240,38 @@ def test_jsonpath_mapping_errors(
         answer = ask(agent, request_for(), timeout_s=10, retries=0)
         assert answer.sql is None
         assert answer.error is not None and reason in answer.error, answer.error
-    server.replies.append(Reply(200, {"blocks": []}))
+    # A path that matches a null is a decline (no error); see also the test below.
+    server.replies.append(Reply(200, {"blocks": [{"sql": None}]}))
     declined = ask(agent, request_for(), timeout_s=10, retries=0)
     assert (declined.sql, declined.error) == (None, None)
+
+
+def test_a_reply_no_response_path_matches_is_an_agent_error(
+    server: ScriptedServer, context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    # Regression: a reply in another shape than the paths expect (the API changed, a typo in a
+    # path) was read as "declined" on every question, giving review with no hint.
+    agent = build_agent(
+        http_agent(url=server.url, response={"sql": "$.message.sql", "answer": "$.text"}),
+        context,
+    )
+    server.replies.append(Reply(200, {"msg": {"query": "SELECT 1"}, "note": "x" * 200}))
+    answer = ask(agent, request_for(), timeout_s=10, retries=0)
+    assert answer.sql is None
+    assert answer.error is not None
+    assert answer.error.startswith(
+        "the reply matched none of the response paths (sql: $.message.sql, answer: $.text); "
+        'reply starts: {"msg": {"query": "SELECT 1"}, "note": "xxx'
+    )
+    assert answer.error.endswith("…") and len(answer.error) < 200
+
+    # A path that matches a null stays null: sql null beside an answer is a legitimate decline.
+    server.replies.append(Reply(200, {"message": {"sql": None}, "text": "No such data."}))
+    worded = ask(agent, request_for(), timeout_s=10, retries=0)
+    assert (worded.sql, worded.answer, worded.error) == (None, "No such data.", None)
+    server.replies.append(Reply(200, {"message": {"sql": None}}))
+    declined = ask(agent, request_for(), timeout_s=10, retries=0)
+    assert (declined.sql, declined.answer, declined.error) == (None, None, None)
 
 
 def test_reply_that_is_not_json(

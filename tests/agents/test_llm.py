@@ -13,10 +13,11 @@ from agent_servers import Received, Reply, ScriptedServer
 from sqlbench.agents.base import Request
 from sqlbench.agents.call import ask
 from sqlbench.agents.context import AgentContext, LlmEndpoint, resolve_llm
+from sqlbench.agents.llm import endpoint_warnings
 from sqlbench.agents.registry import build_agent, validate_agent_config
 from sqlbench.engines import open_engine, setup_files
 from sqlbench.engines.base import Engine
-from sqlbench.errors import AgentError
+from sqlbench.errors import AgentError, Severity
 from sqlbench.project.models import (
     AgentConfig,
     CertifiedQuery,
@@ -302,3 +303,40 @@ def test_validation_of_llm_keys() -> None:
         "agent 'gen': unknown key 'max_tools' for kind llm; did you mean 'max_tool_calls'? "
         "(keys: base_url, model, api_key_env, temperature, max_tool_calls)"
     ]
+
+
+def test_endpoint_warnings_predict_what_run_would_stop_on() -> None:
+    def warned(config: AgentConfig, llm: LlmSettings, env: dict[str, str]) -> list[str]:
+        found = endpoint_warnings([config], llm, env)
+        assert all(p.severity is Severity.WARNING and p.path == "agents/gen.yml" for p in found)
+        return [p.message for p in found]
+
+    none = LlmSettings()
+    assert warned(llm_agent(), none, {}) == [
+        "agent 'gen': no LLM base_url or model is configured: set `base_url` and `model` on "
+        "the agent, `llm.base_url` and `llm.model` in sqlbench.yml, or SQLBENCH_LLM_BASE_URL "
+        "and SQLBENCH_LLM_MODEL (not set in this environment); `sqlbench run` stops without them"
+    ]
+    # Any one source of each key is enough: the agent's keys, sqlbench.yml, the variables.
+    assert warned(llm_agent(base_url="http://h/v1", model="m"), none, {}) == []
+    assert warned(llm_agent(), LlmSettings(base_url="http://h/v1", model="m"), {}) == []
+    env = {"SQLBENCH_LLM_BASE_URL": "http://h/v1", "SQLBENCH_LLM_MODEL": "m"}
+    assert warned(llm_agent(), none, env) == []
+    assert warned(llm_agent(model="m"), none, {"SQLBENCH_LLM_BASE_URL": " "})[0].startswith(
+        "agent 'gen': no LLM base_url is configured: set `base_url` on the agent, "
+    )
+    # What resolving the endpoint would refuse at run time, in this environment.
+    templated = LlmSettings(base_url="http://${LLM_HOST}/v1", model="m")
+    assert warned(llm_agent(), templated, {}) == [
+        "agent 'gen': in this environment `sqlbench run` would stop: environment variable "
+        "LLM_HOST is not set (in llm.base_url); set it, or write ${LLM_HOST:-default}"
+    ]
+    assert warned(llm_agent(), templated, {"LLM_HOST": "gpu-box"}) == []
+    keyed = llm_agent(base_url="http://h/v1", model="m", api_key_env="TEAM_KEY")
+    assert warned(keyed, none, {}) == [
+        "agent 'gen': in this environment `sqlbench run` would stop: the agent's api_key_env "
+        "names TEAM_KEY, which is not set"
+    ]
+    # Other kinds, and options the kind's own validation already reports, are not looked at.
+    other = AgentConfig(name="c", kind="command", options={"command": "x"}, path="a.yml", line=1)
+    assert endpoint_warnings([other, llm_agent(temperature=9)], none, {}) == []

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
+
+import sqlbench
 
 
 def test_init_then_validate(invoke, tmp_path: Path) -> None:
@@ -78,3 +87,107 @@ def test_a_file_in_the_way_is_one_sentence(invoke, tmp_path: Path) -> None:
     result = invoke("init", str(tmp_path / "project"), "--github-actions", exit_code=2)
     assert result.stderr.startswith("Error: cannot write ")
     assert "Traceback" not in result.output
+
+
+DOCS_CI = Path(__file__).resolve().parents[2] / "docs" / "ci.md"
+BARE_INSTALL = re.compile(r"pip3? install\s+(-\S+\s+)*['\"]?sqlbench(?![\w-])")
+"""`pip install sqlbench` (any quoting, extras or version): the unrelated PyPI package."""
+
+
+def _workflow(invoke, tmp_path: Path) -> dict[str, Any]:
+    invoke("init", str(tmp_path), "--github-actions")
+    text = (tmp_path / ".github/workflows/sqlbench-check.yml").read_text()
+    workflow: dict[str, Any] = yaml.safe_load(text)
+    return workflow
+
+
+def _yaml_blocks(markdown: str) -> list[str]:
+    return re.findall(r"```yaml\n(.*?)```", markdown, flags=re.DOTALL)
+
+
+def _run_install(script: str, tmp_path: Path, **env: str) -> tuple[int, str, list[list[str]]]:
+    """Run an install script with bash and a fake `pip` that records its arguments."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir(exist_ok=True)
+    calls = tmp_path / "pip-calls.jsonl"
+    calls.unlink(missing_ok=True)
+    pip = bin_dir / "pip"
+    pip.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+    )
+    pip.chmod(0o755)
+    done = subprocess.run(
+        ["bash", "-e", "-c", script],
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    recorded = (
+        [json.loads(line) for line in calls.read_text().splitlines()] if calls.exists() else []
+    )
+    return done.returncode, done.stdout + done.stderr, recorded
+
+
+def test_the_ci_workflow_never_installs_sqlbench_by_name(invoke, tmp_path: Path) -> None:
+    # Regression: the template and docs ran `pip install sqlbench`, and the name sqlbench on
+    # PyPI is an unrelated package: CI would have run someone else's code.
+    workflow = _workflow(invoke, tmp_path)
+    assert workflow["env"]["SQLBENCH_PIP_SPEC"] == "${{ vars.SQLBENCH_PIP_SPEC }}"
+    for name, job in workflow["jobs"].items():
+        runs = [step["run"] for step in job["steps"] if "run" in step]
+        assert not [run for run in runs if BARE_INSTALL.search(run)], name
+        installs = [run for run in runs if "pip install" in run]
+        assert installs and all('pip install "$SQLBENCH_PIP_SPEC"' in run for run in installs)
+    blocks = _yaml_blocks(DOCS_CI.read_text())
+    assert blocks and not [block for block in blocks if BARE_INSTALL.search(block)]
+    assert BARE_INSTALL.search("pip install 'sqlbench[postgres]'")  # the pattern does catch it
+
+
+def test_the_docs_show_the_workflow_the_template_writes(invoke, tmp_path: Path) -> None:
+    template = yaml.safe_load(
+        (Path(sqlbench.__file__).parent / "templates/ci/sqlbench-check.yml").read_text()
+    )
+    shown = [yaml.safe_load(b) for b in _yaml_blocks(DOCS_CI.read_text()) if "jobs:" in b]
+    assert shown == [template] == [_workflow(invoke, tmp_path)]
+
+
+def _install_scripts(invoke, tmp_path: Path) -> list[str]:
+    """The install step of each GitHub job, and the GitLab snippet's script in docs/ci.md."""
+    workflow = _workflow(invoke, tmp_path / "project")
+    scripts = [
+        step["run"]
+        for job in workflow["jobs"].values()
+        for step in job["steps"]
+        if "SQLBENCH_PIP_SPEC" in step.get("run", "")
+    ]
+    gitlab = [
+        yaml.safe_load(b)["sqlbench"]["script"][0]
+        for b in _yaml_blocks(DOCS_CI.read_text())
+        if b.startswith("# .gitlab-ci.yml")
+    ]
+    assert len(scripts) == 2 and len(gitlab) == 1
+    return scripts + gitlab
+
+
+def test_the_install_step_fails_loudly_without_an_explicit_source(invoke, tmp_path: Path) -> None:
+    git_spec = "sqlbench @ git+https://github.com/ORG/sqlbench@v0.1.0"
+    for k, script in enumerate(_install_scripts(invoke, tmp_path)):
+        github = k < 2
+        code, output, calls = _run_install(script, tmp_path)
+        assert (code, calls) == (1, []), output
+        assert output.startswith("::error" if github else "SQLBENCH_PIP_SPEC is not set")
+        assert "unrelated package" in output
+        # A bare name would be looked up on PyPI: refused unless PIP_INDEX_URL names an index.
+        code, output, calls = _run_install(script, tmp_path, SQLBENCH_PIP_SPEC="sqlbench==0.1.0")
+        assert (code, calls) == (1, []), output
+        assert "would be looked up on PyPI" in output
+        index = "https://pypi.internal.example/simple"
+        code, _, calls = _run_install(
+            script, tmp_path, SQLBENCH_PIP_SPEC="sqlbench==0.1.0", PIP_INDEX_URL=index
+        )
+        assert (code, calls) == (0, [["install", "sqlbench==0.1.0"]])
+        # A direct reference reaches pip as one argument, never split into words.
+        code, output, calls = _run_install(script, tmp_path, SQLBENCH_PIP_SPEC=git_spec)
+        assert (code, calls) == (0, [["install", git_spec]]), output

@@ -182,3 +182,46 @@ def test_execute_runs_every_ground_truth_on_the_warehouse(invoke, tmp_path: Path
     assert lines[0].startswith("eval_questions/q.yml:")
     assert "error: ground truth fails on the warehouse" in lines[0]
     assert lines[-1] == "Found 1 error in 1 file."
+
+
+def test_an_llm_agent_without_an_endpoint_is_a_warning_at_its_line(invoke, tmp_path: Path) -> None:
+    # Regression: validate accepted it and `run` then stopped with exit 2.
+    write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": GOOD_QUESTION,
+            "agents/gen.yml": """\
+            agents:
+              - name: echo
+                kind: command
+                command: [python3, echo.py]
+              - name: gen
+                kind: llm
+                temperature: 0.2
+        """,
+        },
+    )
+    result = invoke("validate", "-C", str(tmp_path))
+    assert result.stdout.splitlines() == [
+        "agents/gen.yml:5: warning: agent 'gen': no LLM base_url or model is configured: set "
+        "`base_url` and `model` on the agent, `llm.base_url` and `llm.model` in sqlbench.yml, "
+        "or SQLBENCH_LLM_BASE_URL and SQLBENCH_LLM_MODEL (not set in this environment); "
+        "`sqlbench run` stops without them",
+        "Valid: 1 question in 1 space, 0 certified queries, 2 agents (+ auto); 1 warning.",
+    ]
+    # The variables of the validating process count (they are what `run` would see) ...
+    env = {"SQLBENCH_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SQLBENCH_LLM_MODEL": "m"}
+    assert invoke("validate", "-C", str(tmp_path), env=env).stdout == (
+        "Valid: 1 question in 1 space, 0 certified queries, 2 agents (+ auto).\n"
+    )
+    # ... and so does `llm:` in sqlbench.yml, where a missing model is named alone.
+    (tmp_path / "sqlbench.yml").write_text("llm:\n  base_url: http://127.0.0.1:9/v1\n")
+    lines = invoke("validate", "-C", str(tmp_path), "--format", "json").stdout
+    data = json.loads(lines)
+    assert data["warnings"] == 1
+    assert data["problems"][0]["message"].startswith(
+        "agent 'gen': no LLM model is configured: set `model` on the agent"
+    )
+    assert invoke("validate", "-C", str(tmp_path), env={"SQLBENCH_LLM_MODEL": "m"}).stdout == (
+        "Valid: 1 question in 1 space, 0 certified queries, 2 agents (+ auto).\n"
+    )

@@ -33,6 +33,8 @@ from sqlbench.compare.order import plan_order
         ("(SELECT a FROM t ORDER BY a)", ["a"], True, (0,), True),
         ("WITH c AS (SELECT a FROM t ORDER BY a) SELECT a FROM c", ["a"], False, (), True),
         ("SELECT a FROM t ORDER BY a LIMIT 3", ["a"], True, (0,), True),
+        ("SELECT a FROM t ORDER BY a; -- sorted", ["a"], True, (0,), True),
+        ("SELECT a FROM t; /* unordered */", ["a"], False, (), True),
     ],
 )
 def test_auto_order_plan(
@@ -60,6 +62,8 @@ def test_unparseable_sql_is_strict_with_unknown_ties() -> None:
     assert plan.strict and not plan.complete and plan.parse_error
     two = plan_order("auto", "SELECT 1; SELECT 2", None, ["a"])
     assert two.parse_error == "expected one statement, found 2"
+    commented = plan_order("auto", "SELECT 1; SELECT 2; -- two", None, ["a"])
+    assert commented.parse_error == "expected one statement, found 2"
 
 
 def test_strict_without_sql_is_positional() -> None:

@@ -169,6 +169,72 @@ def test_changing_one_cell_fails(
     assert result.verdict is Verdict.FAIL, result.reason
 
 
+@SETTINGS
+@given(
+    frames(min_rows=1),
+    st.lists(st.tuples(st.integers(0, 11), st.integers(0, 4), st.booleans()), max_size=6),
+    st.sampled_from(["bag", "set"]),
+    st.integers(0, 2**32 - 1),
+    st.integers(0, 2**32 - 1),
+)
+def test_fail_reason_ignores_agent_row_order(
+    data: tuple[pd.DataFrame, list[str]],
+    edits: list[tuple[int, int, bool]],
+    rows: str,
+    seed: int,
+    other_seed: int,
+) -> None:
+    # The agent's rows in any order give the same reason, example rows included (order: ignore).
+    frame, kinds = data
+    changed = frame.copy()
+    for row, col, far in edits:
+        row, col = row % len(frame), col % frame.shape[1]
+        value = _far_value(kinds[col]) if far else frame.iloc[(row + 1) % len(frame), col]
+        changed.iloc[row, col] = value
+    if edits and edits[0][2]:
+        changed = pd.concat([changed, changed.iloc[[0]]]).reset_index(drop=True)
+    first = compare_results(frame, _shuffle(changed, seed), rows=rows)
+    if first.verdict is not Verdict.FAIL:
+        return
+    second = compare_results(frame, _shuffle(changed, other_seed), rows=rows)
+    assert second.reason == first.reason
+
+
+_NEAR = st.sampled_from([1.0, 1.0 + 6e-10, 1.0 + 1.3e-9, 2.0, 2.0 + 8e-10])
+"""Numbers where closeness within abs_tol=1e-9 chains (1.0 ~ 1.0+6e-10 ~ 1.0+1.3e-9)."""
+
+
+@settings(SETTINGS, max_examples=150)
+@given(
+    st.lists(st.tuples(st.sampled_from("ab"), _NEAR, _NEAR), min_size=2, max_size=9),
+    st.lists(st.tuples(st.sampled_from("ab"), _NEAR, _NEAR), min_size=2, max_size=9),
+    st.integers(0, 2**32 - 1),
+)
+def test_fail_reason_ignores_agent_row_order_within_tolerance(
+    expected_rows: list[tuple[str, float, float]],
+    actual_rows: list[tuple[str, float, float]],
+    seed: int,
+) -> None:
+    # Two tolerant columns: rows pair by maximum matching, whose left-overs are the examples.
+    expected = pd.DataFrame(expected_rows, columns=["g", "x", "y"])
+    actual = pd.DataFrame(actual_rows, columns=["g", "x", "y"])
+    first = compare_results(expected, actual, abs_tol=1e-9, rel_tol=0.0)
+    if first.verdict is not Verdict.FAIL:
+        return
+    for shuffle in range(4):
+        again = compare_results(expected, _shuffle(actual, seed + shuffle), abs_tol=1e-9, rel_tol=0)
+        assert again.reason == first.reason
+
+
+def test_fail_example_pairs_rows_by_values_not_positions() -> None:
+    expected = pd.DataFrame({"region": ["APAC", "EMEA", "LATAM", "NA"], "n": [91, 133, 40, 200]})
+    actual = pd.DataFrame({"region": ["APAC", "EMEA", "LATAM", "NA"], "n": [120, 177, 55, 260]})
+    for order in ([0, 1, 2, 3], [3, 2, 1, 0], [2, 0, 3, 1]):
+        result = compare_results(expected, actual.iloc[order])
+        assert result.reason.endswith("e.g. expected ('APAC', 91), agent ('APAC', 120)")
+        assert result.details.actual_examples == ("('APAC', 120)", "('EMEA', 177)", "('LATAM', 55)")
+
+
 def _far_value(kind: str) -> Any:
     """A value of the column's type that appears nowhere in generated results."""
     if kind in ("int", "nullable_int"):
