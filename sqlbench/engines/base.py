@@ -24,9 +24,12 @@ class ResultSet:
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame for ``compare_results``: decimals stay ``Decimal``, dates stay
-        ``datetime.date``, tz-aware timestamps stay tz-aware, duplicate names stay duplicated."""
+        ``datetime.date``, tz-aware timestamps stay tz-aware, duplicate names stay duplicated,
+        a column of several kinds of values (a union) is an object column of those values.
+        Dates past Python's range (year 12024, ``infinity``) make their column
+        ``datetime64``; a time of day of 24:00:00 becomes a one-day ``Timedelta``."""
         names = list(self.table.column_names)
-        columns = [col.to_pandas(date_as_object=True) for col in self.table.columns]
+        columns = [_column_to_pandas(col) for col in self.table.columns]
         frame = (
             pd.concat(columns, axis=1, ignore_index=True)
             if columns
@@ -39,6 +42,29 @@ class ResultSet:
     def num_rows(self) -> int:
         """Number of rows."""
         return int(self.table.num_rows)
+
+
+def _column_to_pandas(column: pa.ChunkedArray) -> pd.Series:
+    kind = column.type
+    if pa.types.is_union(kind):
+        return pd.Series(column.to_pylist(), dtype=object)
+    try:
+        return column.to_pandas(date_as_object=True)
+    except (ValueError, OverflowError):
+        if pa.types.is_date(kind):
+            return column.to_pandas(date_as_object=False)
+        if not pa.types.is_time(kind):
+            raise
+    # A time of day past 23:59:59.999999 (24:00:00), which datetime.time cannot hold.
+    unit = kind.unit
+    storage = pa.int64() if kind.bit_width == 64 else pa.int32()
+    raw = pa.chunked_array([chunk.view(storage) for chunk in column.chunks], type=storage)
+    day = pd.Timedelta(days=1)
+    values = [None if v is None else pd.Timedelta(v, unit=unit) for v in raw.to_pylist()]
+    return pd.Series(
+        [v if v is None or v >= day else (pd.Timestamp(0) + v).time() for v in values],
+        dtype=object,
+    )
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ After setup the database is locked for the rest of the run: no file or network a
 changes (``lock_configuration=true``). Every query runs on its own cursor (a DuckDB connection
 of its own, so calls from many threads are safe) inside ``BEGIN TRANSACTION READ ONLY``, is
 streamed as Arrow batches up to ``max_rows``, and is interrupted from a timer at its timeout.
+Results are exported losslessly (``arrow_lossless_conversion``) and decoded to comparable Arrow
+types by ``sqlbench.engines.arrow_values`` (exact 128-bit and BIGNUM integers, TIMETZ in UTC).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 
 _RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
 _LOCK_SETTINGS = (
+    # Types Arrow has no exact equivalent for (UHUGEINT, TIMETZ) come as DuckDB's own bytes,
+    # decoded by sqlbench.engines.arrow_values; set again here in case setup changed it.
+    "SET arrow_lossless_conversion = true",
     "SET autoinstall_known_extensions = false",
     "SET autoload_known_extensions = false",
     "SET allow_community_extensions = false",
@@ -67,7 +72,9 @@ class DuckDBEngine(Engine):
         spill = tempfile.mkdtemp(prefix="sqlbench-duckdb-")
         # Removed on close, or when an engine nobody closed is garbage-collected.
         self._remove_spill = weakref.finalize(self, shutil.rmtree, spill, True)
-        self._con = duckdb.connect(":memory:", config={"temp_directory": spill})
+        self._con = duckdb.connect(
+            ":memory:", config={"temp_directory": spill, "arrow_lossless_conversion": True}
+        )
         self._cursor_lock = threading.Lock()
         self._locked = False
         if database is not None:

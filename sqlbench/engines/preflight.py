@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+import pyarrow as pa
+
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import boundary_ties, limit_probe, volatile_calls
 from sqlbench.engines.open import open_project_engine
@@ -151,8 +153,21 @@ def _limit_ambiguity(engine: Engine, sql: str, dialect: str, project: Project) -
 
 
 def _tuples(result: ResultSet) -> list[tuple[Any, ...]]:
-    columns = [column.to_pylist() for column in result.table.columns]
+    columns = [_values(column) for column in result.table.columns]
     return list(zip(*columns, strict=True))
+
+
+def _values(column: pa.ChunkedArray) -> list[Any]:
+    """A column's Python values; a date or time Python cannot hold (DuckDB's ``infinity``, year
+    12024) makes its column raw Arrow integers, which compare alike between two runs."""
+    try:
+        return list(column.to_pylist())
+    except (OverflowError, ValueError):
+        kind = column.type
+        if not (pa.types.is_date(kind) or pa.types.is_time(kind) or pa.types.is_timestamp(kind)):
+            raise
+    storage = pa.int64() if kind.bit_width == 64 else pa.int32()
+    return [value for chunk in column.chunks for value in chunk.view(storage).to_pylist()]
 
 
 def _rows(result: ResultSet) -> Counter[tuple[Any, ...]]:

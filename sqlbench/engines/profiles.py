@@ -89,10 +89,18 @@ class Profile:
 
 class PostgresProfile(Profile):
     """PostgreSQL: ``SET TRANSACTION READ ONLY``, ``statement_timeout`` set to the time left
-    before every fetch, a server-side (named) cursor, setup as TEMPORARY views."""
+    before every fetch, a server-side (named) cursor, setup as TEMPORARY views; dates,
+    timestamps and times Python cannot hold (``'infinity'``) loaded as values
+    (``sqlbench.engines.pg_values``)."""
 
     label = "PostgreSQL"
     temporary_setup = True
+
+    def prepare_connection(self, dbapi: Any, statements: list[SetupStatement]) -> None:
+        from sqlbench.engines.pg_values import register_loaders
+
+        register_loaders(dbapi)
+        super().prepare_connection(dbapi, statements)
 
     def begin(self, dbapi: Any, *, timeout_s: float, max_rows: int, agent: bool) -> None:
         with dbapi.cursor() as cur:

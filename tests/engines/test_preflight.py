@@ -173,3 +173,27 @@ def test_an_unopenable_warehouse_is_one_error_on_sqlbench_yml(tmp_path: Path) ->
         "sqlbench.yml: error: cannot run the ground truth: models/bad.sql: setup SQL failed: "
         "Catalog Error: Table with name nothing_here does not exist!"
     )
+
+
+def test_dates_past_pythons_range_are_checked_like_any_value(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": """\
+            eval_questions:
+              - name: far
+                question: When?
+                sql: >-
+                  SELECT DATE '12024-01-01' AS d, 'infinity'::date AS i,
+                  'infinity'::timestamp AS t, '24:00:00'::time AS m
+              - name: far_tied
+                question: First?
+                sql: >-
+                  SELECT d FROM (VALUES ('infinity'::date, 1), (DATE '12024-01-01', 1),
+                  (DATE '2024-01-01', 2)) v(d, k) ORDER BY k LIMIT 1
+            """,
+        },
+    )
+    problems = preflight(load_project(root))
+    assert [(p.line, p.severity) for p in problems] == [(7, Severity.WARNING)]
+    assert "LIMIT 1 cuts between rows that tie" in problems[0].message
