@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlbench.engines.arrow_values import display_values
 from sqlbench.project.models import CertifiedQuery
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ def preview(table: Any) -> dict[str, Any]:
         table: A ``pyarrow.Table`` (column names may repeat).
     """
     shown = min(PREVIEW_ROWS, table.num_rows)
-    columns = [table.column(i).slice(0, shown).to_pylist() for i in range(table.num_columns)]
+    columns = [display_values(table.column(i).slice(0, shown)) for i in range(table.num_columns)]
     rows = [[_plain(column[i]) for column in columns] for i in range(shown)]
     return {"columns": list(table.column_names), "row_count": table.num_rows, "rows": rows}
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +31,25 @@ _TIMETZ_MAX_OFFSET_S = 16 * 60 * 60 - 1
 """DuckDB stores a TIMETZ offset as ``this - offset_seconds`` in the low 24 bits."""
 _DECIMAL128_LIMIT = 10**38
 _DECIMAL256_LIMIT = 10**76
+
+
+def display_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
+    """A column's values as Python objects for previews, never raising.
+
+    Values Python cannot hold (dates past year 9999, DuckDB's ``infinity`` dates and
+    timestamps) make the whole column come back as Arrow's text of each value instead of
+    raising ``OverflowError``: a preview shows them, it does not compare them.
+
+    Example:
+        >>> display_values(pa.array([1, None]))
+        [1, None]
+        >>> display_values(pa.array([3_650_000], pa.date32()))
+        ['11963-05-13']
+    """
+    try:
+        return column.to_pylist()
+    except (OverflowError, ValueError):
+        return column.cast(pa.string()).to_pylist()
 
 
 def normalize_table(table: pa.Table) -> pa.Table:

@@ -15,6 +15,7 @@ from decimal import Decimal
 from typing import Any, NamedTuple
 
 from sqlbench.compare import Comparison
+from sqlbench.engines.arrow_values import display_values
 from sqlbench.engines.base import ResultSet
 from sqlbench.runs.models import JsonValue, Preview
 
@@ -43,7 +44,7 @@ def make_preview(
     later = [i for i in marked if i >= limit][: limit // 2]
     picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
     table = result.table.take(picks) if picks else result.table.slice(0, 0)
-    columns = [[json_safe(v) for v in column.to_pylist()] for column in table.columns]
+    columns = [[json_safe(v) for v in display_values(column)] for column in table.columns]
     rows = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in picks]
     marked_set = set(marked)
     return Preview(

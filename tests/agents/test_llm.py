@@ -340,3 +340,12 @@ def test_endpoint_warnings_predict_what_run_would_stop_on() -> None:
     # Other kinds, and options the kind's own validation already reports, are not looked at.
     other = AgentConfig(name="c", kind="command", options={"command": "x"}, path="a.yml", line=1)
     assert endpoint_warnings([other, llm_agent(temperature=9)], none, {}) == []
+
+
+def test_run_sql_preview_shows_dates_past_pythons_range() -> None:
+    import pyarrow as pa
+
+    from sqlbench.agents.llm_prompt import preview
+
+    shown = preview(pa.table({"d": pa.array([3_650_000], pa.date32())}))
+    assert shown == {"columns": ["d"], "row_count": 1, "rows": [["11963-05-13"]]}

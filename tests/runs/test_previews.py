@@ -87,3 +87,13 @@ def test_json_safe_values() -> None:
         True,
     ]
     json.dumps(json_safe(values), allow_nan=False)
+
+
+def test_dates_past_pythons_range_are_shown_not_raised() -> None:
+    # DuckDB's 'infinity'::date and year-12024 dates reach previews as date32 values that
+    # datetime.date cannot hold; a preview shows them as text instead of crashing the run.
+    days = pa.array([3_650_000, 2_147_483_647, None], pa.date32())
+    preview = make_preview(ResultSet(pa.table({"d": days, "n": [1, 2, 3]})))
+    assert preview.rows[0] == ["11963-05-13", 1]
+    assert isinstance(preview.rows[1][0], str) and preview.rows[1][1] == 2
+    assert preview.rows[2] == [None, 3]
