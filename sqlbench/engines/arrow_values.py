@@ -47,9 +47,10 @@ def display_values(column: pa.Array | pa.ChunkedArray) -> list[Any]:
         ['11963-05-13']
     """
     try:
-        return column.to_pylist()
+        values: list[Any] = column.to_pylist()
     except (OverflowError, ValueError):
-        return column.cast(pa.string()).to_pylist()
+        values = column.cast(pa.string()).to_pylist()
+    return values
 
 
 def normalize_table(table: pa.Table) -> pa.Table:
