@@ -34,13 +34,13 @@ _DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pym
 """Drivers sqlbench installs with its extras, used when a URL names none."""
 
 _INSTALL_HINTS = {
-    "postgresql": "pip install 'sqlbench[postgres]'",
-    "mysql": "pip install 'sqlbench[mysql]'",
-    "mariadb": "pip install 'sqlbench[mysql]'",
-    "snowflake": "pip install 'sqlbench[snowflake]'",
-    "bigquery": "pip install 'sqlbench[bigquery]'",
-    "trino": "pip install 'sqlbench[trino]'",
-    "databricks": "pip install 'sqlbench[databricks]'",
+    "postgresql": "pip install 'psycopg[binary]>=3.1'",
+    "mysql": "pip install 'pymysql>=1.1'",
+    "mariadb": "pip install 'pymysql>=1.1'",
+    "snowflake": "pip install snowflake-sqlalchemy",
+    "bigquery": "pip install sqlalchemy-bigquery",
+    "trino": "pip install 'trino[sqlalchemy]'",
+    "databricks": "pip install databricks-sqlalchemy",
 }
 
 
