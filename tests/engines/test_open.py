@@ -80,7 +80,7 @@ def test_env_vars_are_resolved_when_opening(
     [
         ("missing.duckdb", "the warehouse DuckDB file .*missing.duckdb does not exist"),
         ("sqlite:///missing.db", "the warehouse SQLite file .*missing.db does not exist"),
-        ("snowflake://acct/db", r"is not installed .*pip install 'sqlbench\[snowflake\]'"),
+        ("snowflake://acct/db", r"is not installed .*pip install snowflake-sqlalchemy"),
         ("vertica://host/db", "does not know the SQL dialect of vertica:// warehouses"),
         ("postgresql://nobody@127.0.0.1:1/x", "cannot connect to the warehouse"),
         ("not a url ::: at all.duckdb", "does not exist"),
