@@ -12,12 +12,12 @@ from __future__ import annotations
 import re
 
 import sqlglot
-from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, UnsupportedError
 
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.models import Question, Settings
+from sqlbench.sqlstatements import statements
 
 
 def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
@@ -39,12 +39,9 @@ def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
         return sql
     try:
         parsed = sqlglot.parse(sql, read=source, error_level=ErrorLevel.RAISE)
-        # A comment after the last semicolon parses as a Semicolon node: not a statement.
-        nodes = [
-            node for node in parsed if node is not None and not isinstance(node, exp.Semicolon)
-        ]
-        statements = [
-            node.sql(dialect=target, unsupported_level=ErrorLevel.RAISE) for node in nodes
+        texts = [
+            node.sql(dialect=target, unsupported_level=ErrorLevel.RAISE)
+            for node in statements(parsed)
         ]
     except ParseError as err:
         raise QueryError(
@@ -64,13 +61,13 @@ def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
             f"the ground truth cannot be transpiled from {from_dialect} to "
             f"{to_dialect}: {_flat(err)}",
         ) from err
-    statements = [statement for statement in statements if statement.strip()]
-    if len(statements) != 1:
+    texts = [text for text in texts if text.strip()]
+    if len(texts) != 1:
         raise QueryError(
             QueryErrorKind.RUNTIME,
-            f"the ground truth holds {len(statements)} statements; it must be exactly one query",
+            f"the ground truth holds {len(texts)} statements; it must be exactly one query",
         )
-    return statements[0]
+    return texts[0]
 
 
 def truth_dialect(settings: Settings, warehouse_dialect: str) -> str:

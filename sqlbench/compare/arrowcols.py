@@ -11,6 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlbench.compare.columns import Column, Instants, Kind
+from sqlbench.compare.exactnum import from_decimals, from_text, from_unscaled
+from sqlbench.compare.pyvalues import INT32_MAX, INT64_MAX, US_PER, US_PER_DAY
 from sqlbench.compare.values import NUMBER_PATTERN
 
 _ISO_PATTERN = (
@@ -67,14 +69,16 @@ def from_arrow(pos: int, name: str, arr: pa.Array | pa.ChunkedArray) -> Column:
     if _is_text(typ):
         return _from_text(pos, name, arr.cast(pa.large_string()), null)
     if pa.types.is_date(typ) or pa.types.is_timestamp(typ):
-        return make(Kind.INSTANT, instants=_instants(arr))
+        instants = _instants(arr)
+        if instants is None:  # beyond int64 microseconds: exact per value, as Python ints
+            return make(Kind.MIXED)
+        return make(Kind.INSTANT, instants=instants)
     if pa.types.is_time(typ) or pa.types.is_duration(typ):
-        unit = typ.unit
-        raw = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False)
-        return make(
-            Kind.TIME if pa.types.is_time(typ) else Kind.DURATION,
-            other=raw.astype(np.int64) * _NS_PER[unit],
-        )
+        raw = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        nanos = _scaled(raw, _NS_PER[typ.unit])
+        if nanos is None:  # a duration past int64 nanoseconds (292 years): exact per value
+            return make(Kind.MIXED)
+        return make(Kind.TIME if pa.types.is_time(typ) else Kind.DURATION, other=nanos)
     if (
         pa.types.is_binary(typ)
         or pa.types.is_large_binary(typ)
@@ -133,13 +137,15 @@ def _from_decimal(pos: int, name: str, arr: pa.Array, null: np.ndarray) -> Colum
             return Column(pos, name, Kind.INT, null, arr, ints=unscaled // factor)
         floats = unscaled / float(factor)  # exact integer over a power of ten: one rounding
         floats[floats == 0] = 0.0
-        return Column(pos, name, Kind.FLOAT, null, arr, floats_=floats)
+        exact = from_unscaled(unscaled, scale, null)
+        return Column(pos, name, Kind.FLOAT, null, arr, floats_=floats, exact_=exact)
     whole = pa.decimal256(76, 0) if pa.types.is_decimal256(arr.type) else pa.decimal128(38, 0)
     try:
         pc.cast(arr, whole)  # safe cast: fails exactly when some value has a fraction
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         floats, _ = _floats(pc.cast(arr, pa.float64(), safe=False))
-        return Column(pos, name, Kind.FLOAT, null, arr, floats_=floats)
+        exact = from_decimals(arr.to_pylist())  # wide DECIMALs only: per value
+        return Column(pos, name, Kind.FLOAT, null, arr, floats_=floats, exact_=exact)
     big = np.array([0 if v is None else int(v) for v in arr.to_pylist()], dtype=object)
     return Column(pos, name, Kind.INT, null, arr, ints=big)  # integers past int64: rare
 
@@ -186,6 +192,7 @@ def _from_text(pos: int, name: str, arr: pa.Array | pa.ChunkedArray, null: np.nd
                 )
         else:
             column.floats_, _ = _floats(pc.cast(arr, pa.float64()))
+            column.exact_ = from_text(arr)
         return column
     if _all_match(present, _ISO_PATTERN):
         column.instants = _text_instants(arr)
@@ -209,13 +216,42 @@ def _text_instants(arr: pa.Array | pa.ChunkedArray) -> Instants | None:
     return _instants(merged)
 
 
-def _instants(arr: pa.Array | pa.ChunkedArray) -> Instants:
+def _instants(arr: pa.Array | pa.ChunkedArray) -> Instants | None:
+    """Microseconds (and nanoseconds) of dates and timestamps; infinity (DuckDB's int32/int64
+    extremes) as +-INT64_MAX microseconds, so an infinite DATE equals an infinite TIMESTAMP.
+    None when a finite value does not fit in int64 microseconds (a date past year 294,000)."""
     typ = arr.type
+    null = _null_mask(arr)
     if pa.types.is_date(typ):
         days = arr.cast(pa.date32()).cast(pa.int32()).fill_null(0).to_numpy(zero_copy_only=False)
-        return Instants(us=days.astype(np.int64) * 86_400_000_000)
+        return _with_infinity(days.astype(np.int64), US_PER_DAY, INT32_MAX, null)
     raw = arr.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
-    unit = typ.unit
-    if unit == "ns":
-        return Instants(us=np.floor_divide(raw, 1000), ns=raw)
-    return Instants(us=raw * (_NS_PER[unit] // 1000))
+    if typ.unit == "ns":
+        us = np.floor_divide(raw, 1000)
+        infinite = (np.abs(raw) == INT64_MAX) & ~null
+        us[infinite] = raw[infinite]
+        return Instants(us=us, ns=raw)
+    return _with_infinity(raw, US_PER[typ.unit], INT64_MAX, null)
+
+
+def _with_infinity(
+    raw: np.ndarray, factor: int, infinity: int, null: np.ndarray
+) -> Instants | None:
+    infinite = (np.abs(raw) == infinity) & ~null
+    finite = np.where(infinite, 0, raw)
+    us = _scaled(finite, factor)
+    if us is None:
+        return None
+    us[infinite] = np.sign(raw[infinite]) * INT64_MAX
+    return Instants(us=us)
+
+
+def _scaled(raw: np.ndarray, factor: int) -> np.ndarray | None:
+    """``raw * factor`` as int64, or None when a value would overflow (numpy would wrap)."""
+    if factor == 1:
+        return raw.copy()
+    limit = INT64_MAX // factor
+    if len(raw) and (raw.max() > limit or raw.min() < -limit):
+        return None
+    scaled: np.ndarray = raw * factor
+    return scaled

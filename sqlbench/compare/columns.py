@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from sqlbench.compare.exactnum import ExactRows, from_ints
+from sqlbench.compare.pyvalues import py_values
 from sqlbench.compare.values import tagged_key
 
 
@@ -39,7 +41,8 @@ class Kind(StrEnum):
     BYTES = "bytes"
     """Binary values, exact."""
     MIXED = "mixed"
-    """Values of several Python types in one column, or nested values: compared exactly."""
+    """Values of several Python types in one column, nested values, or dates and durations past
+    int64 micro/nanoseconds: compared exactly, value by value."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,8 @@ class Column:
     """int64 nanoseconds for TIME and DURATION."""
     binary: pa.Array | None = None
     tagged: list[str] | None = field(default=None)
+    exact_: ExactRows | None = None
+    """Rows of a non-integer numeric view whose float64 is not their value, with that value."""
 
     @cached_property
     def floats(self) -> np.ndarray | None:
@@ -83,22 +88,30 @@ class Column:
             return np.array([float(v) for v in self.ints], dtype=np.float64)
         return self.ints.astype(np.float64)
 
+    @cached_property
+    def exact(self) -> ExactRows | None:
+        """Rows whose float64 view is not their value (an integer past 2**53, a decimal of
+        more than 15 significant digits), with their exact values; None when there are none."""
+        if self.exact_ is not None or self.ints is None:
+            return self.exact_
+        return from_ints(self.ints, self.null)
+
     def pyvalues(self) -> list[object]:
-        """All values as Python objects (for the exact mixed-type view)."""
+        """All values as Python objects (for the exact mixed-type view); never raises."""
         source = self.source
         if isinstance(source, pd.Series):
             return list(source.tolist())
-        return source if isinstance(source, list) else source.to_pylist()
+        return source if isinstance(source, list) else py_values(source)
 
     def values_at(self, rows: list[int]) -> list[object]:
-        """The values of a few rows as Python objects (for examples in reasons)."""
+        """The values of a few rows as Python objects (for examples in reasons); never raises:
+        values Python cannot hold (year 12024, infinity) come as text."""
         source = self.source
         if isinstance(source, pd.Series):
             return list(source.iloc[rows].tolist())
         if isinstance(source, list):
             return [source[r] for r in rows]
-        taken: list[object] = source.take(pa.array(rows, type=pa.int64())).to_pylist()
-        return taken
+        return py_values(source.take(pa.array(rows, type=pa.int64())))
 
     @cached_property
     def null_count(self) -> int:

@@ -84,9 +84,7 @@ def _agrees(matcher: Matcher, pair: Pair, e: int, a_rows: np.ndarray) -> np.ndar
     if e_null:
         return a_null.astype(np.int64)
     if pair.tolerant:
-        assert pair.e.floats is not None and pair.a.floats is not None
-        values = pair.a.floats[a_rows]
-        same = matcher.criteria.tol.close(np.full(len(a_rows), pair.e.floats[e]), values)
+        same = matcher.criteria.tol.close_rows(pair.e, np.full(len(a_rows), e), pair.a, a_rows)
     else:
         same = pair.a.codes[a_rows] == pair.e.codes[e]
     agreed: np.ndarray = (same & ~a_null).astype(np.int64)
@@ -129,6 +127,10 @@ def _sort_key(
             zero_copy_only=False
         )
         return ranks.astype(np.int64)
+    if domain is Domain.BIG_INT:
+        assert column.ints is not None
+        _, ranked = np.unique(column.ints[rows], return_inverse=True)
+        return np.asarray(ranked, dtype=np.int64).reshape(-1)
     if domain is Domain.TAGGED:
         tagged = column.tagged_keys()
         picked = np.array([tagged[int(r)] for r in rows], dtype=object)

@@ -20,9 +20,10 @@ from enum import StrEnum
 
 import numpy as np
 
+from sqlbench.compare.columns import Column
 from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
 from sqlbench.compare.rows import match_rows
-from sqlbench.compare.views import Side, Tolerance, View, ViewSet
+from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
 
 
 class SearchStatus(StrEnum):
@@ -101,7 +102,15 @@ class Matcher:
             return False
         be = self.views.bounds(Side.EXPECTED, e_pos, domain)
         ba = self.views.bounds(Side.ACTUAL, a_pos, domain)
-        return _bounds_agree(be, ba, self.criteria.tol, domain.tolerant)
+        return _bounds_agree(be, ba, self._tol(ce, ca, domain), domain.tolerant)
+
+    def _tol(self, ce: Column, ca: Column, domain: Domain) -> Tolerance:
+        """The tolerance for float64 necessary conditions: loosened where a side has values
+        compared exactly (their float64s may round apart)."""
+        tol = self.criteria.tol
+        if domain.tolerant and (ce.exact is not None or ca.exact is not None):
+            return tol.loosened()
+        return tol
 
     def column_match(self, e_pos: int, a_pos: int) -> bool:
         """Column-level necessary condition: same value multiset (set) in a common domain."""
@@ -111,7 +120,9 @@ class Matcher:
         assert domain is not None
         ve = self.views.view(Side.EXPECTED, e_pos, domain)
         va = self.views.view(Side.ACTUAL, a_pos, domain)
-        tol = self.criteria.tol
+        tol = self._tol(
+            self.views.column(Side.EXPECTED, e_pos), self.views.column(Side.ACTUAL, a_pos), domain
+        )
         if not self.criteria.distinct:
             if ve.bag_fingerprint == va.bag_fingerprint:
                 return True

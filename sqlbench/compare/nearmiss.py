@@ -220,6 +220,8 @@ def _scaled(analysis: Analysis, gaps: tuple[ColumnGap, ...]) -> NearMiss | None:
             continue
         for factor in (100.0, 0.01):
             trial = _scale(col, factor)
+            if trial is None:
+                continue
             probe = ViewSet(
                 e_cols, [trial if k == j else c for k, c in enumerate(a_cols)], views.rows
             )
@@ -246,11 +248,20 @@ def _scaled(analysis: Analysis, gaps: tuple[ColumnGap, ...]) -> NearMiss | None:
     )
 
 
-def _scale(col: Column, factor: float) -> Column:
+def _scale(col: Column, factor: float) -> Column | None:
+    """The column times ``factor``; None when it holds an infinity or scaling overflows
+    (inf is 100x inf, and 1e308 x 100 is inf: neither is a percent against a fraction)."""
     floats = col.floats
     assert floats is not None
-    values = floats / 100.0 if factor == 0.01 else floats * factor
-    return dataclasses.replace(col, kind=Kind.FLOAT, ints=None, floats_=values, tagged=None)
+    if not np.isfinite(floats).all():
+        return None
+    with np.errstate(over="ignore"):
+        values = floats / 100.0 if factor == 0.01 else floats * factor
+    if not np.isfinite(values).all():
+        return None
+    return dataclasses.replace(
+        col, kind=Kind.FLOAT, ints=None, floats_=values, tagged=None, exact_=None
+    )
 
 
 def _limit_tie(

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from sqlbench.compare.arrowcols import as_array, from_arrow, single
 from sqlbench.compare.columns import Column, Instants, Kind
+from sqlbench.compare.exactnum import from_decimals
 from sqlbench.compare.values import instants_from_objects, is_null_value
 from sqlbench.errors import SqlbenchError
 
@@ -57,8 +58,10 @@ def normalize(result: pd.DataFrame | pa.Table) -> list[Column]:
 
 def _from_pandas(pos: int, name: str, series: pd.Series) -> Column:
     column = _typed_from_pandas(pos, name, series)
-    if not isinstance(column.source, list):
-        column.source = series  # show values as given (time zones, Decimal scale)
+    if not isinstance(column.source, list) and not isinstance(series.dtype, pd.ArrowDtype):
+        # Show values as given (time zones, Decimal scale); Arrow-backed values stay Arrow,
+        # whose conversion never raises (pandas' tolist of a year-12024 date would).
+        column.source = series
     return column
 
 
@@ -134,7 +137,8 @@ def _from_objects(pos: int, name: str, values: np.ndarray) -> Column:
             dtype=np.float64,
         )
         floats += 0.0
-        return Column(pos, name, Kind.FLOAT, null, cleaned, floats_=floats)
+        exact = from_decimals(cleaned)
+        return Column(pos, name, Kind.FLOAT, null, cleaned, floats_=floats, exact_=exact)
     if all(isinstance(v, dt.date) for v in present):
         return Column(
             pos,

@@ -3,8 +3,9 @@
 ``order: auto`` is strict exactly when the ground truth's *outermost* query has ORDER BY,
 decided by parsing with sqlglot (an ORDER BY inside a window or a subquery does not count).
 Under strict order, rows whose ORDER BY keys tie may come in any order among themselves; for
-that the ORDER BY expressions are mapped to output columns (by position ``ORDER BY 2``, by
-output alias, by the same expression as a projection, or by a unique output column name).
+that the ORDER BY keys are mapped to output columns where the SQL proves which column a key is
+(``sqlbench.compare.orderkeys``); from the first key that is not provably an output column on,
+ties are unknown.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from sqlbench.compare.orderkeys import key_positions
 from sqlbench.compare.views import View
 from sqlbench.sqlstatements import statements
 
@@ -74,7 +76,7 @@ def plan_order(
         if order == "auto":
             return OrderPlan(strict=False, source="order: auto (no outermost ORDER BY)")
         return OrderPlan(strict=True, source="order: strict")
-    keys = [_key_position(o.this, node, column_names) for o in clause.expressions]
+    keys = key_positions(node, column_names, dialect)
     prefix: list[int] = []
     for key in keys:
         if key is None:
@@ -107,48 +109,6 @@ def _outermost(sql: str, dialect: str | None) -> exp.Expression:
     while isinstance(node, exp.Subquery | exp.Paren) and node.args.get("order") is None:
         node = node.this
     return node
-
-
-def _projections(node: exp.Expression) -> list[exp.Expression]:
-    while isinstance(node, exp.SetOperation | exp.Subquery | exp.Paren):
-        node = node.this
-    return list(node.expressions) if isinstance(node, exp.Select) else []
-
-
-def _key_position(key: exp.Expression, node: exp.Expression, names: list[str]) -> int | None:
-    """The output column an ORDER BY expression sorts by, or None if it is not an output."""
-    if isinstance(key, exp.Literal) and not key.is_string:
-        position = int(key.this) - 1 if key.this.isdigit() else -1
-        return position if 0 <= position < len(names) else None
-    projections = _projections(node)
-    starred = any(
-        isinstance(p, exp.Star) or (isinstance(p, exp.Column) and p.is_star) for p in projections
-    )
-    if not starred and len(projections) == len(names):
-        if isinstance(key, exp.Column) and not key.table:
-            found = _unique([i for i, p in enumerate(projections) if p.alias_or_name == key.name])
-            if found is not None:
-                return found
-        found = _unique([i for i, p in enumerate(projections) if p.unalias() == key])
-        if found is not None:
-            return found
-        if isinstance(key, exp.Column):
-            same = [
-                i
-                for i, p in enumerate(projections)
-                if isinstance(p.unalias(), exp.Column)
-                and p.unalias().name.lower() == key.name.lower()
-            ]
-            found = _unique(same)
-            if found is not None:
-                return found
-    if isinstance(key, exp.Column):
-        return _unique([i for i, n in enumerate(names) if n.lower() == key.name.lower()])
-    return None
-
-
-def _unique(found: list[int]) -> int | None:
-    return found[0] if len(found) == 1 else None
 
 
 def tie_groups(key_views: list[View], count: int) -> Callable[[np.ndarray | None], np.ndarray]:

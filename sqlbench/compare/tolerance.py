@@ -24,6 +24,18 @@ def _f(view: View) -> np.ndarray:
     return view.floats
 
 
+def _number_keys(tolerant: list[Pair], side: int, rows: np.ndarray) -> list[np.ndarray]:
+    """``np.lexsort`` keys (least significant first) sorting ``rows`` by the exact values of
+    the tolerant columns, the first column leading: floats, then residuals where kept."""
+    keys = []
+    for p in reversed(tolerant):
+        view = p.e if side == 0 else p.a
+        if view.residual is not None:
+            keys.append(view.residual[rows])
+        keys.append(_f(view)[rows])
+    return keys
+
+
 def group_views(pairs: list[Pair], side: int) -> list[View]:
     """Views that must match exactly: exact pairs, and the NULL-ness of tolerant pairs."""
     out = []
@@ -123,8 +135,8 @@ def _greedy_line(
     """Maximum pairing of rows whose one tolerant number lies on a line: walk both sides in
     (group, number) order, pairing the smallest compatible values."""
     p = next(p for p in pairs if p.tolerant)
-    oe = re[np.lexsort([_f(p.e)[re], ge[re]])]
-    oa = ra[np.lexsort([_f(p.a)[ra], ga[ra]])]
+    oe = re[np.lexsort([*_number_keys([p], 0, re), ge[re]])]
+    oa = ra[np.lexsort([*_number_keys([p], 1, ra), ga[ra]])]
     exact = [q for q in pairs if not q.tolerant]
     left_e: list[int] = []
     left_a: list[int] = []
@@ -139,12 +151,12 @@ def _greedy_line(
                 left_a.append(a)
                 j += 1
             continue
-        fe, fa = _f(p.e)[e], _f(p.a)[a]
         same = all(q.e.codes[e] == q.a.codes[a] and q.e.null[e] == q.a.null[a] for q in exact)
-        if same and p.e.null[e] == p.a.null[a] and tol.close(np.array([fe]), np.array([fa]))[0]:
+        close = tol.close_rows(p.e, np.array([e]), p.a, np.array([a]))[0]
+        if same and p.e.null[e] == p.a.null[a] and close:
             i += 1
             j += 1
-        elif same and fa < fe:
+        elif same and _sort_value(p.a, a) < _sort_value(p.e, e):
             left_a.append(a)
             j += 1
         else:
@@ -153,6 +165,11 @@ def _greedy_line(
     left_e.extend(oe[i:])
     left_a.extend(oa[j:])
     return np.array(left_e, dtype=np.int64), np.array(left_a, dtype=np.int64)
+
+
+def _sort_value(view: View, row: int) -> tuple[float, float]:
+    residual = 0.0 if view.residual is None else float(view.residual[row])
+    return (float(_f(view)[row]), residual)
 
 
 def _sorted_pairing(
@@ -165,8 +182,8 @@ def _sorted_pairing(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Pair rows in (group, numbers) order; return the rows left without a valid partner."""
     tolerant = [p for p in pairs if p.tolerant]
-    oe = re[np.lexsort([_f(p.e)[re] for p in reversed(tolerant)] + [ge[re]])]
-    oa = ra[np.lexsort([_f(p.a)[ra] for p in reversed(tolerant)] + [ga[ra]])]
+    oe = re[np.lexsort([*_number_keys(tolerant, 0, re), ge[re]])]
+    oa = ra[np.lexsort([*_number_keys(tolerant, 1, ra), ga[ra]])]
     ke, st_e, ce = runs(ge[oe])
     ka, st_a, ca = runs(ga[oa])
     _, xe, xa = np.intersect1d(ke, ka, assume_unique=True, return_indices=True)
@@ -180,7 +197,7 @@ def _sorted_pairing(
     good = np.ones(len(pe), dtype=bool)
     for p in pairs:
         if p.tolerant:
-            good &= tol.close(_f(p.e)[pe], _f(p.a)[pa_])
+            good &= tol.close_rows(p.e, pe, p.a, pa_)
         else:
             good &= p.e.codes[pe] == p.a.codes[pa_]
         good &= p.e.null[pe] == p.a.null[pa_]
@@ -212,7 +229,7 @@ def _bipartite_groups(
         ee, aa = re[ge[re] == group], ra[ga[ra] == group]
         # Sorted by every number (the first leads), so the matching, and which rows it leaves
         # over for the reason, does not depend on the agent's row order.
-        order = np.lexsort([_f(p.a)[aa] for p in reversed(tolerant)])
+        order = np.lexsort(_number_keys(tolerant, 1, aa))
         aa = aa[order]
         fa = _f(first.a)[aa]
         fe = _f(first.e)[ee]
@@ -228,10 +245,7 @@ def _bipartite_groups(
             good = np.ones(len(window), dtype=bool)
             for p in pairs:
                 if p.tolerant:
-                    good &= tol.close(
-                        np.full(len(window), _f(p.e)[row]),
-                        _f(p.a)[window],
-                    )
+                    good &= tol.close_rows(p.e, np.full(len(window), row), p.a, window)
                 else:
                     good &= p.a.codes[window] == p.e.codes[row]
                 good &= p.a.null[window] == p.e.null[row]
@@ -270,10 +284,7 @@ def uncovered(
         good = np.ones(len(window), dtype=bool)
         for p in pairs:
             if p.tolerant:
-                good &= tol.close(
-                    np.full(len(window), _f(p.e)[row]),
-                    _f(p.a)[window],
-                )
+                good &= tol.close_rows(p.e, np.full(len(window), row), p.a, window)
             else:
                 good &= p.a.codes[window] == p.e.codes[row]
             good &= p.a.null[window] == p.e.null[row]

@@ -10,6 +10,8 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Iterable
+from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -20,6 +22,61 @@ NUMBER_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$"
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICRO = dt.timedelta(microseconds=1)
 _MAX_DISPLAY = 40
+
+
+@dataclass(frozen=True)
+class ExactValue:
+    """A value no Python type holds exactly (a date past year 9999, an infinity, a time with
+    nanoseconds): shown as ``text``, compared (mixed-type view) by ``key``, which equals the
+    :func:`tagged_key` of an equal value of any other type.
+
+    Example:
+        >>> str(ExactValue("infinity", "t:9223372036854775807"))
+        'infinity'
+    """
+
+    text: str
+    key: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def iso_date(days: int) -> str:
+    """The ISO-8601 date ``days`` after 1970-01-01, for any year (proleptic Gregorian,
+    astronomical years: 0000 is 1 BC).
+
+    Example:
+        >>> iso_date(0), iso_date(3672148), iso_date(-719163), iso_date(-1_000_000)
+        ('1970-01-01', '12024-01-01', '0000-12-31', '-0768-02-04')
+    """
+    z = days + 719_468  # days since 0000-03-01 (H. Hinnant's civil_from_days)
+    era, doe = divmod(z, 146_097)
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (month <= 2)
+    return f"{'-' if year < 0 else ''}{abs(year):04d}-{month:02d}-{day:02d}"
+
+
+def iso_timestamp(us: int, nanos: int = 0) -> str:
+    """The ISO-8601 timestamp ``us`` microseconds (and ``nanos`` nanoseconds) after
+    1970-01-01 00:00, for any year.
+
+    Example:
+        >>> iso_timestamp(317_273_623_200_000_001), iso_timestamp(0, 7)
+        ('12024-01-01T10:00:00.000001', '1970-01-01T00:00:00.000000007')
+    """
+    days, rest = divmod(us, 86_400_000_000)
+    seconds, micros = divmod(rest, 1_000_000)
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    text = f"{iso_date(days)}T{hours:02d}:{minutes:02d}:{seconds:02d}"
+    if nanos:
+        return text + f".{micros:06d}{nanos:03d}"
+    return text + (f".{micros:06d}" if micros else "")
 
 
 def is_null_value(value: object) -> bool:
@@ -72,7 +129,8 @@ def tagged_key(value: object) -> str:
     """An exact key that equal values share across Python types; text stays text.
 
     Numbers of any type share the ``n:`` namespace (integral values by their integer, others by
-    their shortest float repr); dates and timestamps the ``t:`` namespace (as instants);
+    their shortest float repr, a Decimal of more than 15 significant digits by its exact
+    fraction unless it is exactly a float); dates and timestamps the ``t:`` namespace (as instants);
     strings ``s:``; anything else its canonical repr.
 
     Example:
@@ -83,6 +141,8 @@ def tagged_key(value: object) -> str:
     """
     if is_null_value(value):
         return "\x00"
+    if isinstance(value, ExactValue):
+        return value.key
     if isinstance(value, str):
         return "s:" + value
     if isinstance(value, bool | np.bool_):
@@ -95,15 +155,24 @@ def tagged_key(value: object) -> str:
             return f"n:{int(number)}"
         return f"n:{number!r}"
     if isinstance(value, decimal.Decimal):
-        if value.is_finite() and value == value.to_integral_value():
+        if not value.is_finite():
+            return f"n:{float(value)!r}"
+        if value == value.to_integral_value():
             return f"n:{int(value)}"
+        if len(value.normalize().as_tuple().digits) > 15:  # its double is not its value
+            exact = Fraction(value)
+            if Fraction(float(value)) != exact:
+                return f"n:{exact}"
         return f"n:{float(value)!r}"
     if isinstance(value, dt.datetime | dt.date | np.datetime64):
-        return f"t:{instant_us(value)}"
+        key = f"t:{instant_us(value)}"
+        nanos = value.nanosecond if isinstance(value, pd.Timestamp) else 0
+        return key + (f"+{nanos}ns" if nanos else "")
     if isinstance(value, dt.time):
         return "h:" + value.isoformat()
     if isinstance(value, dt.timedelta):
-        return f"d:{value // _MICRO}"
+        nanos = value.nanoseconds if isinstance(value, pd.Timedelta) else 0
+        return f"d:{value // _MICRO}" + (f"+{nanos}ns" if nanos else "")
     if isinstance(value, bytes | bytearray | memoryview):
         return "b:" + bytes(value).hex()
     if isinstance(value, dict):
@@ -133,8 +202,19 @@ def display(value: object) -> str:
         return repr(float(value))
     if isinstance(value, dt.datetime | dt.date | dt.time):
         return value.isoformat()
-    text = str(value)
+    text = _nested(value) if isinstance(value, list | tuple | dict) else str(value)
     return text if len(text) <= _MAX_DISPLAY else text[: _MAX_DISPLAY - 1] + "…"
+
+
+def _nested(value: object) -> str:
+    """A LIST / STRUCT / MAP value with its items shown as :func:`display` shows values."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_nested(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_nested(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_nested(v) for v in value) + ")"
+    return display(value)
 
 
 def display_row(values: Iterable[object]) -> str:

@@ -10,8 +10,9 @@ word (``sqlbench.compare.rows`` verifies every hash-based match on the codes).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import IntEnum, StrEnum
+from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
@@ -19,10 +20,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from sqlbench.compare.columns import Column, Kind
+from sqlbench.compare.exactnum import ExactRows, close_exact
 
 _C1 = np.uint64(0xBF58476D1CE4E5B9)
 _NULL_MIX = np.uint64(0x6A09E667F3BCC909)
 _NS_SAFE_US = 9_000_000_000_000_000  # |us| below this fits in int64 nanoseconds
+_INFINITY = np.iinfo(np.int64).max  # +-infinity of instants, in microseconds and nanoseconds
+_EXACT_CODES = 0x7FF8_0000_0000_0001
+"""First code of the exactly-compared numbers: a quiet-NaN bit pattern, which no float code
+has (NaN is NULL, its float is replaced by 0)."""
 
 
 class Side(IntEnum):
@@ -37,6 +43,8 @@ class Domain(StrEnum):
 
     NULL = "null"
     INT = "int"
+    BIG_INT = "big_int"
+    """Integers past int64 on either side (UBIGINT, HUGEINT, Python ints): exact."""
     FLOAT = "float"
     TEXT = "text"
     INSTANT_US = "instant_us"
@@ -70,7 +78,7 @@ def pair_domain(expected: Column, actual: Column) -> Domain | None:
     if e.numeric and a.numeric:
         if e.ints is not None and a.ints is not None:
             if e.ints.dtype == object or a.ints.dtype == object:
-                return Domain.TAGGED  # past int64: exact through Python ints
+                return Domain.BIG_INT  # past int64: exact through Python ints
             return Domain.INT
         return Domain.FLOAT
     if e.instants is not None and a.instants is not None:
@@ -84,13 +92,36 @@ _SAME_KIND = {Kind.TIME: Domain.TIME, Kind.DURATION: Domain.DURATION, Kind.BYTES
 
 
 def _instant_domain(e: Column, a: Column) -> Domain:
+    """Nanoseconds when either side has them, unless a side without them holds a finite
+    instant nanoseconds cannot (past 2262): then microseconds."""
     assert e.instants is not None and a.instants is not None
     if e.instants.ns is None and a.instants.ns is None:
         return Domain.INSTANT_US
     for inst in (e.instants, a.instants):
-        if inst.ns is None and len(inst.us) and np.abs(inst.us).max() >= _NS_SAFE_US:
-            return Domain.INSTANT_US
+        if inst.ns is None and len(inst.us):
+            finite = np.abs(inst.us) != _INFINITY
+            if finite.any() and np.abs(inst.us[finite]).max() >= _NS_SAFE_US:
+                return Domain.INSTANT_US
     return Domain.INSTANT_NS
+
+
+def _us_as_ns(us: np.ndarray) -> np.ndarray:
+    """Microseconds (all finite ones below ``_NS_SAFE_US``) as nanoseconds; infinity stays
+    +-INT64_MAX, the nanosecond infinity."""
+    infinite = np.abs(us) == _INFINITY
+    ns: np.ndarray = np.where(infinite, 0, us) * 1000
+    ns[infinite] = us[infinite]
+    return ns
+
+
+def _exact_value(view: View, row: int) -> Fraction | float:
+    """A tolerant view's value at ``row``: exact where its float64 is not, else the float."""
+    if view.exact is not None:
+        found = view.exact.get(row)
+        if found is not None:
+            return found
+    assert view.floats is not None
+    return float(view.floats[row])
 
 
 def mix(codes: np.ndarray, null: np.ndarray | None = None) -> np.ndarray:
@@ -112,12 +143,33 @@ recompute them, so a comparison's memory stays within a small multiple of its in
 
 
 class View:
-    """One column in one domain: integer codes (0 where NULL), NULL mask, floats if tolerant."""
+    """One column in one domain: integer codes (0 where NULL), NULL mask, floats if tolerant.
 
-    def __init__(self, codes: np.ndarray, null: np.ndarray, floats: np.ndarray | None = None):
+    In the tolerant domain a value whose float64 is not its value (``sqlbench.compare.exactnum``)
+    has its exact value in ``exact``, a code of its own (so it never equals another value in
+    the exact stage) and, in ``residual``, its distance to its float64 (so that sorting by
+    (floats, residual) sorts by exact value).
+    """
+
+    def __init__(
+        self,
+        codes: np.ndarray,
+        null: np.ndarray,
+        floats: np.ndarray | None = None,
+        exact: ExactRows | None = None,
+    ):
         self.codes = codes
         self.null = null
         self.floats = floats
+        self.exact = exact
+        self.exact_mask: np.ndarray | None = None
+        self.residual: np.ndarray | None = None
+        if exact is not None and floats is not None:
+            rows = np.fromiter(exact.keys(), dtype=np.int64, count=len(exact))
+            self.exact_mask = np.zeros(len(codes), dtype=bool)
+            self.exact_mask[rows] = True
+            self.residual = np.zeros(len(codes), dtype=np.float64)
+            self.residual[rows] = [float(v - Fraction(floats[k])) for k, v in exact.items()]
         self._mixed: np.ndarray | None = None
 
     def hashes(self, rows: np.ndarray | None = None) -> np.ndarray:
@@ -173,12 +225,43 @@ class Tolerance:
 
     abs_tol: float
     rel_tol: float
+    margin: int = 0
+    """float64 steps added to the bound: a loosened tolerance, for necessary conditions on
+    floats that stand for values compared exactly later (see :meth:`loosened`)."""
+
+    def loosened(self) -> Tolerance:
+        """This tolerance a few float64 steps wider: two values that match exactly also match
+        here as float64s, whatever their rounding (for column-level necessary conditions)."""
+        return replace(self, margin=4)
+
+    def close_rows(self, e: View, rows_e: np.ndarray, a: View, rows_a: np.ndarray) -> np.ndarray:
+        """Elementwise match of ``e``'s values at ``rows_e`` with ``a``'s at ``rows_a``; values
+        whose float64 is not their value are compared exactly."""
+        assert e.floats is not None and a.floats is not None
+        matched = self.close(e.floats[rows_e], a.floats[rows_a])
+        if e.exact_mask is None and a.exact_mask is None:
+            return matched
+        flagged = np.zeros(len(rows_e), dtype=bool)
+        for view, rows in ((e, rows_e), (a, rows_a)):
+            if view.exact_mask is not None:
+                flagged |= view.exact_mask[rows]
+        for k in np.flatnonzero(flagged):
+            x = _exact_value(e, int(rows_e[k]))
+            y = _exact_value(a, int(rows_a[k]))
+            if isinstance(x, float):
+                x, y = y, x
+            assert isinstance(x, Fraction)
+            matched[k] = close_exact(x, y, self.abs_tol, self.rel_tol)
+        return matched
 
     def close(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Elementwise match (equal infinities match; NaN never reaches here: it is NULL)."""
         with np.errstate(invalid="ignore", over="ignore"):
             diff = np.abs(a - b)
-            bound = np.maximum(self.abs_tol, self.rel_tol * np.maximum(np.abs(a), np.abs(b)))
+            larger = np.maximum(np.abs(a), np.abs(b))
+            bound = np.maximum(self.abs_tol, self.rel_tol * larger)
+            if self.margin:
+                bound = bound + self.margin * np.spacing(larger)
             # An infinity only matches the same infinity (its bound would be infinite too).
             matched: np.ndarray = (a == b) | ((diff <= bound) & np.isfinite(diff))
             return matched
@@ -187,10 +270,13 @@ class Tolerance:
         """How far from each value a match can lie (a superset bound, for search windows)."""
         if self.rel_tol >= 1:
             return np.full(len(values), np.inf)
-        with np.errstate(over="ignore"):
+        with np.errstate(over="ignore", invalid="ignore"):
             bound: np.ndarray = np.maximum(
                 self.abs_tol, self.rel_tol * np.abs(values) / (1 - self.rel_tol)
             )
+            # A few float64 steps more: a value compared exactly may lie just past its float.
+            steps = np.spacing(np.abs(values))
+            bound = bound + np.where(np.isfinite(steps), 4 * steps, 0.0)
             return bound
 
 
@@ -204,6 +290,8 @@ class ViewSet:
         self._views: dict[tuple[Side, int, Domain], View] = {}
         self._dictionaries: dict[Domain, dict[tuple[Side, int], np.ndarray]] = {}
         self._tags: dict[str, int] = {}
+        self._big_ints: dict[int, int] = {}
+        self._exact_codes: dict[Fraction, int] = {}
 
     def bounds(self, side: Side, pos: int, domain: Domain) -> tuple[float, float] | None:
         """(min, max) of a column's non-NULL values in ``domain``, without building a float
@@ -222,9 +310,6 @@ class ViewSet:
             return None
         if col.kind is Kind.TEXT:
             return self.view(side, pos, Domain.TEXT)
-        if col.kind is Kind.INSTANT:
-            precise = col.instants is not None and col.instants.ns is not None
-            return self.view(side, pos, Domain.INSTANT_NS if precise else Domain.INSTANT_US)
         own = pair_domain(col, col)
         return None if own is None or own is Domain.TAGGED else self.view(side, pos, own)
 
@@ -253,16 +338,33 @@ class ViewSet:
         if domain is Domain.INT:
             assert col.ints is not None
             return View(col.ints, null)
+        if domain is Domain.BIG_INT:  # one code per integer value, shared by both sides
+            assert col.ints is not None
+            big = self._big_ints
+            codes = np.fromiter(
+                (big.setdefault(int(v), len(big)) for v in col.ints),
+                dtype=np.int64,
+                count=len(col.ints),
+            )
+            codes[null] = 0
+            return View(codes, null)
         if domain is Domain.FLOAT:
             floats = col.floats
             assert floats is not None
-            return View(floats.view(np.int64), null, floats)
+            codes = floats.view(np.int64)
+            exact = col.exact
+            if exact is not None:  # codes of their own, among NaN bit patterns (NaN is NULL)
+                codes = codes.copy()
+                table = self._exact_codes
+                for row, value in exact.items():
+                    codes[row] = _EXACT_CODES + table.setdefault(value, len(table))
+            return View(codes, null, floats, exact)
         if domain in (Domain.INSTANT_US, Domain.INSTANT_NS):
             assert col.instants is not None
             if domain is Domain.INSTANT_US:
                 return View(col.instants.us, null)
             ns = col.instants.ns
-            return View(ns if ns is not None else col.instants.us * 1000, null)
+            return View(ns if ns is not None else _us_as_ns(col.instants.us), null)
         if domain in (Domain.TIME, Domain.DURATION):
             assert col.other is not None
             return View(col.other, null)

@@ -15,13 +15,14 @@ from pathlib import Path, PurePosixPath
 from types import ModuleType
 
 import sqlglot
-from sqlglot import Token, TokenType, exp
+from sqlglot import Token, TokenType
 from sqlglot.errors import ParseError, TokenError
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.models import AgentConfig, CertifiedQuery, Question, Settings
 from sqlbench.project.problems import suggest
 from sqlbench.project.yamlload import YamlMap, line_of
+from sqlbench.sqlstatements import statements
 
 BUILTIN_KINDS = ("command", "http", "python", "replay", "llm")
 """Agent kinds an agent file may use (``auto`` is implicit and needs no file)."""
@@ -216,20 +217,15 @@ def parse_problem(sql: str, dialect: str, tokens: list[Token] | None = None) -> 
             return problem
     try:
         parser = sqlglot.Dialect.get_or_raise(dialect).parser()
-        # A comment after the last semicolon parses as a Semicolon node: not a statement.
-        statements = [
-            s
-            for s in parser.parse(tokens, sql)
-            if s is not None and not isinstance(s, exp.Semicolon)
-        ]
+        found = statements(parser.parse(tokens, sql))
     except ParseError as err:
         first = err.errors[0] if err.errors else {}
         where = (
             f" at line {first['line']}, column {first['col']} of the SQL" if "line" in first else ""
         )
         return f"{first.get('description', str(err).splitlines()[0])}{where}"
-    if len(statements) != 1:
-        return f"it holds {len(statements)} statements, not one query"
+    if len(found) != 1:
+        return f"it holds {len(found)} statements, not one query"
     return None
 
 

@@ -113,6 +113,7 @@ _ARROW = {
     "bool": pa.bool_(),
     "uint64": pa.uint64(),
     "decimal0": pa.decimal128(38, 0),
+    "decimal38_1": pa.decimal128(38, 1),
     "large_text": pa.large_string(),
 }
 
@@ -139,7 +140,7 @@ def _convert(value: Any, kind: str) -> Any:
     if kind == "text":
         return str(value)
     if kind == "decimal":
-        return decimal.Decimal(str(value))
+        return decimal.Decimal(str(value))  # quote long decimals in YAML (no float on the way)
     if kind == "date":
         return value if isinstance(value, dt.date) else dt.date.fromisoformat(str(value))
     if kind in ("timestamp", "timestamptz"):

@@ -272,3 +272,42 @@ def test_hash_collisions_never_decide_with_tolerance(monkeypatch: pytest.MonkeyP
     result = compare_results(expected, swapped)
     assert result.verdict is Verdict.FAIL
     assert result.details.expected_unmatched_count == 4
+
+
+_STAFF = "(VALUES (1, 'ann', 100, NULL), (2, 'bob', 50, 1), (3, 'cat', 70, 1), (4, 'dan', 60, 1))"
+_LETTERS = "(VALUES ('a', 1, 10), ('b', 2, 10), ('c', 3, 20), ('d', 4, 5)) t(n, x, y)"
+
+
+@pytest.mark.parametrize(
+    ("gold", "agent", "verdict"),
+    [
+        # ORDER BY e.salary, output m.salary (all 100): the rows are not tied, a reversed
+        # answer is not a pass.
+        (
+            f"SELECT e.name, m.salary FROM {_STAFF} e(id, name, salary, manager) JOIN {_STAFF} "
+            "m(id, name, salary, manager) ON e.manager = m.id ORDER BY e.salary",
+            "ORDER BY e.salary DESC",
+            Verdict.REVIEW,
+        ),
+        # ORDER BY t.x sorts by the input x, not by the output alias x (y).
+        (
+            f"SELECT n, y AS x FROM {_LETTERS} ORDER BY t.x",
+            "ORDER BY CASE n WHEN 'b' THEN 0 WHEN 'a' THEN 1 ELSE 2 + t.x END",
+            Verdict.REVIEW,
+        ),
+        # ORDER BY x is the output alias: a and b tie on it and may permute.
+        (
+            f"SELECT n, y AS x FROM {_LETTERS} ORDER BY x",
+            "ORDER BY x, n DESC",
+            Verdict.PASS,
+        ),
+    ],
+)
+def test_duckdb_order_by_keys_map_only_to_the_column_they_are(
+    gold: str, agent: str, verdict: Verdict
+) -> None:
+    prefix = gold[: gold.rindex("ORDER BY")]
+    result = compare_results(
+        _duckdb(gold), _duckdb(prefix + agent), order="auto", expected_sql=gold, dialect="duckdb"
+    )
+    assert result.verdict is verdict, result.reason

@@ -35,6 +35,41 @@ from sqlbench.compare.order import plan_order
         ("SELECT a FROM t ORDER BY a LIMIT 3", ["a"], True, (0,), True),
         ("SELECT a FROM t ORDER BY a; -- sorted", ["a"], True, (0,), True),
         ("SELECT a FROM t; /* unordered */", ["a"], False, (), True),
+        # A key maps to an output column only when it provably is that column.
+        (
+            "SELECT e.name, m.salary FROM e JOIN e AS m ON e.boss = m.id ORDER BY e.salary",
+            ["name", "salary"],
+            True,
+            (),
+            False,
+        ),
+        (
+            "SELECT e.name, m.salary FROM e JOIN e AS m ON e.boss = m.id ORDER BY M.salary",
+            ["name", "salary"],
+            True,
+            (1,),
+            True,
+        ),
+        ("SELECT n, y AS x FROM t ORDER BY t.x", ["n", "x"], True, (), False),
+        ("SELECT n, y AS x FROM t ORDER BY x", ["n", "x"], True, (1,), True),
+        ("SELECT n, y AS x FROM t ORDER BY x + 0", ["n", "x"], True, (), False),
+        ("SELECT n, -x AS x FROM t ORDER BY -x", ["n", "x"], True, (), False),
+        ("SELECT n, x AS x FROM t ORDER BY x", ["n", "x"], True, (1,), True),
+        ("SELECT n, x AS k FROM t ORDER BY t.x", ["n", "k"], True, (1,), True),
+        ("SELECT n, t.x AS k FROM t ORDER BY x", ["n", "k"], True, (1,), True),
+        ("SELECT n, t.x AS k FROM t JOIN u ON t.n = u.n ORDER BY x", ["n", "k"], True, (), False),
+        ("SELECT n, u.x AS k FROM t ORDER BY t.x", ["n", "k"], True, (), False),
+        ("SELECT a.n, b.n FROM a JOIN b ON a.id = b.id ORDER BY n", ["n", "n"], True, (), False),
+        ("SELECT name, SUM(x) FROM t GROUP BY 1 ORDER BY sum(X)", ["name", "s"], True, (1,), True),
+        ("SELECT a, b, c FROM t ORDER BY b", ["a", "b"], True, (), False),
+        ("SELECT t.* FROM t ORDER BY t.b", ["a", "b"], True, (1,), True),
+        ("SELECT u.* FROM t JOIN u ON t.a = u.a ORDER BY b", ["a", "b"], True, (), False),
+        ("SELECT *, y AS b FROM t ORDER BY b", ["a", "b"], True, (), False),
+        ("SELECT * FROM t, u ORDER BY b", ["a", "b"], True, (), False),
+        ("SELECT t.a FROM t UNION SELECT b FROM u ORDER BY t.a", ["a"], True, (0,), True),
+        ("SELECT a FROM t UNION SELECT b FROM u ORDER BY t.a", ["a"], True, (), False),
+        ("SELECT a FROM t UNION SELECT b FROM u ORDER BY b", ["a"], True, (), False),
+        ("SELECT x AS k FROM t UNION SELECT x FROM u ORDER BY t.x", ["k"], True, (), False),
     ],
 )
 def test_auto_order_plan(
@@ -45,6 +80,30 @@ def test_auto_order_plan(
     assert plan.keys == keys
     assert plan.complete is complete
     assert plan.parse_error is None
+
+
+def test_star_with_modifiers_is_not_mapped_by_name() -> None:
+    # EXCLUDE keeps the other columns as they are; REPLACE and RENAME give the output column b
+    # another value than the input column b.
+    sql = "SELECT * EXCLUDE (c) FROM t ORDER BY b"
+    excluded = plan_order("auto", sql, "duckdb", ["a", "b"])
+    assert excluded.keys == (1,) and excluded.complete
+    for sql in (
+        "SELECT * REPLACE (y AS b) FROM t ORDER BY b",
+        "SELECT * RENAME (a AS b) FROM t ORDER BY b",
+    ):
+        plan = plan_order("auto", sql, "duckdb", ["a", "b"])
+        assert plan.strict and plan.keys == () and not plan.complete
+
+
+def test_identifiers_follow_the_dialect() -> None:
+    # PostgreSQL folds unquoted names to lower case but keeps quoted ones: "Total" is not total.
+    names = ["n", "Total"]
+    quoted = 'SELECT n, y AS "Total" FROM t ORDER BY '
+    assert plan_order("auto", quoted + "total", "postgres", names).keys == ()
+    assert plan_order("auto", quoted + '"Total"', "postgres", names).keys == (1,)
+    unquoted = "SELECT n, y AS Total FROM t ORDER BY TOTAL"
+    assert plan_order("auto", unquoted, "postgres", ["n", "total"]).keys == (1,)
 
 
 def test_order_by_text_is_not_searched() -> None:

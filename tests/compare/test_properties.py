@@ -282,6 +282,30 @@ def test_integers_equal_across_types(values: list[int], retype: str) -> None:
     assert result.verdict is Verdict.PASS, result.reason
 
 
+_HUGE = st.integers(2**53 - 4, 2**53 + 8) | st.integers(-(2**70), 2**70)
+
+
+@SETTINGS
+@given(st.lists(st.tuples(_HUGE, _HUGE), min_size=1, max_size=8), st.sampled_from(["int", "text"]))
+def test_huge_integers_at_zero_tolerance_compare_exactly(
+    pairs: list[tuple[int, int]], other: str
+) -> None:
+    """An integer against a double (or an integer's text) matches exactly when equal by value,
+    however close their float64s; each pair's first value shares its row with a label."""
+    expected = pd.DataFrame(
+        {"k": range(len(pairs)), "n": pd.Series([a for a, _ in pairs], dtype=object)}
+    )
+    if other == "int":
+        values: list[Any] = [float(b) for _, b in pairs]
+        equal = all(decimal.Decimal(a) == decimal.Decimal(float(b)) for a, b in pairs)
+    else:
+        values = [str(b) for _, b in pairs]
+        equal = all(a == b for a, b in pairs)
+    actual = pd.DataFrame({"k": range(len(pairs)), "n": values})
+    result = compare_results(expected, actual, rel_tol=0, abs_tol=0)
+    assert result.passed is equal, result.reason
+
+
 @SETTINGS
 @given(
     st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=1, max_size=30),
