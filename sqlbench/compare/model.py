@@ -75,6 +75,9 @@ class ColumnGap:
     closest_name: str | None
     overlap: float
     """Share of the expected column's values found in the closest column (0-1)."""
+    overlap_rounded: bool = False
+    """True when ``overlap`` counted numbers as equal to about six significant digits (columns
+    compared with tolerance), so a share of 100% can still hold values that differ."""
 
 
 @dataclass(frozen=True)

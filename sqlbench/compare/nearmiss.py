@@ -122,6 +122,7 @@ def best_mapping(
         options = [(share, j) for (e, j), share in overlap.items() if e == i]
         closest = max(options, key=lambda o: (o[0], -abs(o[1] - i)), default=None)
         kind = analysis.views.columns[Side.EXPECTED][i].kind.value
+        domain = None if closest is None else analysis.views.domain(i, closest[1])
         gaps.append(
             ColumnGap(
                 i,
@@ -130,6 +131,7 @@ def best_mapping(
                 None if closest is None else closest[1],
                 None if closest is None else names_a[closest[1]],
                 0.0 if closest is None else closest[0],
+                overlap_rounded=domain is not None and domain.tolerant,
             )
         )
     return dict(sorted(mapping.items())), tuple(gaps)

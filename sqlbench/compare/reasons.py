@@ -168,7 +168,8 @@ def _gaps(d: ComparisonDetails) -> str:
         if g.closest is not None and g.closest_name is not None:
             text += (
                 f" (closest: agent column {_column(g.closest_name, g.closest)}, "
-                f"{_share(g.overlap)} of values shared)"
+                f"{_share(g.overlap)} of values "
+                + ("equal to 6 significant digits)" if g.overlap_rounded else "shared)")
             )
         else:
             kinds = sorted(set(d.actual_kinds))
