@@ -35,6 +35,10 @@ _CELL = 60
 """Widest preview cell, in characters."""
 
 
+_UNWRAPPED_WIDTH = 1000
+"""Console width for tables that must not wrap when no terminal width is known."""
+
+
 def _render(parts: Sequence[RenderableType], *, color: bool, width: int | None) -> str:
     buffer = io.StringIO()
     console = Console(
@@ -98,7 +102,7 @@ def render_runs(
         "Created by",
         "Last updated",
     ):
-        table.add_column(header, no_wrap=header != "Branch", overflow="fold")
+        table.add_column(header, no_wrap=True)
     for run in runs:
         info = run.info
         status = run.status.label
@@ -115,7 +119,9 @@ def render_runs(
             info.created_by,
             when_text(info.updated_at),
         )
-    return _render([table], color=color, width=width)
+    # Off a terminal, a row is never wrapped: a branch@commit cut in two cannot be read or
+    # copied (the table takes its natural width, not the console's).
+    return _render([table], color=color, width=width or _UNWRAPPED_WIDTH)
 
 
 def render_question(

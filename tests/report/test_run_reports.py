@@ -137,6 +137,14 @@ def test_run_list() -> None:
     assert run_text.render_runs([]).startswith("No runs yet")
 
 
+def test_run_list_off_a_terminal_never_wraps_a_row() -> None:
+    long = info(name="20261122-011530-9624-a-long-run-name-for-the-nightly-benchmark")
+    summary = RunSummary(info=long, status=RunStatus.COMPLETED, passed=1, total=2, graded=2)
+    lines = run_text.render_runs([summary]).splitlines()
+    assert len(lines) == 3  # header, rule, one row: nothing folded onto a second line
+    assert "main@0123456" in lines[2] and long.name in lines[2]
+
+
 def test_question_in_full_marks_differing_rows() -> None:
     expected = ResultSet(
         pa.table(
