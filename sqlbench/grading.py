@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlbench.agents.base import Answer
+from sqlbench.agents.call import one_line
 from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
@@ -233,5 +234,4 @@ def _agent_sql_reason(error: QueryError) -> str:
 
 
 def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _MAX_REASON else flat[: _MAX_REASON - 1] + "…"
+    return one_line(text, _MAX_REASON)

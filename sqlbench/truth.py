@@ -9,15 +9,13 @@ something else on the warehouse would grade every answer against the wrong resul
 
 from __future__ import annotations
 
-import re
-
 import sqlglot
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, UnsupportedError
 
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.models import Question, Settings
-from sqlbench.sqlstatements import statements
+from sqlbench.sqlstatements import error_text, statements
 
 
 def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
@@ -47,19 +45,19 @@ def transpile_truth(sql: str, from_dialect: str, to_dialect: str) -> str:
         raise QueryError(
             QueryErrorKind.SYNTAX,
             f"sqlglot cannot parse the ground truth as {from_dialect} SQL to "
-            f"transpile it to {to_dialect}: {_flat(err)}",
+            f"transpile it to {to_dialect}: {error_text(err, 200)}",
         ) from err
     except UnsupportedError as err:
         raise QueryError(
             QueryErrorKind.RUNTIME,
             f"sqlglot cannot transpile the ground truth from {from_dialect} to "
-            f"{to_dialect}: {_flat(err)}",
+            f"{to_dialect}: {error_text(err, 200)}",
         ) from err
     except SqlglotError as err:
         raise QueryError(
             QueryErrorKind.RUNTIME,
             f"the ground truth cannot be transpiled from {from_dialect} to "
-            f"{to_dialect}: {_flat(err)}",
+            f"{to_dialect}: {error_text(err, 200)}",
         ) from err
     texts = [text for text in texts if text.strip()]
     if len(texts) != 1:
@@ -97,8 +95,3 @@ def _dialect(name: str) -> str:
     except ValueError as err:
         raise QueryError(QueryErrorKind.RUNTIME, f"unknown SQL dialect {name!r}") from err
     return name.lower()
-
-
-def _flat(err: Exception) -> str:
-    text = re.sub(r"\x1b\[[0-9;]*m", "", " ".join(str(err).split()))
-    return text if len(text) <= 200 else text[:199] + "…"

@@ -31,6 +31,7 @@ from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
 from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.sqlstatements import error_text
 from sqlbench.sqlstatements import statements as real_statements
 
 _PREFIX = "not a read-only query: "
@@ -227,11 +228,7 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     try:
         parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
     except SqlglotError as err:
-        detail = " ".join(str(err).split())
-        # sqlglot underlines with ANSI escapes; a reason is plain text.
-        detail = re.sub(r"\x1b\[[0-9;]*m", "", detail)
-        if len(detail) > 160:
-            detail = detail[:159] + "…"
+        detail = error_text(err, 160)
         _refuse(
             f"sqlglot cannot parse it as {dialect} SQL ({detail}), so it could not be "
             "checked and was not run"

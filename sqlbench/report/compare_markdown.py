@@ -16,18 +16,9 @@ from sqlbench.report.compare_format import (
     test_text,
     transition,
 )
+from sqlbench.report.markdown_cell import cell
 
 _LISTED_ONLY = (ChangeKind.ADDED, ChangeKind.REMOVED, ChangeKind.SKIPPED)
-
-
-def cell(text: str) -> str:
-    """Text made safe for one Markdown table cell (pipes escaped, one line).
-
-    Example:
-        >>> cell("a | b\\nc")
-        'a \\\\| b c'
-    """
-    return " ".join(text.replace("|", "\\|").split())
 
 
 def render(diff: RunDiff, *, heading: str = "### sqlbench compare") -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlbench.report.markdown_cell import cell
 from sqlbench.report.run_format import (
     accuracy_line,
     counts_line,
@@ -41,15 +42,11 @@ def render(run: RunResult) -> str:
     ]
     for question in run.questions:
         lines.append(
-            f"| {_ICONS[question.verdict]} | `{_cell(_code(question.full_name))}` | "
-            f"{verdict_text(question)} | {_cell(question.reason)} | "
+            f"| {_ICONS[question.verdict]} | `{cell(_code(question.full_name))}` | "
+            f"{verdict_text(question)} | {cell(question.reason)} | "
             f"{latency_text(question_latency(question))} |"
         )
     return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _code(text: str) -> str:
