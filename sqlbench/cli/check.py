@@ -7,16 +7,16 @@ from pathlib import Path
 
 import click
 
-from sqlbench.check import RULES, CheckPolicy, run_check
 from sqlbench.cli.compare import note, progress_display, side_run_options
 from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
 from sqlbench.cli.options import check_output_folder, project_dir_option, stdout_to_stderr
-from sqlbench.diff import RunSide
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import close_project
-from sqlbench.report import check_junit, compare_markdown, compare_text
+from sqlbench.report import rundiff_junit, rundiff_markdown, rundiff_text
+from sqlbench.rundiff.diff import RunSide
+from sqlbench.rundiff.policy import RULES, CheckPolicy, run_check
+from sqlbench.rundiff.sides import SideOptions, load_side_project, project_side, ref_side
 from sqlbench.runs.locate import open_project_store
-from sqlbench.sides import SideOptions, load_side_project, project_side, ref_side
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
 
@@ -159,9 +159,9 @@ def check_command(
         finally:
             close_project(loaded)
     result = run_check(base, head, policy)
-    markdown = compare_markdown.render_check(result)
+    markdown = rundiff_markdown.render_check(result)
     if junit_path is not None:
-        _write(junit_path, check_junit.render(result))
+        _write(junit_path, rundiff_junit.render(result))
     summary = os.environ.get(SUMMARY_VARIABLE)
     if markdown_path is not None:
         _write(markdown_path, markdown)
@@ -170,5 +170,5 @@ def check_command(
     if markdown_path is None and not summary:
         click.echo(markdown, nl=False)
     else:
-        click.echo(compare_text.render_check(result), nl=False)
+        click.echo(rundiff_text.render_check(result), nl=False)
     ctx.exit(EXIT_OK if result.passed else EXIT_FAIL)

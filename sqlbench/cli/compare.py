@@ -17,12 +17,12 @@ from sqlbench.cli.options import (
     stdout_to_stderr,
     write_output,
 )
-from sqlbench.diff import RunDiff, RunSide, diff_runs
-from sqlbench.report import compare_json, compare_markdown, compare_text
+from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
 from sqlbench.report.run_progress import RunProgress
+from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
+from sqlbench.rundiff.sides import SideOptions, ref_side, stored_side
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.store import RunStore
-from sqlbench.sides import SideOptions, ref_side, stored_side
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -66,10 +66,10 @@ def progress_display() -> RunProgress:
 def render_diff(diff: RunDiff, fmt: str) -> str:
     """The comparison in one of the ``--format`` choices."""
     if fmt == "json":
-        return compare_json.render(diff)
+        return rundiff_json.render(diff)
     if fmt == "markdown":
-        return compare_markdown.render(diff)
-    return compare_text.render(diff)
+        return rundiff_markdown.render(diff)
+    return rundiff_text.render(diff)
 
 
 @click.command("compare")

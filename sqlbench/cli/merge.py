@@ -8,7 +8,7 @@ import click
 
 from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import project_dir_option
-from sqlbench.merge import merge_shards
+from sqlbench.rundiff.merge import merge_shards
 from sqlbench.runs.locate import open_project_store
 
 

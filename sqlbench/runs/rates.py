@@ -1,7 +1,7 @@
 """Small statistics for repeated trials (SPEC section 5): pass@k, pass^k, a bootstrap interval.
 
-These live with the runs (``sqlbench.stats`` holds the comparison statistics: Wilson, McNemar);
-both ``sqlbench run`` and ``sqlbench compare`` use them for ``--repeat`` runs.
+These live with the runs (``sqlbench.rundiff.stats`` holds the comparison statistics:
+Wilson, McNemar); both ``sqlbench run`` and ``sqlbench compare`` use them for ``--repeat`` runs.
 """
 
 from __future__ import annotations

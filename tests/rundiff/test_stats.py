@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlbench import stats
-from sqlbench.stats import (
+from sqlbench.rundiff import stats
+from sqlbench.rundiff.stats import (
     Conclusion,
     bootstrap_mean_interval,
     format_p,

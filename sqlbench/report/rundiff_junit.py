@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
-from sqlbench.check import CheckResult
-from sqlbench.diff import ChangeKind, QuestionOutcome
-from sqlbench.report.compare_format import outcome_text, source_text
+from sqlbench.report.rundiff_format import outcome_text, source_text
+from sqlbench.rundiff.diff import ChangeKind, QuestionOutcome
+from sqlbench.rundiff.policy import CheckResult
 
 
 def render(result: CheckResult) -> str:

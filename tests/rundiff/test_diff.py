@@ -8,7 +8,8 @@ from fractions import Fraction
 
 import pytest
 
-from sqlbench.diff import (
+from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
+from sqlbench.rundiff.diff import (
     ChangeKind,
     QuestionOutcome,
     RunSide,
@@ -16,9 +17,8 @@ from sqlbench.diff import (
     diff_runs,
     side_from_run,
 )
-from sqlbench.report import compare_json, compare_markdown, compare_text
+from sqlbench.rundiff.stats import Conclusion, wilson_interval
 from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
-from sqlbench.stats import Conclusion, wilson_interval
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED
@@ -114,7 +114,7 @@ def test_flaky_is_labelled_not_a_regression() -> None:
     assert diff.head_accuracy.method == "bootstrap over questions"
     assert diff.head_accuracy.value == pytest.approx((Fraction(2, 3) + 0 + 8) / 10)
     assert diff.difference_interval is not None
-    text = compare_text.render(diff)
+    text = rundiff_text.render(diff)
     assert "flaky 2/3" in text and "pass 3/3 → fail 0/3" in text
 
 
@@ -131,7 +131,7 @@ def test_empty_base_counts_every_head_question_as_added() -> None:
     diff = diff_runs(RunSide("main (no sqlbench project)", ()), side("dev", *filler(3)))
     assert [c.kind for c in diff.changes] == [ChangeKind.ADDED] * 3
     assert diff.regressions == [] and diff.conclusion is Conclusion.TOO_FEW
-    assert "n/a (no questions)" in compare_text.render(diff)
+    assert "n/a (no questions)" in rundiff_text.render(diff)
 
 
 def test_a_question_listed_twice_is_refused() -> None:
@@ -202,7 +202,7 @@ def test_renderers_show_both_reasons_and_the_conclusion() -> None:
         "dev", outcome("revenue", F, why="3 of 12 rows differ"), *filler(9), outcome("new_q", P)
     )
     diff = diff_runs(base, head)
-    text = compare_text.render(diff)
+    text = rundiff_text.render(diff)
     assert "sales/revenue  pass → fail" in text
     assert "base: result sets match: pass #0" in text
     assert "head: 3 of 12 rows differ: fail #0" in text
@@ -211,9 +211,9 @@ def test_renderers_show_both_reasons_and_the_conclusion() -> None:
     assert (
         "Conclusion: inconclusive: the difference is not significant at alpha 0.05 (p = 1)" in text
     )
-    markdown = compare_markdown.render(diff)
+    markdown = rundiff_markdown.render(diff)
     assert "| `sales/revenue` | pass → fail | result sets match: pass #0 | 3 of 12 rows" in markdown
-    document = json.loads(compare_json.render(diff))
+    document = json.loads(rundiff_json.render(diff))
     assert document["schema_version"] == 1
     assert document["conclusion"] == "inconclusive"
     assert document["counts"] == {"regressions": 1, "fixes": 0, "flaky": 0}

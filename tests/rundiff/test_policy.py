@@ -6,11 +6,11 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from sqlbench.check import CheckPolicy, run_check
-from sqlbench.diff import QuestionOutcome, RunSide
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.models import CheckSettings
-from sqlbench.report import check_junit, compare_markdown
+from sqlbench.report import rundiff_junit, rundiff_markdown
+from sqlbench.rundiff.diff import QuestionOutcome, RunSide
+from sqlbench.rundiff.policy import CheckPolicy, run_check
 from sqlbench.verdicts import Verdict
 
 P, F, R, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.SKIPPED
@@ -124,13 +124,13 @@ def test_markdown_and_junit_name_exactly_the_broken_questions() -> None:
         "dev", outcome("broken", R), outcome("old_failure", F), outcome("new", F), *steady(10)
     )
     result = run_check(base, head, CheckPolicy())
-    markdown = compare_markdown.render_check(result)
+    markdown = rundiff_markdown.render_check(result)
     assert markdown.startswith("## ❌ sqlbench check failed (regression)")
     assert "| regression | yes | ❌ 1 regression: sales/broken |" in markdown
     assert "| `sales/broken` | pass → review | broken pass | broken review |" in markdown
     assert "old_failure" not in markdown.split("#### Regressions")[1].split("####")[0]
 
-    root = ET.fromstring(check_junit.render(result))
+    root = ET.fromstring(rundiff_junit.render(result))
     suite = root.find("testsuite")
     assert suite is not None
     failed = [c.get("name") for c in suite.iter("testcase") if c.find("failure") is not None]
@@ -147,11 +147,11 @@ def test_markdown_and_junit_name_exactly_the_broken_questions() -> None:
 def test_junit_reports_enforced_run_level_rules() -> None:
     policy = CheckPolicy(fail_on=("regression", "below_floor"), floor=0.9)
     head = side("dev", outcome("a", P), outcome("b", F))
-    root = ET.fromstring(check_junit.render(run_check(side("main"), head, policy)))
+    root = ET.fromstring(rundiff_junit.render(run_check(side("main"), head, policy)))
     floor = root.find("testsuite/testcase[@classname='policy'][@name='below_floor']/failure")
     assert floor is not None
     assert floor.get("message") == "head accuracy 50.0% is under the floor 90%"
-    passing = compare_markdown.render_check(
+    passing = rundiff_markdown.render_check(
         run_check(side("main"), side("dev", *steady(3)), CheckPolicy())
     )
     assert passing.startswith("## ✅ sqlbench check passed")

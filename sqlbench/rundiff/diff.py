@@ -12,8 +12,8 @@ sides):
 
 Questions on one side only are listed as added or removed, and questions skipped on one side
 only as skipped; none of these is counted. The significance of the difference comes from
-``sqlbench.stats`` (exact McNemar for single runs, exact sign-flip over per-question rates for
-repeated runs).
+``sqlbench.rundiff.stats`` (exact McNemar for single runs, exact sign-flip over per-question
+rates for repeated runs).
 """
 
 from __future__ import annotations
@@ -25,8 +25,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
-from sqlbench.runs.models import RunInfo, TrialResult
-from sqlbench.stats import (
+from sqlbench.rundiff.stats import (
     Conclusion,
     Interval,
     PairedTest,
@@ -35,6 +34,7 @@ from sqlbench.stats import (
     paired_single,
     wilson_interval,
 )
+from sqlbench.runs.models import RunInfo, TrialResult
 from sqlbench.verdicts import Verdict
 
 _SEVERITY = {Verdict.ERROR: 3, Verdict.FAIL: 2, Verdict.REVIEW: 1}

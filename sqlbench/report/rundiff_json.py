@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlbench.diff import Accuracy, QuestionOutcome, RunDiff, RunSide
-from sqlbench.report.compare_format import conclusion_text
+from sqlbench.report.rundiff_format import conclusion_text
+from sqlbench.rundiff.diff import Accuracy, QuestionOutcome, RunDiff, RunSide
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""

@@ -5,8 +5,8 @@ Numbers and sentences about a ``RunDiff`` are built here once, so every format s
 
 from __future__ import annotations
 
-from sqlbench.diff import Accuracy, Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
-from sqlbench.stats import Conclusion, format_p, min_questions
+from sqlbench.rundiff.diff import Accuracy, Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
+from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
 
 SECTION_TITLES: dict[ChangeKind, str] = {
     ChangeKind.REGRESSION: "Regressions: passed on base, not on head",

@@ -3,7 +3,7 @@
 Rules (SPEC section 1, ``check:``; default ``[regression, must_pass]``):
 
 - ``regression``: any question passing on base that does not pass on head (flaky excluded);
-- ``significant_drop``: head is significantly worse (``sqlbench.stats`` at ``alpha``);
+- ``significant_drop``: head is significantly worse (``sqlbench.rundiff.stats`` at ``alpha``);
 - ``below_floor``: head accuracy under ``floor``;
 - ``must_pass``: a head question tagged ``must_pass_tag`` that does not pass (every trial).
 
@@ -16,10 +16,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import cast, get_args
 
-from sqlbench.diff import RunDiff, RunSide, diff_runs
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.models import CheckRule, CheckSettings
-from sqlbench.stats import Conclusion, format_p
+from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
+from sqlbench.rundiff.stats import Conclusion, format_p
 
 RULES: tuple[CheckRule, ...] = get_args(CheckRule)
 """Every rule name, in the order they are reported."""

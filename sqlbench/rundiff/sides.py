@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from sqlbench.diff import RunSide, side_from_run
 from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.load import close_project, load_project
 from sqlbench.project.models import Project
+from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.identity import run_identity
 from sqlbench.runs.models import RunStatus

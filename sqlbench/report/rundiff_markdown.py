@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from sqlbench.check import CheckResult
-from sqlbench.diff import ChangeKind, RunDiff
-from sqlbench.report.compare_format import (
+from sqlbench.report.markdown_cell import cell
+from sqlbench.report.rundiff_format import (
     SECTION_TITLES,
     accuracy_text,
     conclusion_text,
@@ -16,7 +15,8 @@ from sqlbench.report.compare_format import (
     test_text,
     transition,
 )
-from sqlbench.report.markdown_cell import cell
+from sqlbench.rundiff.diff import ChangeKind, RunDiff
+from sqlbench.rundiff.policy import CheckResult
 
 _LISTED_ONLY = (ChangeKind.ADDED, ChangeKind.REMOVED, ChangeKind.SKIPPED)
 
