@@ -8,9 +8,9 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.compare import note, progress_display, side_run_options
-from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
 from sqlbench.cli.options import check_output_folder, project_dir_option, stdout_to_stderr
 from sqlbench.errors import SqlbenchError
+from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import close_project
 from sqlbench.report import rundiff_junit, rundiff_markdown, rundiff_text
 from sqlbench.rundiff.diff import RunSide
@@ -171,4 +171,4 @@ def check_command(
         click.echo(markdown, nl=False)
     else:
         click.echo(rundiff_text.render_check(result), nl=False)
-    ctx.exit(EXIT_OK if result.passed else EXIT_FAIL)
+    ctx.exit(ExitCode.OK if result.passed else ExitCode.FAIL)

@@ -9,7 +9,6 @@ from typing import Any, TypeVar
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import (
     format_option,
     output_option,
@@ -17,6 +16,7 @@ from sqlbench.cli.options import (
     stdout_to_stderr,
     write_output,
 )
+from sqlbench.exitcodes import ExitCode
 from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
 from sqlbench.report.run_progress import RunProgress
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
@@ -139,7 +139,7 @@ def compare_command(
             )
         diff = diff_runs(base, head, alpha=alpha)
     write_output(render_diff(diff, fmt), output)
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)
 
 
 def ref_sides(

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
+from sqlbench.exitcodes import ExitCode
 from sqlbench.project.gitfs import PROJECT_MARKERS
 from sqlbench.project.scaffold import WORKFLOW_PATH, add_workflow, scaffold_project
 
@@ -33,7 +33,7 @@ def init_command(ctx: click.Context, directory: Path, github_actions: bool) -> N
         click.echo(
             f"Wrote {added.root / WORKFLOW_PATH}: it runs `sqlbench check` on pull requests."
         )
-        ctx.exit(EXIT_OK)
+        ctx.exit(ExitCode.OK)
     result = scaffold_project(directory, github_actions=github_actions)
     click.echo(f"Created a sqlbench project in {result.root}:")
     for rel in result.created:
@@ -49,4 +49,4 @@ def init_command(ctx: click.Context, directory: Path, github_actions: bool) -> N
         click.echo(
             f"  sqlbench init{folder} --github-actions   # add the pull-request check workflow"
         )
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)

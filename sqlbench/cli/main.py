@@ -18,12 +18,7 @@ import click
 
 from sqlbench import __version__
 from sqlbench.errors import SqlbenchError
-
-EXIT_OK = 0
-EXIT_FAIL = 1
-EXIT_ERROR = 2
-EXIT_INTERRUPTED = 130
-"""Ctrl-C (128 + SIGINT), as shells report it."""
+from sqlbench.exitcodes import ExitCode
 
 
 class SqlbenchGroup(click.Group):
@@ -34,10 +29,10 @@ class SqlbenchGroup(click.Group):
             return super().invoke(ctx)
         except SqlbenchError as err:
             click.echo(f"Error: {err}", err=True)
-            ctx.exit(EXIT_ERROR)
+            ctx.exit(ExitCode.ERROR)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
-            ctx.exit(EXIT_INTERRUPTED)
+            ctx.exit(ExitCode.INTERRUPTED)
 
 
 @click.group(
@@ -84,8 +79,8 @@ def main() -> None:
         code = get_cli().main(standalone_mode=True)
     except SystemExit as done:
         code = done.code
-    if code == EXIT_INTERRUPTED:
-        _exit_at_once(EXIT_INTERRUPTED)
+    if code == ExitCode.INTERRUPTED:
+        _exit_at_once(ExitCode.INTERRUPTED)
     sys.exit(code or 0)
 
 

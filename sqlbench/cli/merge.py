@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import project_dir_option
+from sqlbench.exitcodes import ExitCode
 from sqlbench.rundiff.merge import merge_shards
 from sqlbench.runs.locate import open_project_store
 
@@ -40,4 +40,4 @@ def merge_command(
         f"Merged {len(runs)} shard runs into run {info.name}: {info.question_count} "
         f"questions, Accuracy: {accuracy} ({summary.passed}/{summary.total})"
     )
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import (
     branch_option,
     format_option,
@@ -18,6 +17,7 @@ from sqlbench.cli.options import (
     space_option,
     write_output,
 )
+from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import load_project
 from sqlbench.project.models import Question, TruthKind
 from sqlbench.project.select import select_questions
@@ -106,4 +106,4 @@ def questions_command(
         click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
     picked = select_questions(project.questions, select=list(select) or None, space=space)
     write_output(render_json(picked) if fmt == "json" else render_table(picked), output)
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)

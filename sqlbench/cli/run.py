@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_OK
 from sqlbench.cli.options import (
     branch_option,
     format_option,
@@ -18,6 +17,7 @@ from sqlbench.cli.options import (
     stdout_to_stderr,
     write_output,
 )
+from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import load_project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.report.run_progress import RunProgress
@@ -155,7 +155,7 @@ def run_command(
             )
         else:
             click.echo("Interrupted.", err=True)
-        ctx.exit(EXIT_INTERRUPTED)
+        ctx.exit(ExitCode.INTERRUPTED)
     color = fmt == "table" and output is None and sys.stdout.isatty()
     write_output(render_run(run, fmt, color=color), output)
     if output is not None:
@@ -163,8 +163,8 @@ def run_command(
     problem = under_threshold(run, fail_under)
     if problem is not None:
         click.echo(f"Failed: {problem}.", err=True)
-        ctx.exit(EXIT_FAIL)
-    ctx.exit(EXIT_OK)
+        ctx.exit(ExitCode.FAIL)
+    ctx.exit(ExitCode.OK)
 
 
 def run_text_summary(run: RunResult) -> str:

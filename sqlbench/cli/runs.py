@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
+from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_text
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.models import RunSummary
@@ -68,4 +68,4 @@ def runs_command(
     else:
         text = run_text.render_runs(runs, color=output is None and sys.stdout.isatty())
     write_output(text, output)
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)

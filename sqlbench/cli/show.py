@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
 from sqlbench.errors import SqlbenchError
+from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_json, run_text
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.results import QuestionResult, RunResult
@@ -90,7 +90,7 @@ def show_command(
                 )
             text = run_text.render_question(run, picked, trial=trial, color=color)
     write_output(text, output)
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)
 
 
 def _question_json(question: QuestionResult) -> dict[str, object]:

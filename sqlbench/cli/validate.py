@@ -12,7 +12,6 @@ from typing import Any
 import click
 
 from sqlbench.agents.llm import endpoint_warnings
-from sqlbench.cli.main import EXIT_FAIL, EXIT_OK
 from sqlbench.cli.options import (
     branch_option,
     format_option,
@@ -21,6 +20,7 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.errors import Problem, SqlbenchError
+from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import ProjectCheck, check_project
 from sqlbench.project.models import Project
 from sqlbench.project.validate import count_problems, plural
@@ -146,4 +146,4 @@ def validate_command(
     )
     write_output(text, output)
     errors, _ = count_problems(problems)
-    ctx.exit(EXIT_FAIL if errors else EXIT_OK)
+    ctx.exit(ExitCode.FAIL if errors else ExitCode.OK)
