@@ -61,6 +61,26 @@ class EngineError(SqlbenchError):
     """The warehouse could not be opened or set up (bad URL, missing driver, failing setup SQL)."""
 
 
+class EnvVarError(SqlbenchError):
+    """A ``${NAME}`` that is malformed, or names a variable that is not set."""
+
+
+class SelectionError(SqlbenchError):
+    """A ``--select`` pattern or ``--space`` that picks out no question, or is ambiguous."""
+
+
+class InputError(SqlbenchError, TypeError):
+    """A result handed to ``compare_results`` is neither a pandas DataFrame nor an Arrow table."""
+
+
+class CompareOptionError(SqlbenchError, ValueError):
+    """An invalid option given to ``compare_results``."""
+
+
+class StoreError(SqlbenchError):
+    """The run store cannot be opened or does not hold what was asked for."""
+
+
 class QueryErrorKind(StrEnum):
     """Why one query did not produce a result."""
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlbench.errors import AgentError
+from sqlbench.errors import AgentError, EnvVarError
 from sqlbench.project import envvars
 from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
 
@@ -81,7 +81,7 @@ def resolve_env_refs(text: str, env: Mapping[str, str], where: str) -> str:
     """
     try:
         return envvars.resolve(text, env, where=where)
-    except envvars.EnvVarError as err:
+    except EnvVarError as err:
         raise AgentError(str(err)) from err
 
 

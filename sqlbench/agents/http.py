@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from jsonpath_ng import JSONPath
 from jsonpath_ng.exceptions import JSONPathError
-from jsonpath_ng.ext import parse as parse_jsonpath
+from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from pydantic import Field
 
 from sqlbench.agents.base import Answer, Request

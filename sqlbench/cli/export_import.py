@@ -7,13 +7,14 @@ request's CI, so the PR check reuses it instead of running the base again.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import click
 
-from sqlbench.cli.main import EXIT_OK
 from sqlbench.cli.options import output_option, project_dir_option, write_output
 from sqlbench.errors import SqlbenchError
+from sqlbench.exitcodes import ExitCode
 from sqlbench.runs.locate import open_project_store
 
 
@@ -30,7 +31,7 @@ def export_command(
     with open_project_store(project_dir) as store:
         document = store.export_run(run_ref)
     write_output(json.dumps(document, indent=2, ensure_ascii=False), output)
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)
 
 
 @click.command("import")
@@ -48,11 +49,8 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
     """Store a run exported by `sqlbench export` (`-` reads standard input). A run already in
     this store, or an export of a newer schema version, is refused."""
     try:
-        text = (
-            click.get_text_stream("stdin").read()
-            if str(file) == "-"
-            else file.read_text(encoding="utf-8")
-        )
+        # sys.stdin, not click.get_text_stream (deprecated in click 8.3, untyped since).
+        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise SqlbenchError(f"cannot read {file}: it is not UTF-8 text") from err
     except OSError as err:
@@ -67,4 +65,4 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
         f"Imported run {info.name} ({info.source_label}, agent {info.agent_name}, "
         f"{info.question_count} questions)"
     )
-    ctx.exit(EXIT_OK)
+    ctx.exit(ExitCode.OK)

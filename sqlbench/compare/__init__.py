@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlbench.compare.api import DEFAULT_BUDGET, CompareOptionError, compare_results
+from sqlbench.compare.api import DEFAULT_BUDGET, compare_results
 from sqlbench.compare.model import (
     ColumnGap,
     Comparison,
@@ -11,7 +11,7 @@ from sqlbench.compare.model import (
     NearMissKind,
     Problem,
 )
-from sqlbench.compare.normalize import InputError
+from sqlbench.errors import CompareOptionError, InputError
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -29,7 +29,7 @@ from sqlbench.compare.order import OrderPlan, plan_order, tie_groups
 from sqlbench.compare.pairs import RowMatch
 from sqlbench.compare.reasons import build_reason
 from sqlbench.compare.views import Side, Tolerance, ViewSet, pair_domain
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import CompareOptionError
 from sqlbench.verdicts import Verdict
 
 DEFAULT_BUDGET = 10_000
@@ -38,10 +38,6 @@ DEFAULT_BUDGET = 10_000
 _ORDERS = ("ignore", "strict", "auto")
 _ROWS = ("bag", "set")
 _COLUMNS = ("superset", "exact")
-
-
-class CompareOptionError(SqlbenchError, ValueError):
-    """An invalid option given to ``compare_results``."""
 
 
 def compare_results(

@@ -20,11 +20,7 @@ from sqlbench.compare.arrowcols import as_array, from_arrow, single
 from sqlbench.compare.columns import Column, Instants, Kind
 from sqlbench.compare.exactnum import from_decimals
 from sqlbench.compare.values import instants_from_objects, is_null_value
-from sqlbench.errors import SqlbenchError
-
-
-class InputError(SqlbenchError, TypeError):
-    """A result handed to ``compare_results`` is neither a pandas DataFrame nor an Arrow table."""
+from sqlbench.errors import InputError
 
 
 def normalize(result: pd.DataFrame | pa.Table) -> list[Column]:

@@ -14,9 +14,9 @@ import re
 from pathlib import Path
 
 from sqlbench.engines.base import Engine
-from sqlbench.errors import EngineError
+from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.dialect import warehouse_dialect
-from sqlbench.project.envvars import EnvVarError, resolve
+from sqlbench.project.envvars import resolve
 from sqlbench.project.models import Project, Settings
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")

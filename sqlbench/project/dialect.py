@@ -8,7 +8,8 @@ from collections.abc import Mapping
 
 from sqlglot.dialects import Dialects
 
-from sqlbench.project.envvars import EnvVarError, resolve
+from sqlbench.errors import EnvVarError
+from sqlbench.project.envvars import resolve
 
 DEFAULT_DIALECT = "duckdb"
 """The embedded warehouse's dialect (no ``warehouse:``, or a DuckDB file path)."""

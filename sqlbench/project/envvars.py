@@ -16,14 +16,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import EnvVarError
 
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-class EnvVarError(SqlbenchError):
-    """A ``${NAME}`` that is malformed, or names a variable that is not set."""
 
 
 def _parse(inner: str) -> tuple[str, str | None]:

@@ -12,15 +12,11 @@ import difflib
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import SelectionError
 from sqlbench.project.models import Question
 from sqlbench.project.schema import DEFAULT_SPACE
 
 _GLOB_CHARS = set("*?[")
-
-
-class SelectionError(SqlbenchError):
-    """A ``--select`` pattern or ``--space`` that picks out no question, or is ambiguous."""
 
 
 def _is_glob(pattern: str) -> bool:

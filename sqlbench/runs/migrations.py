@@ -16,17 +16,13 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import mysql
 from sqlalchemy.engine import Connection, Dialect, Engine
 
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import StoreError
 
 MIGRATIONS_TABLE = "sqlbench_migrations"
 RUNS_TABLE = "sqlbench_runs"
 RESULTS_TABLE = "sqlbench_results"
 # A constant key for PostgreSQL's advisory lock, so two processes never migrate at once.
 _PG_LOCK_KEY = 7_310_426_118
-
-
-class StoreError(SqlbenchError):
-    """The run store cannot be opened or does not hold what was asked for."""
 
 
 class UtcDateTime(sa.types.TypeDecorator[datetime]):

@@ -21,10 +21,11 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from sqlbench.errors import StoreError
 from sqlbench.runs.database import create_store_engine, mask_url, store_url
 from sqlbench.runs.identity import RunIdentity, identity_of
 from sqlbench.runs.liveness import process_alive
-from sqlbench.runs.migrations import SCHEMA_VERSION, StoreError, current_tables, migrate
+from sqlbench.runs.migrations import SCHEMA_VERSION, current_tables, migrate
 from sqlbench.runs.models import RunInfo, RunStatus, RunSummary, TrialResult, utc_now
 from sqlbench.runs.results import RunResult, gather
 from sqlbench.verdicts import Verdict

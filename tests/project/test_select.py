@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from sqlbench.errors import SelectionError
 from sqlbench.project.models import Question
-from sqlbench.project.select import SelectionError, select_questions
+from sqlbench.project.select import select_questions
 
 
 def _q(space: str, name: str, *tags: str) -> Question:

@@ -12,11 +12,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from sqlbench.errors import StoreError
 from sqlbench.project.models import CompareOptions
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
 from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
-from sqlbench.runs.migrations import Migration, StoreError, applied_migrations, migrate
+from sqlbench.runs.migrations import Migration, applied_migrations, migrate
 from sqlbench.runs.models import RunStatus
 from sqlbench.runs.store import RunStore
 from sqlbench.verdicts import Verdict
