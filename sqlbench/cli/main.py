@@ -11,6 +11,7 @@ import atexit
 import os
 import signal
 import sys
+from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn
 
@@ -40,7 +41,16 @@ class SqlbenchGroup(click.Group):
     context_settings={"auto_envvar_prefix": "SQLBENCH", "help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, prog_name="sqlbench")
-def cli() -> None:
+@click.option(
+    "--project-dir",
+    "-C",
+    "project_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Project folder, for every command (also accepted after the command).",
+)
+def cli(project_dir: Path | None) -> None:
     """Benchmark text-to-SQL agents by executing their SQL against known-correct answers."""
 
 

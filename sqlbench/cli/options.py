@@ -23,22 +23,44 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from sqlbench.errors import SqlbenchError
+from sqlbench.project.root import find_project_root
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+PROJECT_DIR_HELP = (
+    "Project folder (where sqlbench.yml and eval_questions/ live). Default: the current "
+    "folder or the first parent folder holding a project."
+)
+
+
+def _project_dir(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """``-C DIR`` given to the command wins, then ``sqlbench -C DIR COMMAND``; without either,
+    the project is found from the current folder upward (as git finds its repository)."""
+    if param.name is None or ctx.get_parameter_source(param.name) is not ParameterSource.DEFAULT:
+        return value
+    parent = ctx.parent.params.get("project_dir") if ctx.parent is not None else None
+    if isinstance(parent, Path):
+        return parent
+    found = find_project_root(Path.cwd())
+    return value if found is None else found
+
+
 def project_dir_option(func: F) -> F:
-    """``--project-dir/-C DIR`` (default ``.``): the project folder; passed as ``project_dir``."""
+    """``--project-dir/-C DIR``: the project folder; passed as ``project_dir``. Also accepted
+    before the command (``sqlbench -C DIR run``); without it, the project holding the current
+    folder."""
     return click.option(
         "--project-dir",
         "-C",
         "project_dir",
         type=click.Path(file_okay=False, path_type=Path),
         default=Path("."),
-        show_default=True,
-        help="Project folder (where sqlbench.yml and eval_questions/ live).",
+        callback=_project_dir,
+        help=PROJECT_DIR_HELP,
     )(func)
 
 

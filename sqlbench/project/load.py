@@ -38,6 +38,7 @@ from sqlbench.project.models import (
     Settings,
     SourceInfo,
 )
+from sqlbench.project.root import find_project_root, is_project_dir
 from sqlbench.project.schema import (
     parse_agent_file,
     parse_certified_file,
@@ -76,11 +77,6 @@ class _Files(NamedTuple):
     agents: list[AgentConfig]
     question_files: int
     files_read: int
-
-
-def is_project_dir(folder: Path) -> bool:
-    """Whether ``folder`` holds a sqlbench project (``sqlbench.yml`` or ``eval_questions/``)."""
-    return any((folder / marker).exists() for marker in gitfs.PROJECT_MARKERS)
 
 
 def _yaml_files(root: Path, folder: str) -> list[str]:
@@ -382,6 +378,7 @@ __all__ = [
     "ProjectCheck",
     "check_project",
     "close_project",
+    "find_project_root",
     "is_project_dir",
     "load_project",
     "question_set_hash",

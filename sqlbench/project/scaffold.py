@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.gitfs import PROJECT_MARKERS
+from sqlbench.project.root import find_project_root
 
 _DOT_FILES = {"gitignore": ".gitignore"}
 _OPTIONAL = {".gitignore"}
@@ -82,7 +83,8 @@ def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> 
     ``github_actions``, also the pull-request check workflow.
 
     Raises:
-        SqlbenchError: ``directory`` is a file, already holds a sqlbench project, or any file
+        SqlbenchError: ``directory`` is a file, already holds or is inside a sqlbench project
+            (a parent folder holds one), or any file
             to be written exists already (nothing is written then).
     """
     root = Path(directory)
@@ -93,6 +95,13 @@ def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> 
         raise SqlbenchError(
             f"{root} already holds a sqlbench project ({', '.join(present)}); "
             "refusing to write into it"
+        )
+    outer = find_project_root(root.resolve().parent)
+    if outer is not None:
+        raise SqlbenchError(
+            f"{root.resolve()} is inside the sqlbench project {outer}: refusing to nest a "
+            f"project in it. sqlbench commands run anywhere below {outer} use that project; "
+            "to start a separate one, init a folder outside it"
         )
     files = template_files()
     if github_actions:

@@ -191,3 +191,31 @@ def test_the_install_step_fails_loudly_without_an_explicit_source(invoke, tmp_pa
         # A direct reference reaches pip as one argument, never split into words.
         code, output, calls = _run_install(script, tmp_path, SQLBENCH_PIP_SPEC=git_spec)
         assert (code, calls) == (0, [["install", git_spec]]), output
+
+
+def test_commands_find_the_project_from_a_subfolder(invoke, tmp_path: Path, monkeypatch) -> None:
+    invoke("init", str(tmp_path / "proj"))
+    monkeypatch.chdir(tmp_path / "proj" / "models")
+    result = invoke("validate")
+    assert result.stdout.startswith("Valid: 3 questions")
+    assert invoke("questions").stdout.splitlines()[-1] == "3 questions in 1 space"
+
+
+def test_init_inside_a_project_refuses_to_nest(invoke, tmp_path: Path, monkeypatch) -> None:
+    invoke("init", str(tmp_path / "proj"))
+    monkeypatch.chdir(tmp_path / "proj" / "models")
+    result = invoke("init", exit_code=2)
+    assert "is inside the sqlbench project" in result.stderr
+    assert str(tmp_path / "proj") in result.stderr
+    assert not (tmp_path / "proj" / "models" / "sqlbench.yml").exists()
+    invoke("init", str(tmp_path / "proj" / "sub"), exit_code=2)
+    assert not (tmp_path / "proj" / "sub").exists()
+
+
+def test_project_dir_before_or_after_the_command(invoke, tmp_path: Path, monkeypatch) -> None:
+    invoke("init", str(tmp_path / "proj"))
+    monkeypatch.chdir(tmp_path)
+    before = invoke("-C", "proj", "questions").stdout
+    after = invoke("questions", "-C", "proj").stdout
+    assert before == after and before.splitlines()[-1] == "3 questions in 1 space"
+    invoke("questions", exit_code=2)
