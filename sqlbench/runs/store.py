@@ -9,6 +9,7 @@ graded. Thread-safe: the run loop records results from its worker threads.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -204,20 +205,46 @@ class RunStore:
         return summaries
 
     def find_run(self, ref: str) -> RunInfo:
-        """The run named ``ref``, or whose id is ``ref`` (or starts with it, 6+ characters)."""
+        """The run ``ref`` names: a run's name or id; ``latest`` (the newest run) or
+        ``latest~N`` (N runs before it); or the unique start of a name or id.
+
+        Raises:
+            StoreError: No run, or several, answer to ``ref`` (the message says which).
+        """
         runs = self._runs
         with self._read() as conn:
             row = conn.execute(sa.select(runs).where(runs.c.name == ref)).first()
             if row is None:
                 row = conn.execute(sa.select(runs).where(runs.c.id == ref)).first()
-            if row is None and len(ref) >= 6:
-                found = conn.execute(sa.select(runs).where(runs.c.id.startswith(ref))).all()
-                row = found[0] if len(found) == 1 else None
-            if row is None:
-                names = [n for (n,) in conn.execute(sa.select(runs.c.name))]
-        if row is None:
-            raise StoreError(_not_found(ref, names, self.url))
-        return _run_info(row._mapping)
+            if row is not None:
+                return _run_info(row._mapping)
+            newest = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.name.desc())
+            back = _latest_offset(ref)
+            if back is not None:
+                row = conn.execute(newest.offset(back).limit(1)).first()
+                if row is None:
+                    count = conn.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
+                    raise StoreError(_too_far_back(ref, int(count or 0), self.url))
+                return _run_info(row._mapping)
+            found = conn.execute(
+                newest.where(
+                    sa.or_(
+                        runs.c.name.startswith(ref, autoescape=True),
+                        runs.c.id.startswith(ref, autoescape=True),
+                    )
+                )
+            ).all()
+            if len(found) == 1:
+                return _run_info(found[0]._mapping)
+            if found:
+                names = ", ".join(f"'{r.name}'" for r in found[:5])
+                more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+                raise StoreError(
+                    f"'{ref}' is the start of {len(found)} runs' names ({names}{more}); "
+                    "type more of the name"
+                )
+            names = [n for (n,) in conn.execute(sa.select(runs.c.name))]
+        raise StoreError(_not_found(ref, names, self.url))
 
     def trials(self, run_id: str) -> list[TrialResult]:
         """Every stored result of a run, in the run's question order."""
@@ -398,6 +425,28 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
         "graded_at": result.graded_at,
         "data": result.model_dump_json(),
     }
+
+
+_LATEST = re.compile(r"latest(?:~(\d+))?")
+
+
+def _latest_offset(ref: str) -> int | None:
+    """How many runs back from the newest ``ref`` points (``latest`` 0, ``latest~2`` 2), or
+    None when ``ref`` is not of that form."""
+    match = _LATEST.fullmatch(ref)
+    if match is None:
+        return None
+    return int(match.group(1) or 0)
+
+
+def _too_far_back(ref: str, count: int, url: str) -> str:
+    if count == 0:
+        return f"there is no run yet in {url}, so '{ref}' names none; `sqlbench run` makes one"
+    runs = "run" if count == 1 else "runs"
+    return (
+        f"'{ref}' goes back past the oldest run: {url} holds {count} {runs} "
+        f"(latest to latest~{count - 1})"
+    )
 
 
 def _not_found(ref: str, names: list[str], url: str) -> str:

@@ -103,8 +103,31 @@ def test_runs_are_found_by_name_id_or_id_prefix(store: RunStore, make_info: Any)
     assert store.find_run("by-name").id == info.id
     assert store.find_run(info.id).name == "by-name"
     assert store.find_run(info.id[:8]).name == "by-name"
-    with pytest.raises(StoreError, match=r"no run named 'by-nam' .*Did you mean 'by-name'"):
-        store.find_run("by-nam")
+    with pytest.raises(StoreError, match=r"no run named 'by-nme' .*Did you mean 'by-name'"):
+        store.find_run("by-nme")
+
+
+def test_runs_are_found_by_latest_or_a_unique_start(
+    store: RunStore, make_info: Any, ago: Any
+) -> None:
+    with pytest.raises(StoreError, match="there is no run yet"):
+        store.find_run("latest")
+    for age, name in ((30, "nightly-1"), (20, "nightly-2"), (10, "pr_42")):
+        store.create_run(make_info(name=name, created_at=ago(age), updated_at=ago(age)))
+    assert store.find_run("latest").name == "pr_42"
+    assert store.find_run("latest~0").name == "pr_42"
+    assert store.find_run("latest~2").name == "nightly-1"
+    with pytest.raises(StoreError, match=r"'latest~3' goes back past the oldest run: .* 3 runs"):
+        store.find_run("latest~3")
+    assert store.find_run("pr").name == "pr_42"
+    assert store.find_run("nightly-2").name == "nightly-2"
+    with pytest.raises(StoreError, match=r"'nightly' is the start of 2 runs' names"):
+        store.find_run("nightly")
+    # `_` is a LIKE wildcard: it must match only itself.
+    with pytest.raises(StoreError, match="no run named 'pr_4x'"):
+        store.find_run("pr_4x")
+    with pytest.raises(StoreError, match="no run named 'p_'"):
+        store.find_run("p_")
 
 
 def test_list_is_newest_first_with_counts_and_skipped_left_out(
