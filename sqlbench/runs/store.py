@@ -237,10 +237,10 @@ class RunStore:
             if len(found) == 1:
                 return _run_info(found[0]._mapping)
             if found:
-                names = ", ".join(f"'{r.name}'" for r in found[:5])
+                listed = ", ".join(f"'{r.name}'" for r in found[:5])
                 more = f" and {len(found) - 5} more" if len(found) > 5 else ""
                 raise StoreError(
-                    f"'{ref}' is the start of {len(found)} runs' names ({names}{more}); "
+                    f"'{ref}' is the start of {len(found)} runs' names ({listed}{more}); "
                     "type more of the name"
                 )
             names = [n for (n,) in conn.execute(sa.select(runs.c.name))]
