@@ -33,6 +33,12 @@ class ToolCall(BaseModel):
     name: str
     arguments: Any = None
     output: Any = None
+    error: str | None = None
+    """Why the call failed (None: it succeeded); counted by tool call success."""
+    started_ms: float | None = None
+    """When the call started, in milliseconds from the start of the answer."""
+    duration_ms: float | None = None
+    """How long the call took, in milliseconds."""
 
 
 class Usage(BaseModel):

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sqlbench.agents.base import Agent, Answer, Request
+from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -65,11 +66,12 @@ def one_line(text: str, limit: int = _MAX_REASON) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def parse_answer(raw: Any) -> Answer:
+def parse_answer(raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> Answer:
     """Validate what an agent returned and turn it into an ``Answer``.
 
     Accepted: an ``Answer``; a string (bare SQL text); a mapping with only the answer fields
-    ``sql``, ``answer``, ``tool_calls``, ``usage``, ``error``, each of the right type.
+    ``sql``, ``answer``, ``tool_calls``, ``usage``, ``error``, each of the right type; or,
+    under another ``trace_format``, that format's shape (``sqlbench.agents.traces``).
 
     Raises:
         AgentError: One sentence saying what is wrong (unknown fields, wrong types, empty SQL,
@@ -79,6 +81,8 @@ def parse_answer(raw: Any) -> Answer:
         >>> parse_answer("SELECT 1").sql
         'SELECT 1'
     """
+    if trace_format is not TraceFormat.SQLBENCH and not isinstance(raw, (Answer, str)):
+        raw = adapt(raw, trace_format)
     if isinstance(raw, Answer):
         if raw.latency_ms is not None:
             raw = raw.model_copy(update={"latency_ms": None})
@@ -93,7 +97,7 @@ def parse_answer(raw: Any) -> Answer:
     raise AgentError(f"the answer must be SQL text or an answer object, got {kind}")
 
 
-def parse_output_text(text: str) -> Answer:
+def parse_output_text(text: str, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> Answer:
     """Parse an agent's printed output: a JSON answer, a JSON string, or bare SQL text.
 
     Output starting with ``{``, ``[`` or ``"`` must be valid JSON (SQL never starts so).
@@ -112,7 +116,7 @@ def parse_output_text(text: str) -> Answer:
                 f"the answer is not valid JSON ({err.msg} at line {err.lineno} column "
                 f"{err.colno}); output began: {one_line(stripped, 80)!r}"
             ) from err
-        return parse_answer(value)
+        return parse_answer(value, trace_format)
     return parse_answer(stripped)
 
 

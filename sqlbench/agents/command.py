@@ -25,6 +25,7 @@ from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.call import parse_output_text, time_left
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
+from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, Severity
 from sqlbench.project.models import AgentConfig
 
@@ -43,6 +44,8 @@ class CommandOptions(KindOptions):
 
     command: str | list[str] = Field(min_length=1)
     """The program and its arguments: one string split like a shell, or a list."""
+    trace_format: TraceFormat = TraceFormat.SQLBENCH
+    """The shape of the printed answer (``sqlbench.agents.traces``)."""
 
 
 def command_argv(command: str | list[str]) -> list[str]:
@@ -85,12 +88,14 @@ class CommandAgent:
         cwd: Path,
         env: Mapping[str, str],
         default_timeout_s: float,
+        trace_format: TraceFormat = TraceFormat.SQLBENCH,
     ) -> None:
         self.name = name
         self.argv = argv
         self.cwd = cwd
         self.env = dict(env)
         self.default_timeout_s = default_timeout_s
+        self.trace_format = trace_format
 
     def answer(self, request: Request) -> Answer:
         """Run the program once and parse what it printed."""
@@ -139,7 +144,7 @@ class CommandAgent:
                 f"the command {status}" + (f"; stderr: {tail}" if tail else " (stderr was empty)")
             )
         try:
-            return parse_output_text(pipes.stdout().decode("utf-8"))
+            return parse_output_text(pipes.stdout().decode("utf-8"), self.trace_format)
         except UnicodeDecodeError as err:
             raise AgentError(f"the command's output is not UTF-8 text ({err.reason})") from err
 
@@ -312,7 +317,12 @@ def _build(config: AgentConfig, options: CommandOptions, context: AgentContext) 
     except ValueError as err:
         raise AgentError(f"agent '{config.name}': `command` is not usable: {err}") from err
     return CommandAgent(
-        config.name, argv, context.project_root, context.env, context.run.agent_timeout_s
+        config.name,
+        argv,
+        context.project_root,
+        context.env,
+        context.run.agent_timeout_s,
+        options.trace_format,
     )
 
 

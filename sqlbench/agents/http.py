@@ -22,6 +22,7 @@ from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.call import one_line, parse_answer, time_left
 from sqlbench.agents.context import AgentContext, resolve_env_refs
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem
+from sqlbench.agents.traces import TraceFormat
 from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
@@ -43,6 +44,9 @@ class HttpOptions(KindOptions):
     """Socket timeout per request; default: the run's agent timeout."""
     response: dict[str, str] | None = None
     """Answer field -> JSONPath into the reply. None: the reply is the answer."""
+    trace_format: TraceFormat = TraceFormat.SQLBENCH
+    """The reply's shape; under ``openai_messages`` the ``response`` key ``messages`` may
+    point at the message list (``sqlbench.agents.traces``)."""
 
 
 class ResponsePath(NamedTuple):
@@ -52,8 +56,10 @@ class ResponsePath(NamedTuple):
     path: JSONPath
 
 
-def compile_response_paths(response: Mapping[str, str]) -> dict[str, ResponsePath]:
-    """Parse a ``response:`` mapping's JSONPaths.
+def compile_response_paths(
+    response: Mapping[str, str], trace_format: TraceFormat = TraceFormat.SQLBENCH
+) -> dict[str, ResponsePath]:
+    """Parse a ``response:`` mapping's JSONPaths (``messages`` too under ``openai_messages``).
 
     Raises:
         ValueError: A key is not an answer field or a path does not parse.
@@ -63,13 +69,16 @@ def compile_response_paths(response: Mapping[str, str]) -> dict[str, ResponsePat
         ['sql']
     """
     paths: dict[str, ResponsePath] = {}
+    fields: tuple[str, ...] = ANSWER_FIELDS
+    if trace_format is TraceFormat.OPENAI_MESSAGES:
+        fields = ("messages", *ANSWER_FIELDS)
     for field_name, path in response.items():
-        if field_name not in ANSWER_FIELDS:
-            close = difflib.get_close_matches(field_name, ANSWER_FIELDS, n=1)
+        if field_name not in fields:
+            close = difflib.get_close_matches(field_name, fields, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else ""
             raise ValueError(
                 f"`response` key '{field_name}' is not an answer field{hint} "
-                f"(fields: {', '.join(ANSWER_FIELDS)})"
+                f"(fields: {', '.join(fields)})"
             )
         try:
             paths[field_name] = ResponsePath(path, parse_jsonpath(path))
@@ -129,7 +138,11 @@ class HttpAgent:
         self.options = options
         self.env = env
         self.default_timeout_s = options.timeout_s or default_timeout_s
-        self.paths = compile_response_paths(options.response) if options.response else None
+        self.paths = (
+            compile_response_paths(options.response, options.trace_format)
+            if options.response
+            else None
+        )
 
     def answer(self, request: Request) -> Answer:
         """POST the request and read the answer from the reply."""
@@ -157,14 +170,18 @@ class HttpAgent:
             err.args = (envvars.redact(str(err), templates, self.env),)
             raise
         reply = envvars.redact_data(reply, templates, self.env)
+        trace_format = self.options.trace_format
         if self.paths is None:
-            return parse_answer(reply)
+            return parse_answer(reply, trace_format)
         if not isinstance(reply, dict):
             raise AgentError(
                 f"the reply is {type(reply).__name__}, not a JSON object, so the "
                 "`response` JSONPaths cannot be applied"
             )
-        return parse_answer(extract_answer(reply, self.paths))
+        mapped = extract_answer(reply, self.paths)
+        if trace_format is TraceFormat.OPENAI_MESSAGES and "messages" not in mapped:
+            raise AgentError("the `response` paths found no `messages` in the reply")
+        return parse_answer(mapped, trace_format)
 
 
 def _check(config: AgentConfig, options: HttpOptions) -> list[Problem]:
@@ -182,7 +199,7 @@ def _check(config: AgentConfig, options: HttpOptions) -> list[Problem]:
         )
     if options.response is not None:
         try:
-            compile_response_paths(options.response)
+            compile_response_paths(options.response, options.trace_format)
         except ValueError as err:
             problems.append(problem(config, str(err)))
     return problems

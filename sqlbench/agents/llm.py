@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -102,6 +103,7 @@ class LlmAgent:
             {"role": "user", "content": request.question},
         ]
         trace: list[ToolCall] = []
+        began = time.monotonic()
         usage: Usage | None = None
         sql_calls = 0
         for _ in range(self.max_tool_calls + _EXTRA_TURNS):
@@ -135,6 +137,7 @@ class LlmAgent:
                         tool_calls=trace,
                         usage=usage,
                     )
+                started = (time.monotonic() - began) * 1000.0
                 if name == RUN_SQL and sql_calls < self.max_tool_calls:
                     sql_calls += 1
                     output = self._run_sql(arguments)
@@ -147,7 +150,17 @@ class LlmAgent:
                     output = {"error": "submit_sql needs a non-empty `sql` argument"}
                 else:
                     output = {"error": f"unknown tool {name!r}; tools: {RUN_SQL}, {SUBMIT_SQL}"}
-                trace.append(ToolCall(name=name, arguments=arguments, output=output))
+                error = output.get("error") if isinstance(output, dict) else None
+                trace.append(
+                    ToolCall(
+                        name=name,
+                        arguments=arguments,
+                        output=output,
+                        error=str(error) if error else None,
+                        started_ms=round(started, 3),
+                        duration_ms=round((time.monotonic() - began) * 1000.0 - started, 3),
+                    )
+                )
                 messages.append(
                     {
                         "role": "tool",

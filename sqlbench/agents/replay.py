@@ -19,6 +19,7 @@ from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.call import parse_answer
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
+from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
 from sqlbench.project.models import AgentConfig
 from sqlbench.project.yamlload import load_yaml, plain
@@ -32,6 +33,8 @@ class ReplayOptions(KindOptions):
 
     path: str = Field(min_length=1)
     """Recorded answers (.jsonl, .yml/.yaml, .json), relative to the agent file's folder."""
+    trace_format: TraceFormat = TraceFormat.SQLBENCH
+    """The shape of each recorded answer (``sqlbench.agents.traces``)."""
 
 
 class Record(NamedTuple):
@@ -132,11 +135,16 @@ class ReplayAgent:
     notice: str | None = None
 
     def __init__(
-        self, name: str, records: dict[tuple[str | None, str], Record], shown: str
+        self,
+        name: str,
+        records: dict[tuple[str | None, str], Record],
+        shown: str,
+        trace_format: TraceFormat = TraceFormat.SQLBENCH,
     ) -> None:
         self.name = name
         self.records = records
         self.shown = shown
+        self.trace_format = trace_format
 
     def answer(self, request: Request) -> Answer:
         """The record for the request's space and name."""
@@ -148,7 +156,7 @@ class ReplayAgent:
                 f"no recorded answer for {request.space}/{request.name} in {self.shown}"
             )
         try:
-            return parse_answer(record.fields)
+            return parse_answer(record.fields, self.trace_format)
         except AgentError as err:
             raise AgentError(f"{self.shown}:{record.line}: {err}") from err
 
@@ -180,7 +188,7 @@ def _build(config: AgentConfig, options: ReplayOptions, context: AgentContext) -
         else (context.project_root / config.base_dir)
     )
     file, shown = _shown_path(config, options, base)
-    return ReplayAgent(config.name, load_records(file, shown), shown)
+    return ReplayAgent(config.name, load_records(file, shown), shown, options.trace_format)
 
 
 KIND = AgentKind(

@@ -194,25 +194,39 @@ def _read_agent_files(root: Path) -> tuple[list[AgentConfig], list[Problem], int
     return agents, problems, len(per_file) - len(recordings & per_file.keys())
 
 
+def _hashed_question(q: Question) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "space": q.space,
+        "name": q.name,
+        "question": q.question,
+        "truth_kind": q.truth_kind.value,
+        "truth_sql": q.truth_sql,
+        "also_accept": list(q.also_accept),
+        "compare": q.compare.model_dump(exclude_none=True) if q.compare else None,
+        "skip": q.skip,
+    }
+    # Added only where set, so questions without them keep the hash runs were stored under.
+    for key in ("expected_tools", "expected_trajectory", "assertions", "ground_truth_output"):
+        value = getattr(q, key)
+        if value is not None and value != []:
+            record[key] = json.loads(json.dumps(_dumped(value), default=str))
+    return record
+
+
+def _dumped(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_dumped(item) for item in value]
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    return value
+
+
 def question_set_hash(questions: Sequence[Question]) -> str:
     """sha256 over every question's space, name, text, ground truth (kind and resolved SQL),
-    ``also_accept``, ``compare`` overrides and ``skip``; independent of file order and tags."""
+    ``also_accept``, ``compare`` overrides and ``skip``, and the trace expectations (SPEC
+    section 6) where set; independent of file order and tags."""
     records = sorted(
-        json.dumps(
-            {
-                "space": q.space,
-                "name": q.name,
-                "question": q.question,
-                "truth_kind": q.truth_kind.value,
-                "truth_sql": q.truth_sql,
-                "also_accept": list(q.also_accept),
-                "compare": q.compare.model_dump(exclude_none=True) if q.compare else None,
-                "skip": q.skip,
-            },
-            sort_keys=True,
-            ensure_ascii=False,
-        )
-        for q in questions
+        json.dumps(_hashed_question(q), sort_keys=True, ensure_ascii=False) for q in questions
     )
     return hashlib.sha256("\n".join(records).encode("utf-8")).hexdigest()
 

@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 
 class _Strict(BaseModel):
@@ -143,6 +143,103 @@ class TruthKind(StrEnum):
     NONE = "none"
 
 
+class ExpectedTool(_Strict):
+    """One ``expected_tools`` entry (SPEC section 6; Snowflake's ground-truth invocations)."""
+
+    tool_name: str = Field(min_length=1)
+    tool_input: Any = None
+    """What the call should receive (judged by tool execution accuracy); None: not judged."""
+    tool_output: Any = None
+    """What the call should return (judged by tool execution accuracy); None: not judged."""
+
+
+TrajectoryMatch = Literal["exact", "in_order", "any_order"]
+
+
+class TrajectoryStep(_Strict):
+    """One expected step with its arguments (compared as values)."""
+
+    name: str = Field(min_length=1)
+    arguments: Any = None
+    """None: any arguments."""
+
+
+class ExpectedTrajectory(_Strict):
+    """``expected_trajectory``: the tool calls expected, and how to match them (Azure's task
+    navigation efficiency)."""
+
+    steps: list[str | TrajectoryStep]
+    match: TrajectoryMatch = "exact"
+
+    @field_validator("steps")
+    @classmethod
+    def _names(cls, steps: list[str | TrajectoryStep]) -> list[str | TrajectoryStep]:
+        for step in steps:
+            if isinstance(step, str) and not step.strip():
+                raise ValueError("a step name is empty")
+        return steps
+
+
+StringOperator = Literal["equals", "contains", "startswith", "endswith"]
+NumericOperator = Literal[
+    "equals", "greater_than", "greater_than_or_equal", "less_than", "less_than_or_equal"
+]
+STRING_OPERATORS: tuple[str, ...] = ("equals", "contains", "startswith", "endswith")
+NUMERIC_OPERATORS: tuple[str, ...] = (
+    "equals",
+    "greater_than",
+    "greater_than_or_equal",
+    "less_than",
+    "less_than_or_equal",
+)
+
+
+class Assertion(_Strict):
+    """One ``assertions`` entry: a JSONPath into the answer record, an operator, a value
+    (Salesforce Agentforce semantics; ``sqlbench.metrics.assertions``)."""
+
+    label: str = Field(min_length=1)
+    actual: str = Field(min_length=1)
+    """JSONPath into the answer record, e.g. ``$.latency_ms`` or ``$.tool_calls[0].name``."""
+    operator: str
+    expected: str | int | float
+    type: Literal["string", "numeric"] = "string"
+
+    @field_validator("actual")
+    @classmethod
+    def _jsonpath(cls, path: str) -> str:
+        # Imported here: jsonpath parsing is only needed by projects that use assertions.
+        from jsonpath_ng.exceptions import JSONPathError
+        from jsonpath_ng.ext.parser import parse
+
+        try:
+            parse(path)
+        except (JSONPathError, Exception) as err:  # jsonpath-ng raises bare Exception too
+            raise ValueError(f"{path!r} is not a valid JSONPath: {err}") from err
+        return path
+
+    @model_validator(mode="after")
+    def _operator(self) -> Assertion:
+        allowed = STRING_OPERATORS if self.type == "string" else NUMERIC_OPERATORS
+        if self.operator not in allowed:
+            raise ValueError(
+                f"operator {self.operator!r} is not a {self.type} operator; "
+                f"expected one of: {', '.join(allowed)}"
+            )
+        if self.type == "numeric" and (
+            isinstance(self.expected, bool) or not isinstance(self.expected, int | float)
+        ):
+            raise ValueError(
+                f"a numeric assertion needs a number as expected, got {self.expected!r}"
+            )
+        if self.type == "string" and not isinstance(self.expected, str):
+            raise ValueError(
+                f"a string assertion needs text as expected, got {self.expected!r} "
+                "(quote it, or use type: numeric)"
+            )
+        return self
+
+
 class Question(_Strict):
     """One entry of ``eval_questions/**.yml``. The loader fills the private attributes."""
 
@@ -154,6 +251,12 @@ class Question(_Strict):
     compare: CompareOverrides | None = None
     also_accept: list[str] = Field(default_factory=list)
     skip: str | None = None
+    expected_tools: list[ExpectedTool] | None = None
+    """None: not measured; ``[]``: no tool should be called."""
+    expected_trajectory: ExpectedTrajectory | None = None
+    assertions: list[Assertion] = Field(default_factory=list)
+    ground_truth_output: str | int | float | list[Any] | dict[str, Any] | None = None
+    """The expected answer in words (for the judge's answer correctness)."""
     _space: str = PrivateAttr("auto")
     _path: str = PrivateAttr("")
     _line: int = PrivateAttr(0)

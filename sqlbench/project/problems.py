@@ -12,22 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from sqlbench.errors import Problem, Severity
-from sqlbench.project.models import Question
 from sqlbench.project.yamlload import YamlMap, line_of, plain
-
-TRACE_KEYS = frozenset(
-    {
-        "expected_tools",
-        "assertions",
-        "ground_truth_output",
-        "metrics",
-        "trajectory",
-        "trajectory_mode",
-        "judge",
-        "llm_judge",
-    }
-)
-"""Question keys of SPEC section 6 (the agent's trace), reported as not supported yet."""
 
 _NAME_FORBIDDEN = set("/*?[]")
 
@@ -120,16 +105,10 @@ def pydantic_problems(
         kind = details["type"]
         if kind == "extra_forbidden":
             key = str(loc[-1])
-            if model is Question and len(loc) == 1 and key in TRACE_KEYS:
-                message = (
-                    f"{key!r} is a trace expectation (SPEC section 6), not supported yet; "
-                    "remove it for now"
-                )
-            else:
-                sub = _submodel(model, loc[:-1])
-                where = f" under {'.'.join(map(str, loc[:-1]))!r}" if len(loc) > 1 else ""
-                valid = _model_keys(sub) if sub is not None else []
-                message = f"unknown key {key!r}{where}{suggest(key, valid)}"
+            sub = _submodel(model, loc[:-1])
+            where = f" under {'.'.join(map(str, loc[:-1]))!r}" if len(loc) > 1 else ""
+            valid = _model_keys(sub) if sub is not None else []
+            message = f"unknown key {key!r}{where}{suggest(key, valid)}"
             line = line_of(data, loc)
         elif kind == "missing":
             message = f"missing required key {str(loc[-1])!r}"

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlbench.metrics.summary import summarize_metrics
+from sqlbench.report.metric_format import metric_json
 from sqlbench.runs.models import RunInfo, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
 
@@ -27,6 +29,7 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
         },
         "counts": {verdict.value: n for verdict, n in run.counts().items()},
+        "metrics": _metrics_summary(run),
         "results": [_question(q, run.info.repeat) for q in run.questions],
     }
 
@@ -73,7 +76,23 @@ def _trial(trial: TrialResult) -> dict[str, Any]:
         mode="json",
         exclude={"space", "name", "question", "tags", "truth_sql", "also_accept", "position"},
     )
+    data["metrics"] = {name: metric_json(result) for name, result in trial.metrics.items()}
     return data
+
+
+def _metrics_summary(run: RunResult) -> dict[str, Any]:
+    trials = [t for q in run.questions for t in q.trials]
+    return {
+        s.name: {
+            "mean": s.mean,
+            "scored": s.scored,
+            "high": s.high,
+            "medium": s.medium,
+            "low": s.low,
+            "errors": s.errors,
+        }
+        for s in summarize_metrics(trials)
+    }
 
 
 def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from sqlbench.report.metric_format import metric_detail
 from sqlbench.report.run_format import verdict_text
 from sqlbench.runs.results import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
@@ -66,4 +67,9 @@ def _detail(question: QuestionResult) -> str:
         lines += ["agent SQL:", trial.agent_sql.strip()]
     elif trial.answer:
         lines += ["agent answer:", trial.answer.strip()]
+    for name, result in trial.metrics.items():
+        lines += metric_detail(name, result)
+    for check in trial.assertions:
+        state = "passed" if check.passed else f"failed: {check.reason}"
+        lines.append(f"assertion {check.label!r} {state}")
     return "\n".join(lines)

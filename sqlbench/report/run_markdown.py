@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlbench.report.markdown_cell import cell
+from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
     accuracy_line,
     counts_line,
@@ -32,6 +33,7 @@ def render(run: RunResult) -> str:
         "",
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         "",
+        *_metric_list(run),
         f"Branch `{_code(info.source_label)}` ({info.environment}) · agent "
         f"`{_code(info.agent_name)}` ({info.agent_kind})"
         + (f" · shard {info.shard}" if info.shard else "")
@@ -47,6 +49,13 @@ def render(run: RunResult) -> str:
             f"{latency_text(question_latency(question))} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def _metric_list(run: RunResult) -> list[str]:
+    lines = metric_lines(t for q in run.questions for t in q.trials)
+    if not lines:
+        return []
+    return [*(f"- {cell(line)}" for line in lines), ""]
 
 
 def _code(text: str) -> str:

@@ -11,6 +11,7 @@ from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sqlbench.report.metric_format import metric_detail, metric_lines
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
@@ -79,6 +80,7 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         "",
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
         counts_line(run),
+        *metric_lines(t for q in run.questions for t in q.trials),
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)
@@ -176,9 +178,28 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     if trial.tool_calls:
         parts.append(Text(f"Tool calls ({len(trial.tool_calls)}):", style="bold"))
         for number, call in enumerate(trial.tool_calls, start=1):
-            parts.append(f"  {number}. {call.name}({_short(call.arguments, 200)})")
+            timing = ""
+            if call.duration_ms is not None:
+                timing = f"  [{latency_text(call.duration_ms)}]"
+            parts.append(f"  {number}. {call.name}({_short(call.arguments, 200)}){timing}")
             if call.output is not None:
                 parts.append(f"     → {_short(call.output, 200)}")
+            if call.error is not None:
+                parts.append(Text(f"     ✗ {_short(call.error, 200)}", style="red"))
+    if trial.metrics:
+        parts.append(Text("Metrics:", style="bold"))
+        for name, result in trial.metrics.items():
+            parts += ["  " + line for line in metric_detail(name, result)]
+    if trial.assertions:
+        parts.append(Text("Assertions:", style="bold"))
+        for check in trial.assertions:
+            mark, style = ("✓", "green") if check.passed else ("✗", "red")
+            line = Text(f"  {mark} ", style=style)
+            if check.passed:
+                line.append(f"{check.label}: actual {_short(check.actual, 120)}")
+            else:
+                line.append(f"{check.label}: {check.reason}")
+            parts.append(line)
     facts = [f"latency {latency_text(trial.latency_ms)}" if trial.latency_ms is not None else ""]
     tokens = tokens_text(trial.input_tokens, trial.output_tokens)
     facts.append(f"tokens {tokens}" if tokens else "")

@@ -23,6 +23,7 @@ from sqlbench.grading import (
     grade_skipped,
     truth_problem,
 )
+from sqlbench.metrics.compute import with_metrics
 from sqlbench.project.models import CompareOptions, Question, RunSettings
 from sqlbench.runs.models import ToolCallRecord, TrialResult
 from sqlbench.runs.previews import json_safe, make_preview, unmatched_rows
@@ -117,7 +118,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             "agent_sql": round(sql_ms, 3),
             "compare": round(compare_ms, 3),
         }
-        return _trial(base, graded, truths, answer, outcome, timings)
+        return with_metrics(question, _trial(base, graded, truths, answer, outcome, timings))
     finally:
         context.truths.release(sqls)
 
@@ -180,7 +181,12 @@ def _trace(answer: Answer) -> dict[str, Any]:
         "answer": text,
         "tool_calls": [
             ToolCallRecord(
-                name=call.name, arguments=_capped(call.arguments), output=_capped(call.output)
+                name=call.name,
+                arguments=_capped(call.arguments),
+                output=_capped(call.output),
+                error=call.error,
+                started_ms=call.started_ms,
+                duration_ms=call.duration_ms,
             )
             for call in answer.tool_calls
         ],

@@ -83,6 +83,40 @@ class ToolCallRecord(_Model):
     name: str
     arguments: JsonValue = None
     output: JsonValue = None
+    error: str | None = None
+    """Why the call failed; None when it succeeded."""
+    started_ms: float | None = None
+    """Start, in milliseconds from the start of the answer."""
+    duration_ms: float | None = None
+
+
+class MetricResult(_Model):
+    """One section 6 metric of one answer (``sqlbench.metrics``)."""
+
+    score: float | None = None
+    """0–1; None where the metric does not apply (or could not be computed: ``error``)."""
+    detail: dict[str, JsonValue] = Field(default_factory=dict)
+    """The metric's own detail (matched and missing tools, precision/recall/F1, ...)."""
+    error: str | None = None
+    """Why the metric has no score (a judge reply that did not parse, no judge, ...)."""
+    band: str | None = None
+    """Judged metrics: ``high``, ``medium`` or ``low``."""
+    explanation: str | None = None
+    """Judged metrics: the judge's explanation."""
+    judge_model: str | None = None
+    prompt_hash: str | None = None
+    judge_tokens: int | None = None
+
+
+class AssertionResult(_Model):
+    """One ``assertions`` entry checked against the answer record."""
+
+    label: str
+    passed: bool
+    actual: JsonValue = None
+    """The value the JSONPath found (a list when it found several; None when none)."""
+    reason: str = ""
+    """Why it failed; empty when it passed."""
 
 
 class TrialResult(_Model):
@@ -117,6 +151,9 @@ class TrialResult(_Model):
     output_tokens: int | None = None
     timings_ms: dict[str, float] = Field(default_factory=dict)
     """Harness timings: ``truth``, ``agent_sql``, ``compare`` (milliseconds)."""
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    """Section 6 metrics by name (only those the question and project ask for)."""
+    assertions: list[AssertionResult] = Field(default_factory=list)
     graded_at: datetime = Field(default_factory=utc_now)
 
     _aware_graded = field_validator("graded_at")(_aware)

@@ -341,3 +341,36 @@ def test_validation_of_http_keys() -> None:
         "agent 'api': unknown key 'header' for kind http; did you mean 'headers'? "
         "(keys: url, headers, timeout_s, response)"
     ]
+
+
+def test_openai_messages_trace_mapped_by_jsonpath(
+    server: ScriptedServer, context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    messages = [
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "run_sql", "arguments": '{"sql": "SELECT 1"}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "1 row"},
+        {"role": "assistant", "content": "Done."},
+    ]
+    server.replies.append(Reply(200, {"result": {"thread": messages, "query": "SELECT 1"}}))
+    config = http_agent(
+        url=server.url,
+        trace_format="openai_messages",
+        response={"messages": "$.result.thread", "sql": "$.result.query"},
+    )
+    assert validate_agent_config(config) == []
+    answer = ask(build_agent(config, context), request_for(), timeout_s=10, retries=0)
+    assert answer.error is None
+    assert answer.sql == "SELECT 1" and answer.answer == "Done."
+    assert [(c.name, c.output) for c in answer.tool_calls] == [("run_sql", "1 row")]
+
+
+def test_messages_path_needs_the_openai_messages_format() -> None:
+    problems = validate_agent_config(
+        http_agent(url="http://127.0.0.1:1", response={"messages": "$.thread"})
+    )
+    assert len(problems) == 1 and "not an answer field" in problems[0].message
