@@ -243,7 +243,7 @@ def test_validation_of_command_keys(context: AgentContext) -> None:
     assert problems({"command": [sys.executable, "-V"]}) == []
     assert problems({"comand": "x"}) == [
         "agents/cmd.yml:4: error: agent 'cmd': unknown key 'comand' for kind command; did you "
-        "mean 'command'? (keys: command)",
+        "mean 'command'? (keys: command, trace_format)",
     ]
     assert problems({}) == [
         "agents/cmd.yml:4: error: agent 'cmd': kind command needs the key 'command'"

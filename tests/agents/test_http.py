@@ -339,7 +339,7 @@ def test_validation_of_http_keys() -> None:
     )
     assert problems(url="https://x", header={}) == [
         "agent 'api': unknown key 'header' for kind http; did you mean 'headers'? "
-        "(keys: url, headers, timeout_s, response)"
+        "(keys: url, headers, timeout_s, response, trace_format)"
     ]
 
 
