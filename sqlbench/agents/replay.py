@@ -21,6 +21,7 @@ from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
 from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
+from sqlbench.project.confine import outside_project
 from sqlbench.project.models import AgentConfig
 from sqlbench.project.yamlload import load_yaml, plain
 
@@ -171,9 +172,20 @@ def _shown_path(
     return file, options.path
 
 
+def _confined(file: Path, shown: str, root: Path | None) -> None:
+    """A replay file must lie inside the project (``path`` absolute or up through ``..`` to
+    somewhere else, or a symlink out, is refused)."""
+    if root is not None and outside_project(root, file):
+        raise ProjectError(
+            "the replay file is outside the project; it must be inside the project folder",
+            shown,
+        )
+
+
 def _check(config: AgentConfig, options: ReplayOptions) -> list[Problem]:
     file, shown = _shown_path(config, options)
     try:
+        _confined(file, shown, project_root_of(config))
         load_records(file, shown)
     except ProjectError as err:
         return [problem(config, f"`path`: {err}")]
@@ -188,6 +200,7 @@ def _build(config: AgentConfig, options: ReplayOptions, context: AgentContext) -
         else (context.project_root / config.base_dir)
     )
     file, shown = _shown_path(config, options, base)
+    _confined(file, shown, context.project_root)
     return ReplayAgent(config.name, load_records(file, shown), shown, options.trace_format)
 
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 import time
 import weakref
@@ -38,6 +37,7 @@ from sqlbench.engines.results import (
     too_many_rows,
 )
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.tempdirs import make_temp
 
 _RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
 _LOCK_SETTINGS = (
@@ -69,7 +69,7 @@ class DuckDBEngine(Engine):
     def __init__(self, database: Path | None = None, *, display: str = "embedded DuckDB") -> None:
         self.display = display
         # Spilled intermediates go to a private folder, not ``.tmp/`` in the working directory.
-        spill = tempfile.mkdtemp(prefix="sqlbench-duckdb-")
+        spill = str(make_temp("duckdb"))
         # Removed on close, or when an engine nobody closed is garbage-collected.
         self._remove_spill = weakref.finalize(self, shutil.rmtree, spill, True)
         self._con = duckdb.connect(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sqlbench.engines.base import Engine
 from sqlbench.errors import EngineError, EnvVarError
+from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import warehouse_dialect
 from sqlbench.project.envvars import resolve
 from sqlbench.project.models import Project, Settings
@@ -105,6 +106,9 @@ def setup_files(settings: Settings, project_root: Path) -> list[Path]:
                 f"setup pattern {pattern!r} in sqlbench.yml must be relative to the project folder"
             )
         matches = sorted(p for p in project_root.glob(pattern) if p.is_file())
+        for match in matches:
+            if outside_project(project_root, match):
+                raise EngineError(outside_message(match.relative_to(project_root).as_posix()))
         if not matches:
             raise EngineError(f"setup pattern {pattern!r} in sqlbench.yml matches no file")
         files.extend(p for p in matches if p not in files)

@@ -14,12 +14,12 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import IO, NamedTuple
 
 from sqlbench.errors import GitError
+from sqlbench.tempdirs import make_temp
 
 PROJECT_MARKERS = ("sqlbench.yml", "sqlbench.yaml", "eval_questions")
 """A folder (or a ref's subtree) holding any of these is a sqlbench project."""
@@ -228,8 +228,14 @@ def extract_project(path: Path | str, ref: str) -> ExtractedTree:
     ``export-ignore``/``export-subst`` attributes). Executable bits and symlinks are kept;
     submodules are left out. The checkout, index and uncommitted edits are not touched.
 
+    Another branch's tree is untrusted (docs/security.md): a path with an empty, ``.`` or
+    ``..`` part, a file under a path that is also a symlink, or a symlink that points outside
+    the folder (absolute, or up through ``..``) is refused with one sentence, and nothing is
+    ever written through a symlink (regular files first, symlinks last, ``O_NOFOLLOW``).
+    Folders left by killed sqlbench processes are removed first (``tempdirs.make_temp``).
+
     Raises:
-        GitError: Not a git repository, the ref does not exist, or git fails.
+        GitError: Not a git repository, the ref does not exist, git fails, or the tree is unsafe.
     """
     location = _require_repo(path, ref)
     commit = resolve_ref(path, ref)
@@ -244,18 +250,60 @@ def extract_project(path: Path | str, ref: str) -> ExtractedTree:
         if kind != "blob":
             continue  # a submodule's commit: not part of this repository's files
         entries.append((mode, oid, file_path.removeprefix(location.prefix)))
-    safe_ref = re.sub(r"[^A-Za-z0-9._-]+", "-", ref)[:40]
-    root = Path(tempfile.mkdtemp(prefix=f"sqlbench-{safe_ref}-"))
+    _check_tree_paths(entries, ref)
+    root = make_temp("tree", ref)
     tree = ExtractedTree(root, commit, ref)
     try:
-        _write_blobs(location.toplevel, root, entries)
+        _write_blobs(location.toplevel, root, entries, ref)
     except BaseException:
         tree.cleanup()
         raise
     return tree
 
 
-def _write_blobs(toplevel: Path, root: Path, entries: list[tuple[str, str, str]]) -> None:
+def _unsafe_tree(ref: str, rel: str, why: str) -> GitError:
+    return GitError(
+        f"the tree at {ref!r} is unsafe: {rel!r} {why}; sqlbench reads nothing from it "
+        "(see docs/security.md)"
+    )
+
+
+def _check_tree_paths(entries: list[tuple[str, str, str]], ref: str) -> None:
+    """Refuse crafted trees before anything is written (see ``extract_project``)."""
+    links = {rel for mode, _, rel in entries if mode == "120000"}
+    seen: set[str] = set()
+    for _, _, rel in entries:
+        parts = rel.split("/")
+        if rel.startswith("/") or any(part in ("", ".", "..") for part in parts):
+            raise _unsafe_tree(ref, rel, "has an empty, '.' or '..' part")
+        if rel in seen:
+            raise _unsafe_tree(ref, rel, "appears twice")
+        seen.add(rel)
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in links:
+                raise _unsafe_tree(
+                    ref, rel, f"lies under {'/'.join(parts[:depth])!r}, which is a symlink"
+                )
+
+
+def _link_target_ok(rel: str, target: str) -> bool:
+    """Whether a symlink at ``rel`` pointing at ``target`` stays inside the tree, as written.
+
+    Example:
+        >>> _link_target_ok("a/b.yml", "../c.yml"), _link_target_ok("a/b.yml", "../../etc")
+        (True, False)
+        >>> _link_target_ok("x", "/etc/passwd")
+        False
+    """
+    if not target or target.startswith("/") or "\0" in target:
+        return False
+    joined = os.path.normpath(os.path.join(os.path.dirname(rel), target))
+    return joined != ".." and not joined.startswith("../") and not os.path.isabs(joined)
+
+
+def _write_blobs(
+    toplevel: Path, root: Path, entries: list[tuple[str, str, str]], ref: str = ""
+) -> None:
     if not entries:
         return
     proc = subprocess.Popen(
@@ -276,6 +324,7 @@ def _write_blobs(toplevel: Path, root: Path, entries: list[tuple[str, str, str]]
         finally:
             stdin.close()
 
+    links: list[tuple[str, str]] = []
     writer = threading.Thread(target=feed, args=(proc.stdin,), daemon=True)
     writer.start()
     try:
@@ -285,20 +334,44 @@ def _write_blobs(toplevel: Path, root: Path, entries: list[tuple[str, str, str]]
                 raise GitError(f"git cat-file could not read {rel} ({' '.join(header)})")
             data = proc.stdout.read(int(header[2]))
             proc.stdout.read(1)  # the newline after each object
-            target = root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
             if mode == "120000":
-                os.symlink(data.decode(), target)
+                target_text = data.decode("utf-8", "replace")
+                if not _link_target_ok(rel, target_text):
+                    raise _unsafe_tree(
+                        ref, rel, f"is a symlink to {target_text!r}, outside the project"
+                    )
+                links.append((rel, target_text))
                 continue
-            target.write_bytes(data)
-            if mode == "100755":
-                target.chmod(0o755)
+            _write_file(root, rel, data, executable=mode == "100755")
     finally:
         writer.join()
         proc.stdout.close()
         proc.wait()
         if proc.stderr is not None:
             proc.stderr.close()
+    # Symlinks last, so no file is ever written through one; then every link, resolved
+    # through the others, must still land inside the folder.
+    for rel, target_text in links:
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.symlink(target_text, target)
+        except FileExistsError as err:
+            raise _unsafe_tree(ref, rel, "is both a symlink and a folder or file") from err
+    real_root = os.path.realpath(root)
+    for rel, target_text in links:
+        real = os.path.realpath(root / rel)
+        if real != real_root and not real.startswith(real_root + os.sep):
+            raise _unsafe_tree(ref, rel, f"is a symlink to {target_text!r}, outside the project")
+
+
+def _write_file(root: Path, rel: str, data: bytes, *, executable: bool) -> None:
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(target, flags, 0o755 if executable else 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def working_tree_state(path: Path | str) -> WorkingTreeState | None:

@@ -29,6 +29,7 @@ from typing import Any, NamedTuple
 
 from sqlbench.errors import Problem, ProjectError, ProjectInvalid, Severity
 from sqlbench.project import gitfs, rules
+from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import unknown_dialect_message, warehouse_dialect
 from sqlbench.project.models import (
     AgentConfig,
@@ -92,6 +93,9 @@ def _yaml_files(root: Path, folder: str) -> list[str]:
 
 def _read(root: Path, rel: str, problems: list[Problem]) -> Any:
     """The YAML data of one file (None when empty or broken; problems appended)."""
+    if outside_project(root, root / rel):
+        problems.append(Problem(Severity.ERROR, outside_message(rel), rel, None))
+        return None
     try:
         text = (root / rel).read_text(encoding="utf-8")
     except UnicodeDecodeError:
