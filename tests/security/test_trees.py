@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CANARY, Sqlbench, blob, commit_tree, git, make_repo, mktree
+from secutil import CANARY, Sqlbench, blob, commit_tree, git, make_repo, mktree
 
 QUESTIONS = "eval_questions:\n  - name: one\n    question: One?\n    sql: SELECT 1 AS x\n"
 
