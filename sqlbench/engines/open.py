@@ -18,7 +18,7 @@ from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import warehouse_dialect
 from sqlbench.project.envvars import resolve
-from sqlbench.project.models import Project, Settings
+from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Settings
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -115,19 +115,26 @@ def setup_files(settings: Settings, project_root: Path) -> list[Path]:
     return files
 
 
-def open_project_engine(project: Project) -> Engine:
-    """Open the project's warehouse and run its setup (at the project's root, which for
-    ``--branch REF`` is that ref's files).
+def open_project_engine(project: Project, warehouse: str | None = None) -> Engine:
+    """Open the project's warehouse (or the one named in ``warehouses:``) and run its setup
+    (at the project's root, which for ``--branch REF`` is that ref's files).
 
     Raises:
-        EngineError: the warehouse cannot be opened or its setup fails.
+        EngineError: the warehouse cannot be opened or its setup fails (the message names a
+            named warehouse).
     """
-    engine = open_engine(project.settings, project.root)
+    settings = project.settings.for_warehouse(warehouse)
     try:
-        engine.setup(project.root, setup_files(project.settings, project.root))
-    except BaseException:
-        engine.close()
-        raise
+        engine = open_engine(settings, project.root)
+        try:
+            engine.setup(project.root, setup_files(settings, project.root))
+        except BaseException:
+            engine.close()
+            raise
+    except EngineError as err:
+        if warehouse is None or warehouse == DEFAULT_WAREHOUSE:
+            raise
+        raise EngineError(f"warehouse {warehouse!r}: {err}") from err
     return engine
 
 

@@ -26,7 +26,7 @@ from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import boundary_ties, limit_probe, volatile_calls
 from sqlbench.engines.open import open_project_engine
 from sqlbench.errors import EngineError, Problem, QueryError, QueryErrorKind, Severity
-from sqlbench.project.models import Project
+from sqlbench.project.models import Project, RunSettings
 from sqlbench.truth import transpile_truth, truth_dialect
 
 _KIND_PHRASES = {
@@ -58,43 +58,62 @@ def preflight(project: Project) -> list[Problem]:
         Problems located at the SQL's file and line; an unopenable warehouse or failing setup is
         one error on sqlbench.yml.
     """
-    try:
-        engine = open_project_engine(project)
-    except EngineError as err:
-        return [Problem(Severity.ERROR, f"cannot run the ground truth: {err}", "sqlbench.yml")]
-    with engine:
-        dialect = truth_dialect(project.settings, engine.dialect)
-        problems: list[Problem] = []
-        for truth in _distinct_truths(project):
-            problems.extend(_check(engine, truth, dialect, project))
-        return problems
+    by_warehouse: dict[str | None, list[_Truth]] = {}
+    for name, truth in _distinct_truths(project):
+        by_warehouse.setdefault(name, []).append(truth)
+    problems: list[Problem] = []
+    for name, truths in by_warehouse.items():
+        try:
+            engine = open_project_engine(project, name)
+        except EngineError as err:
+            problems.append(
+                Problem(Severity.ERROR, f"cannot run the ground truth: {err}", "sqlbench.yml")
+            )
+            continue
+        with engine:
+            settings = project.settings.for_warehouse(name)
+            dialect = truth_dialect(settings, engine.dialect)
+            for truth in truths:
+                problems.extend(_check(engine, truth, dialect, settings.run))
+    return problems
 
 
-def _distinct_truths(project: Project) -> Iterator[_Truth]:
-    seen: set[str] = set()
+def _distinct_truths(project: Project) -> Iterator[tuple[str | None, _Truth]]:
+    """Each distinct ground truth with the warehouse it runs on (a certified query on the
+    warehouse of each question using it, else the default one)."""
+    seen: set[tuple[str | None, str]] = set()
 
-    def fresh(sql: str) -> bool:
-        key = sql.strip().rstrip(";").strip()
-        if not key or key in seen:
+    def fresh(warehouse: str | None, sql: str) -> bool:
+        key = (warehouse, sql.strip().rstrip(";").strip())
+        if not key[1] or key in seen:
             return False
         seen.add(key)
         return True
 
+    used: dict[str, set[str | None]] = {}
+    for question in project.questions:
+        if question.skip is None and question.certified_query is not None:
+            used.setdefault(question.certified_query, set()).add(project.warehouse_of(question))
     for name, certified in project.certified_queries.items():
-        if fresh(certified.sql):
-            yield _Truth(certified.sql, f"certified query {name!r}", certified.path, certified.line)
+        for warehouse in sorted(used.get(name, {None}), key=lambda w: w or ""):
+            if fresh(warehouse, certified.sql):
+                truth = _Truth(
+                    certified.sql, f"certified query {name!r}", certified.path, certified.line
+                )
+                yield warehouse, truth
     for question in project.questions:
         if question.skip is not None:
             continue
-        if question.sql is not None and fresh(question.sql):
-            yield _Truth(question.sql, "ground truth", question.path, question.line)
+        warehouse = project.warehouse_of(question)
+        if question.sql is not None and fresh(warehouse, question.sql):
+            yield warehouse, _Truth(question.sql, "ground truth", question.path, question.line)
         for number, sql in enumerate(question.also_accept, start=1):
-            if fresh(sql):
-                yield _Truth(sql, f"also_accept #{number}", question.path, question.line)
+            if fresh(warehouse, sql):
+                truth = _Truth(sql, f"also_accept #{number}", question.path, question.line)
+                yield warehouse, truth
 
 
-def _check(engine: Engine, truth: _Truth, dialect: str, project: Project) -> list[Problem]:
-    run = project.settings.run
+def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> list[Problem]:
     problems: list[Problem] = []
 
     def warn(message: str) -> None:
@@ -131,17 +150,16 @@ def _check(engine: Engine, truth: _Truth, dialect: str, project: Project) -> lis
         return problems
     if not calls and _rows(first) != _rows(second):
         warn("is non-deterministic: two runs returned different results")
-    ambiguity = _limit_ambiguity(engine, truth.sql, dialect, project)
+    ambiguity = _limit_ambiguity(engine, truth.sql, dialect, run)
     if ambiguity is not None:
         warn(f"is non-deterministic: {ambiguity}")
     return problems
 
 
-def _limit_ambiguity(engine: Engine, sql: str, dialect: str, project: Project) -> str | None:
+def _limit_ambiguity(engine: Engine, sql: str, dialect: str, run: RunSettings) -> str | None:
     probe = limit_probe(sql, dialect)
     if probe is None:
         return None
-    run = project.settings.run
     try:
         probe_sql = transpile_truth(probe.sql, dialect, engine.dialect)
         result = engine.run_truth(probe_sql, timeout_s=run.gold_timeout_s, max_rows=probe.limit + 2)

@@ -47,7 +47,7 @@ from sqlbench.project.schema import (
     parse_settings,
 )
 from sqlbench.project.source import environment_for, working_tree_source
-from sqlbench.project.yamlload import YamlMap, load_yaml
+from sqlbench.project.yamlload import YamlMap, line_of, load_yaml
 
 SETTINGS_FILES = ("sqlbench.yml", "sqlbench.yaml")
 DEV_BRANCH = "dev"
@@ -210,7 +210,13 @@ def _hashed_question(q: Question) -> dict[str, Any]:
         "skip": q.skip,
     }
     # Added only where set, so questions without them keep the hash runs were stored under.
-    for key in ("expected_tools", "expected_trajectory", "assertions", "ground_truth_output"):
+    for key in (
+        "expected_tools",
+        "expected_trajectory",
+        "assertions",
+        "ground_truth_output",
+        "warehouse",
+    ):
         value = getattr(q, key)
         if value is not None and value != []:
             record[key] = json.loads(json.dumps(_dumped(value), default=str))
@@ -228,7 +234,7 @@ def _dumped(value: Any) -> Any:
 def question_set_hash(questions: Sequence[Question]) -> str:
     """sha256 over every question's space, name, text, ground truth (kind and resolved SQL),
     ``also_accept``, ``compare`` overrides and ``skip``, and the trace expectations (SPEC
-    section 6) where set; independent of file order and tags."""
+    section 6) and ``warehouse`` where set; independent of file order and tags."""
     records = sorted(
         json.dumps(_hashed_question(q), sort_keys=True, ensure_ascii=False) for q in questions
     )
@@ -339,28 +345,57 @@ def _cross_file(files: _Files, root: Path) -> _CrossFile:
     if default is not None:
         problems.append(default)
     problems += rules.setup_problems(files.settings, files.settings_data, root, files.settings_path)
-    dialect = files.settings.dialect or warehouse_dialect(files.settings.warehouse)
-    if files.settings.dialect and unknown_dialect_message(files.settings.dialect):
-        dialect = None  # reported by the settings check; SQL cannot be read without one
-    elif dialect is None:
-        line = files.settings_data.key_lines.get("warehouse") if files.settings_data else None
-        problems.append(
-            Problem(
-                Severity.WARNING,
-                "cannot tell the SQL dialect from warehouse; "
-                "set `dialect:` (until then ground-truth SQL is not checked)",
-                files.settings_path,
-                line,
-            )
-        )
-    problems += rules.ground_truth_warnings(
-        files.questions, files.question_entries, files.certified, files.certified_entries, dialect
+    problems += rules.warehouse_problems(
+        files.settings,
+        files.settings_data,
+        files.questions,
+        files.question_entries,
+        root,
+        files.settings_path,
     )
+    groups: dict[str | None, list[int]] = {}
+    for index, question in enumerate(files.questions):
+        name = question.warehouse
+        key = name if name in files.settings.warehouses else None
+        groups.setdefault(key, []).append(index)
+    for key in [None, *(k for k in groups if k is not None)]:
+        dialect = _sql_dialect(files, key, problems)
+        picked = groups.get(key, [])
+        problems += rules.ground_truth_warnings(
+            [files.questions[i] for i in picked],
+            [files.question_entries[i] for i in picked],
+            files.certified if key is None else [],
+            files.certified_entries if key is None else [],
+            dialect,
+        )
     if files.question_files == 0:
         problems.append(
             Problem(Severity.WARNING, "no question files: add eval_questions/*.yml", None, None)
         )
     return _CrossFile(problems, by_name, agents)
+
+
+def _sql_dialect(files: _Files, warehouse: str | None, problems: list[Problem]) -> str | None:
+    """The dialect of the SQL run on ``warehouse`` (None: the default one), or None when it
+    cannot be told (a warning is added then)."""
+    settings = files.settings.for_warehouse(warehouse)
+    dialect = settings.dialect or warehouse_dialect(settings.warehouse)
+    if settings.dialect and unknown_dialect_message(settings.dialect):
+        return None  # reported by the settings check; SQL cannot be read without one
+    if dialect is None:
+        keys: tuple[str, ...] = ("warehouse",) if warehouse is None else ("warehouses", warehouse)
+        line = line_of(files.settings_data, keys) if files.settings_data else None
+        where = "warehouse" if warehouse is None else f"warehouses.{warehouse}"
+        problems.append(
+            Problem(
+                Severity.WARNING,
+                f"cannot tell the SQL dialect from {where}; "
+                "set `dialect:` (until then ground-truth SQL is not checked)",
+                files.settings_path,
+                line,
+            )
+        )
+    return dialect
 
 
 def load_project(path: Path | str = ".", *, branch: str | None = None) -> Project:

@@ -70,6 +70,32 @@ class RunSettings(_Strict):
     max_rows: int = Field(100_000, ge=1)
 
 
+class WarehouseLimits(_Strict):
+    """A named warehouse's own ``run:`` limits; unset keys fall back to the project's."""
+
+    query_timeout_s: float | None = Field(None, gt=0)
+    gold_timeout_s: float | None = Field(None, gt=0)
+    max_rows: int | None = Field(None, ge=1)
+
+
+class WarehouseSettings(_Strict):
+    """One entry of ``warehouses:``: a URL (or DuckDB/SQLite path) and its own setup, dialect
+    and limits. Written either as the URL alone or as a mapping with ``url``."""
+
+    url: str | None = None
+    """None: a fresh in-memory DuckDB database."""
+    setup: list[str] = Field(default_factory=list)
+    """Globs of SQL files that build this warehouse's data model (the top-level ``setup`` is
+    the default warehouse's)."""
+    dialect: str | None = None
+    """sqlglot dialect of this warehouse's ground truth; None: the warehouse's own."""
+    run: WarehouseLimits = Field(default_factory=WarehouseLimits)
+
+
+DEFAULT_WAREHOUSE = "default"
+"""The name of the top-level ``warehouse`` (with the top-level ``setup`` and ``dialect``)."""
+
+
 class LlmSettings(_Strict):
     """The OpenAI-compatible endpoint for ``llm`` agents and ``auto``'s generation."""
 
@@ -98,6 +124,8 @@ class Settings(_Strict):
 
     warehouse: str | None = None
     """None: fresh in-memory DuckDB. Else a DuckDB file path or a SQLAlchemy URL."""
+    warehouses: dict[str, WarehouseSettings] = Field(default_factory=dict)
+    """Further named warehouses; questions pick one with ``warehouse: NAME``."""
     dialect: str | None = None
     """sqlglot dialect of the ground truth; None: the warehouse's."""
     setup: list[str] = Field(default_factory=list)
@@ -112,6 +140,39 @@ class Settings(_Strict):
     run: RunSettings = Field(default_factory=RunSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)
+
+    @field_validator("warehouses", mode="before")
+    @classmethod
+    def _url_alone(cls, value: Any) -> Any:
+        """``name: url`` is short for ``name: {url: url}``."""
+        if isinstance(value, dict):
+            return {k: {"url": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    def for_warehouse(self, name: str | None) -> Settings:
+        """These settings as one warehouse sees them: its URL, setup, dialect and limits in
+        place of the top-level ones (``default`` or None: the settings unchanged).
+
+        Example:
+            >>> pg = {"url": "postgresql://h/db", "run": {"max_rows": 5}}
+            >>> s = Settings(warehouses={"pg": pg})
+            >>> w = s.for_warehouse("pg")
+            >>> (w.warehouse, w.run.max_rows, w.run.concurrency)
+            ('postgresql://h/db', 5, 8)
+        """
+        if name is None or name == DEFAULT_WAREHOUSE:
+            return self
+        own = self.warehouses[name]
+        limits = own.run.model_dump(exclude_none=True)
+        return self.model_copy(
+            update={
+                "warehouse": own.url,
+                "setup": list(own.setup),
+                "dialect": own.dialect,
+                "run": self.run.model_copy(update=limits),
+                "warehouses": {},
+            }
+        )
 
 
 class CertifiedQuery(_Strict):
@@ -257,6 +318,8 @@ class Question(_Strict):
     assertions: list[Assertion] = Field(default_factory=list)
     ground_truth_output: str | int | float | list[Any] | dict[str, Any] | None = None
     """The expected answer in words (for the judge's answer correctness)."""
+    warehouse: str | None = None
+    """A name from ``warehouses:`` (or ``default``); None: the file's, else the default."""
     _space: str = PrivateAttr("auto")
     _path: str = PrivateAttr("")
     _line: int = PrivateAttr(0)
@@ -368,3 +431,11 @@ class Project(BaseModel):
     """Stable hash of every question's name, space, text, ground truth and compare options."""
     warnings: list[Any] = Field(default_factory=list)
     """``sqlbench.errors.Problem`` warnings found while loading (errors raise instead)."""
+
+    def warehouse_of(self, question: Question) -> str | None:
+        """The name of the warehouse ``question`` runs on: a name from ``warehouses:``, or None
+        for the default (top-level) warehouse."""
+        name = question.warehouse
+        if name is None or name == DEFAULT_WAREHOUSE or name not in self.settings.warehouses:
+            return None
+        return name

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from importlib.metadata import entry_points
 from pathlib import Path, PurePosixPath
 from types import ModuleType
@@ -19,7 +20,15 @@ from sqlglot import Token, TokenType
 from sqlglot.errors import ParseError, TokenError
 
 from sqlbench.errors import Problem, Severity
-from sqlbench.project.models import AgentConfig, CertifiedQuery, Question, Settings
+from sqlbench.project.dialect import unknown_dialect_message
+from sqlbench.project.envvars import template_error
+from sqlbench.project.models import (
+    DEFAULT_WAREHOUSE,
+    AgentConfig,
+    CertifiedQuery,
+    Question,
+    Settings,
+)
 from sqlbench.project.problems import suggest
 from sqlbench.project.yamlload import YamlMap, line_of
 from sqlbench.sqlstatements import statements
@@ -187,6 +196,65 @@ def setup_problems(
             )
         elif not any(p.is_file() for p in root.glob(pattern)):
             problems.append(_error(f"setup: {pattern!r} matches no file", path, line))
+    return problems
+
+
+def warehouse_problems(
+    settings: Settings,
+    data: YamlMap | None,
+    questions: Sequence[Question],
+    entries: Sequence[YamlMap],
+    root: Path,
+    path: str,
+) -> list[Problem]:
+    """``warehouses:`` entries (names, URLs, dialects, setup) and every question's
+    ``warehouse:`` naming one of them (or ``default``)."""
+    problems: list[Problem] = []
+    for name, warehouse in settings.warehouses.items():
+        where = ("warehouses", name)
+        line = line_of(data, where) if data is not None else None
+        if name == DEFAULT_WAREHOUSE:
+            problems.append(
+                _error(
+                    f"warehouses: {DEFAULT_WAREHOUSE!r} names the top-level `warehouse` (with "
+                    "the top-level setup and dialect); give this one another name",
+                    path,
+                    line,
+                )
+            )
+        message = template_error(warehouse.url) if warehouse.url else None
+        if message:
+            problems.append(_error(f"warehouses.{name}: {message}", path, line))
+        if warehouse.dialect is not None:
+            message = unknown_dialect_message(warehouse.dialect)
+            if message:
+                problems.append(
+                    _error(
+                        f"warehouses.{name}: {message}",
+                        path,
+                        line_of(data, (*where, "dialect")) if data is not None else None,
+                    )
+                )
+        own = settings.model_copy(update={"setup": list(warehouse.setup)})
+        sub = data.get("warehouses") if data is not None else None
+        sub = sub.get(name) if isinstance(sub, YamlMap) else None
+        for problem in setup_problems(own, sub if isinstance(sub, YamlMap) else None, root, path):
+            problems.append(replace(problem, message=f"warehouses.{name}: {problem.message}"))
+    known = [DEFAULT_WAREHOUSE, *settings.warehouses]
+    for question, entry in zip(questions, entries, strict=True):
+        wanted = question.warehouse
+        if wanted is None or wanted in known:
+            continue
+        own_key = "warehouse" in entry
+        origin = "" if own_key else " (the file's `warehouse:`)"
+        problems.append(
+            _error(
+                f"question {question.name!r}: warehouse {wanted!r}{origin} is not defined in "
+                f"sqlbench.yml `warehouses:`{suggest(wanted, known)}",
+                question.path,
+                line_of(entry, ("warehouse",)) if own_key else question.line,
+            )
+        )
     return problems
 
 

@@ -29,7 +29,7 @@ from sqlbench.project.problems import (
 )
 from sqlbench.project.yamlload import YamlList, YamlMap, line_of, plain
 
-QUESTION_FILE_KEYS = ("space", "eval_questions")
+QUESTION_FILE_KEYS = ("space", "warehouse", "eval_questions")
 CERTIFIED_FILE_KEYS = ("certified_queries",)
 AGENT_FILE_KEYS = ("agents",)
 DEFAULT_SPACE = "auto"
@@ -194,6 +194,19 @@ def parse_question_file(data: Any, path: str) -> QuestionFile:
             problems.append(error(message, path, data.key_lines["space"]))
         else:
             space = raw
+    file_warehouse: str | None = None
+    if isinstance(data, YamlMap) and "warehouse" in data:
+        raw = data["warehouse"]
+        if isinstance(raw, str) and raw.strip():
+            file_warehouse = raw
+        else:
+            problems.append(
+                error(
+                    f"warehouse must be a warehouse name, not {describe(raw)}",
+                    path,
+                    data.key_lines["warehouse"],
+                )
+            )
     questions: list[Question] = []
     kept: list[YamlMap] = []
     for index, entry in enumerate(entries or []):
@@ -215,6 +228,8 @@ def parse_question_file(data: Any, path: str) -> QuestionFile:
             problems.extend(pydantic_problems(err, entry, path, Question, context))
             continue
         problems.extend(_question_rules(question, entry, path, context))
+        if question.warehouse is None and file_warehouse is not None:
+            question = question.model_copy(update={"warehouse": file_warehouse})
         name_line = entry.key_lines.get("name", entry.line)
         questions.append(
             question.located(space=space, path=path, line=name_line, truth_sql=question.sql)

@@ -113,3 +113,15 @@ def when_text(moment: datetime, now: datetime | None = None) -> str:
     if seconds < 86400:
         return f"{seconds / 3600:.0f} h ago"
     return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def warehouse_lines(run: RunResult) -> list[str]:
+    """``  NAME  NN% (passed/total)`` per warehouse, under a ``By warehouse:`` heading; empty
+    for a run on a single warehouse."""
+    accuracies = run.by_warehouse()
+    if not accuracies:
+        return []
+    width = max(len(name) for name in accuracies)
+    return ["By warehouse:"] + [
+        f"  {name.ljust(width)}  {accuracy.label()}" for name, accuracy in accuracies.items()
+    ]

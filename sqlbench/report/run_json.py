@@ -30,6 +30,10 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
         },
         "counts": {verdict.value: n for verdict, n in run.counts().items()},
         "metrics": _metrics_summary(run),
+        "warehouses": {
+            name: {"passed": acc.passed, "total": acc.total, "value": acc.value}
+            for name, acc in run.by_warehouse().items()
+        },
         "results": [_question(q, run.info.repeat) for q in run.questions],
     }
 
@@ -106,6 +110,7 @@ def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:
         "tags": first.tags,
         "truth_sql": first.truth_sql,
         "also_accept": first.also_accept,
+        "warehouse": first.warehouse,
     }
     if repeat > 1 or len(question.trials) > 1:
         entry.update(

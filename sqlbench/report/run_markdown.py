@@ -34,6 +34,7 @@ def render(run: RunResult) -> str:
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         "",
         *_metric_list(run),
+        *_warehouse_table(run),
         f"Branch `{_code(info.source_label)}` ({info.environment}) · agent "
         f"`{_code(info.agent_name)}` ({info.agent_kind})"
         + (f" · shard {info.shard}" if info.shard else "")
@@ -56,6 +57,14 @@ def _metric_list(run: RunResult) -> list[str]:
     if not lines:
         return []
     return [*(f"- {cell(line)}" for line in lines), ""]
+
+
+def _warehouse_table(run: RunResult) -> list[str]:
+    accuracies = run.by_warehouse()
+    if not accuracies:
+        return []
+    rows = [f"| `{_code(name)}` | {acc.label()} |" for name, acc in accuracies.items()]
+    return ["| Warehouse | Accuracy |", "|---|---|", *rows, ""]
 
 
 def _code(text: str) -> str:

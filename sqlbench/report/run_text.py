@@ -21,6 +21,7 @@ from sqlbench.report.run_format import (
     run_line,
     tokens_text,
     verdict_text,
+    warehouse_lines,
     when_text,
 )
 from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
@@ -81,6 +82,7 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
         counts_line(run),
         *metric_lines(t for q in run.questions for t in q.trials),
+        *warehouse_lines(run),
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)

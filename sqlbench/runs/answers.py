@@ -59,6 +59,8 @@ class GradingContext:
     """sqlglot dialect of the ground-truth SQL."""
     branch: str
     """Sent to the agent with each request."""
+    warehouse: str | None = None
+    """Recorded with each result in a project with ``warehouses:`` (None: only one)."""
 
 
 def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
@@ -74,6 +76,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         "tags": list(question.tags),
         "truth_sql": question.truth_sql,
         "also_accept": list(question.also_accept),
+        "warehouse": context.warehouse,
     }
     if question.skip is not None:
         skipped = grade_skipped(question)

@@ -136,6 +136,9 @@ class TrialResult(_Model):
     truth_sql: str | None = None
     """The ground-truth SQL (certified query resolved), as written in the project."""
     also_accept: list[str] = Field(default_factory=list)
+    warehouse: str | None = None
+    """The ``warehouses:`` name it ran on (``default``: the top-level one); None in a project
+    with a single warehouse."""
     matched_truth: int | None = None
     """Which ground truth matched: 0 the main one, n the n-th ``also_accept``; None if none."""
     agent_sql: str | None = None

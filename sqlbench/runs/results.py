@@ -99,6 +99,16 @@ class RunResult(BaseModel):
         tally = Counter(q.verdict for q in self.questions)
         return {verdict: tally.get(verdict, 0) for verdict in Verdict}
 
+    def by_warehouse(self) -> dict[str, Accuracy]:
+        """Accuracy per warehouse (``warehouses:``), in the run's question order; empty when
+        the run's questions recorded no warehouse (a project with a single one)."""
+        groups: dict[str, list[QuestionResult]] = {}
+        for question in self.questions:
+            name = question.first.warehouse
+            if name is not None:
+                groups.setdefault(name, []).append(question)
+        return {name: _accuracy(group, self.info.repeat) for name, group in groups.items()}
+
     def question(self, full_name: str) -> QuestionResult | None:
         """The question named ``space/name`` (or a bare name when unique), or None."""
         if "/" in full_name:

@@ -22,8 +22,6 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
-from sqlbench.engines.base import Engine
-from sqlbench.engines.open import open_project_engine
 from sqlbench.errors import SqlbenchError
 from sqlbench.project import envvars
 from sqlbench.project.models import Project, Question
@@ -39,8 +37,8 @@ from sqlbench.runs.models import RunStatus, TrialResult
 from sqlbench.runs.plan import RunOptions, RunPlan, plan_run
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
-from sqlbench.runs.truths import TruthCache
-from sqlbench.truth import ground_truths, truth_dialect
+from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
+from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
 
 
@@ -107,7 +105,11 @@ class _Run:
         options: RunOptions,
         store: RunStore,
         progress: ProgressCallback | None,
+        shared: RunWarehouses | None = None,
     ) -> None:
+        self.shared = shared
+        """Warehouses shared with other runs (``run --agent a,b``); None: this run opens and
+        closes its own."""
         self.project = project
         self.plan = plan
         self.info = plan.info
@@ -138,7 +140,7 @@ class _Run:
             counts.update(t.verdict for t in self.store.trials(self.info.id))
         done = total - len(items)
         try:
-            engine, agent = self._prepare(items)
+            warehouses, agent = self._prepare(items)
         except KeyboardInterrupt:
             self.store.finish(self.info.id, RunStatus.INTERRUPTED)
             raise
@@ -150,7 +152,7 @@ class _Run:
             if agent_note:
                 self._emit(RunNotice(agent_note))
             self._emit(RunStarted(self.info, total, done, dict(counts), self.plan.resumed))
-            self._loop(engine, agent, items, done, total, counts)
+            self._loop(warehouses, agent, items, done, total, counts)
         except KeyboardInterrupt:
             self._halt()
             self.store.finish(self.info.id, RunStatus.INTERRUPTED)
@@ -159,7 +161,8 @@ class _Run:
             self._halt()
             self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
             raise
-        engine.close()
+        if self.shared is None:
+            warehouses.close()
         self.store.finish(self.info.id, RunStatus.COMPLETED)
         return self.store.load_run(self.info.id)
 
@@ -175,9 +178,12 @@ class _Run:
                     items.append(_Item(position, question, trial))
         return items, total
 
-    def _prepare(self, items: list[_Item]) -> tuple[Engine, Agent]:
-        engine = open_project_engine(self.project)
+    def _prepare(self, items: list[_Item]) -> tuple[RunWarehouses, Agent]:
+        warehouses = self.shared
+        if warehouses is None:
+            warehouses = RunWarehouses(self.project, [item.question for item in items])
         try:
+            engine = warehouses.primary
             context = AgentContext(
                 project_root=self.project.root,
                 certified_queries=self.project.certified_queries,
@@ -190,27 +196,14 @@ class _Run:
             )
             agent = build_agent(self.plan.agent, context)
         except BaseException:
-            engine.close()
+            if self.shared is None:
+                warehouses.close()
             raise
-        uses = [
-            sql
-            for item in items
-            if item.question.skip is None
-            for sql in ground_truths(item.question)
-        ]
-        self.truth_dialect = truth_dialect(self.project.settings, engine.dialect)
-        self.truths = TruthCache(
-            engine,
-            timeout_s=self.settings.gold_timeout_s,
-            max_rows=self.settings.max_rows,
-            uses=uses,
-            dialect=self.truth_dialect,
-        )
-        return engine, agent
+        return warehouses, agent
 
     def _loop(
         self,
-        engine: Engine,
+        warehouses: RunWarehouses,
         agent: Agent,
         items: list[_Item],
         done: int,
@@ -222,14 +215,17 @@ class _Run:
         concurrency = self.options.concurrency or self.settings.concurrency
         workers = [
             threading.Thread(
-                target=self._worker, args=(engine, agent), daemon=True, name=f"sqlbench-run-{i}"
+                target=self._worker, args=(warehouses, agent), daemon=True, name=f"sqlbench-run-{i}"
             )
             for i in range(min(concurrency, len(items)))
         ]
         beat = threading.Thread(target=self._heartbeat, daemon=True, name="sqlbench-heartbeat")
         beat.start()
         ahead = threading.Thread(
-            target=self._prefetch, args=(items, len(workers)), daemon=True, name="sqlbench-truths"
+            target=self._prefetch,
+            args=(warehouses, items, len(workers)),
+            daemon=True,
+            name="sqlbench-truths",
         )
         ahead.start()
         for worker in workers:
@@ -266,7 +262,7 @@ class _Run:
         with self._record_lock:
             self._stop.set()
 
-    def _worker(self, engine: Engine, agent: Agent) -> None:
+    def _worker(self, warehouses: RunWarehouses, agent: Agent) -> None:
         while not self._stop.is_set():
             try:
                 item = self._work.get_nowait()
@@ -276,7 +272,7 @@ class _Run:
                 self._taken += 1
                 self._window.notify_all()
             try:
-                result = self._grade(engine, agent, item)
+                result = self._grade(warehouses, agent, item)
                 with self._record_lock:
                     if self._stop.is_set():
                         return
@@ -286,7 +282,7 @@ class _Run:
                 return
             self._events.put(("graded", result))
 
-    def _prefetch(self, items: list[_Item], lookahead: int) -> None:
+    def _prefetch(self, warehouses: RunWarehouses, items: list[_Item], lookahead: int) -> None:
         """Run ground truths of upcoming items while the workers wait on the agent."""
         try:
             for index, item in enumerate(items):
@@ -296,7 +292,7 @@ class _Run:
                 if self._stop.is_set():
                     return
                 if item.question.skip is None:
-                    self.truths.prefetch(ground_truths(item.question))
+                    warehouses.of(item.question).truths.prefetch(ground_truths(item.question))
         except BaseException as err:  # handed to the caller's thread, which re-raises it
             self._events.put(("crash", err))
 
@@ -309,17 +305,19 @@ class _Run:
                 # the run through the next result it cannot record.
                 self._events.put(("notice", f"heartbeat not recorded: {_describe(err)}"))
 
-    def _grade(self, engine: Engine, agent: Agent, item: _Item) -> TrialResult:
+    def _grade(self, warehouses: RunWarehouses, agent: Agent, item: _Item) -> TrialResult:
+        warehouse = warehouses.of(item.question)
         return grade_answer(
             Asking(item.question, item.trial, item.position),
             GradingContext(
-                engine=engine,
+                engine=warehouse.engine,
                 agent=agent,
-                truths=self.truths,
-                settings=self.settings,
+                truths=warehouse.truths,
+                settings=warehouse.settings,
                 compare=self.project.settings.compare,
-                truth_dialect=self.truth_dialect,
+                truth_dialect=warehouse.truth_dialect,
                 branch=self.project.source.branch,
+                warehouse=warehouse_label(self.project, item.question),
             ),
         )
 

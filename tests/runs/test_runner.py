@@ -17,6 +17,7 @@ from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError
 from sqlbench.project.load import load_project
 from sqlbench.runs import runner
+from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.models import RunStatus
 from sqlbench.runs.plan import RunOptions, Shard, pick_questions
@@ -252,10 +253,10 @@ def test_each_distinct_ground_truth_runs_once(
         },
     )
     executed: list[str] = []
-    real_open = runner.open_project_engine
+    real_open = run_warehouses.open_project_engine
 
-    def counting_open(project: Any) -> Any:
-        engine = real_open(project)
+    def counting_open(project: Any, warehouse: str | None = None) -> Any:
+        engine = real_open(project, warehouse)
         real_run_truth = engine.run_truth
 
         def run_truth(sql: str, **kwargs: Any) -> Any:
@@ -265,7 +266,7 @@ def test_each_distinct_ground_truth_runs_once(
         engine.run_truth = run_truth  # type: ignore[method-assign]
         return engine
 
-    monkeypatch.setattr(runner, "open_project_engine", counting_open)
+    monkeypatch.setattr(run_warehouses, "open_project_engine", counting_open)
     fake_agent(FakeAgent(default="SELECT 143 AS n"))
     run = run_benchmark(load_project(root), "fake", RunOptions(repeat=2))
     assert run.accuracy.label() == "100% (14/14)"

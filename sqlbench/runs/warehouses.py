@@ -1,0 +1,105 @@
+"""The warehouses a run uses (SPEC section 1, ``warehouses``): one engine per warehouse its
+questions name, each set up once, with its own limits, ground-truth dialect and ground-truth
+cache.
+
+Several runs may share one ``RunWarehouses`` (``run --agent a,b``): each ground truth then runs
+once for all of them, because the caches count every answer of every run that needs it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sqlbench.engines.base import Engine
+from sqlbench.engines.open import open_project_engine
+from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Question, RunSettings
+from sqlbench.runs.truths import TruthCache
+from sqlbench.truth import ground_truths, truth_dialect
+
+
+def warehouse_label(project: Project, question: Question) -> str | None:
+    """What a run records as the question's warehouse: None in a project without
+    ``warehouses:`` (there is only one), else the name (``default`` for the top-level one)."""
+    if not project.settings.warehouses:
+        return None
+    return project.warehouse_of(question) or DEFAULT_WAREHOUSE
+
+
+@dataclass(frozen=True)
+class Warehouse:
+    """One opened warehouse of a run."""
+
+    name: str | None
+    """None: the default warehouse."""
+    engine: Engine
+    settings: RunSettings
+    """The project's ``run:`` settings with this warehouse's limits applied."""
+    truths: TruthCache
+    truth_dialect: str
+
+
+class RunWarehouses:
+    """Opens (and sets up) every warehouse the given answers need, at once.
+
+    Args:
+        project: The loaded project.
+        questions: One entry per answer that will be graded (a question asked by two agents,
+            or twice under ``--repeat``, appears twice): how often each ground truth is needed.
+
+    Raises:
+        EngineError: A warehouse cannot be opened or set up (those already opened are closed).
+    """
+
+    def __init__(self, project: Project, questions: Iterable[Question]) -> None:
+        self.project = project
+        uses: dict[str | None, list[str]] = {}
+        for question in questions:
+            sqls = uses.setdefault(project.warehouse_of(question), [])
+            if question.skip is None:
+                sqls.extend(ground_truths(question))
+        if not uses:
+            uses[None] = []
+        self._by_name: dict[str | None, Warehouse] = {}
+        try:
+            for name, sqls in uses.items():
+                self._by_name[name] = self._open(name, sqls)
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self, name: str | None, sqls: list[str]) -> Warehouse:
+        settings = self.project.settings.for_warehouse(name)
+        engine = open_project_engine(self.project, name)
+        dialect = truth_dialect(settings, engine.dialect)
+        truths = TruthCache(
+            engine,
+            timeout_s=settings.run.gold_timeout_s,
+            max_rows=settings.run.max_rows,
+            uses=Counter(sqls).elements(),
+            dialect=dialect,
+        )
+        return Warehouse(name, engine, settings.run, truths, dialect)
+
+    def of(self, question: Question) -> Warehouse:
+        """The warehouse ``question`` runs on."""
+        return self._by_name[self.project.warehouse_of(question)]
+
+    @property
+    def primary(self) -> Engine:
+        """The engine agents see for their schema and tools: the default warehouse's when the
+        run uses it, else the first one opened."""
+        found = self._by_name.get(None) or next(iter(self._by_name.values()))
+        return found.engine
+
+    @property
+    def executed(self) -> int:
+        """Ground-truth queries actually run, over every warehouse."""
+        return sum(w.truths.executed for w in self._by_name.values())
+
+    def close(self) -> None:
+        """Close every engine (safe to call twice)."""
+        for warehouse in self._by_name.values():
+            warehouse.engine.close()
+        self._by_name = {}
