@@ -16,7 +16,6 @@ from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError
 from sqlbench.project.load import load_project
-from sqlbench.runs import runner
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.models import RunStatus

@@ -3,13 +3,14 @@ PostgreSQL in one run, each with its own setup, dialect and limits."""
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from sqlbench.errors import ProjectInvalid
+from sqlbench.errors import EngineError, ProjectInvalid
 from sqlbench.project.load import check_project, load_project
 from sqlbench.report import run_json, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions
@@ -17,6 +18,7 @@ from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
 from sqlbench.verdicts import Verdict
 
+OLDEST = "SELECT name FROM singer WHERE age = (SELECT max(age) FROM singer)"
 PG_URL = os.environ.get("SQLBENCH_TEST_POSTGRES_URL")
 
 
@@ -39,7 +41,8 @@ def _project(tmp_path: Path, pg_url: str | None) -> Path:
     }
     files: dict[str, object] = {
         "sqlbench.yml": {"warehouses": warehouses},
-        "lake/model.sql": "CREATE VIEW fish AS SELECT * FROM (VALUES ('cod', 3), ('eel', 5)) t(kind, n);\n",
+        "lake/model.sql": "CREATE VIEW fish AS SELECT * FROM "
+        "(VALUES ('cod', 3), ('eel', 5)) t(kind, n);\n",
         "eval_questions/concert.yml": {
             "space": "concert",
             "warehouse": "concert",
@@ -67,16 +70,20 @@ def _project(tmp_path: Path, pg_url: str | None) -> Path:
         "agents/replay.yml": {
             "agents": [{"name": "replay", "kind": "replay", "path": "answers.jsonl"}]
         },
-        "agents/answers.jsonl": "\n".join(
-            [
-                '{"space": "concert", "name": "oldest", "sql": "SELECT name FROM singer WHERE age = (SELECT max(age) FROM singer)"}',
-                '{"space": "concert", "name": "count", "sql": "SELECT count(*) + 1 FROM singer"}',
-                '{"space": "lake", "name": "fish", "sql": "SELECT kind, n FROM fish"}',
-                '{"space": "lake", "name": "mem", "sql": "SELECT 42"}',
-                '{"space": "pg", "name": "version", "sql": "SELECT split_part(version(), \' \', 1)"}',
+        "agents/answers.jsonl": "".join(
+            json.dumps({"space": space, "name": name, "sql": sql}) + "\n"
+            for space, name, sql in [
+                (
+                    "concert",
+                    "oldest",
+                    "SELECT name FROM singer WHERE age = (SELECT max(age) FROM singer)",
+                ),
+                ("concert", "count", "SELECT count(*) + 1 FROM singer"),
+                ("lake", "fish", "SELECT kind, n FROM fish"),
+                ("lake", "mem", "SELECT 42"),
+                ("pg", "version", "SELECT split_part(version(), ' ', 1)"),
             ]
-        )
-        + "\n",
+        ),
     }
     if pg_url is not None:
         warehouses["pg"] = {"url": pg_url, "dialect": "postgres", "setup": ["pg/*.sql"]}
@@ -222,7 +229,5 @@ def test_the_warehouse_is_part_of_the_question_set(tmp_path: Path) -> None:
 def test_a_failing_warehouse_names_itself(tmp_path: Path) -> None:
     root = _project(tmp_path, None)
     (root / "lake/model.sql").write_text("CREATE VIEW fish AS SELECT * FROM nowhere;\n")
-    from sqlbench.errors import EngineError
-
-    with pytest.raises(EngineError, match="^warehouse 'lake': "):
+    with pytest.raises(EngineError, match=r"^warehouse 'lake': "):
         run_benchmark(load_project(root), "replay")
