@@ -10,6 +10,7 @@ from sqlbench.cli.export_import import export_command, import_command
 from sqlbench.cli.init import init_command
 from sqlbench.cli.merge import merge_command
 from sqlbench.cli.questions import questions_command
+from sqlbench.cli.review import review_command
 from sqlbench.cli.run import run_command
 from sqlbench.cli.runs import runs_command
 from sqlbench.cli.show import show_command
@@ -22,6 +23,7 @@ ALL: list[click.Command] = [
     run_command,
     runs_command,
     show_command,
+    review_command,
     compare_command,
     check_command,
     merge_command,

@@ -34,6 +34,7 @@ def runs_to_json(runs: list[RunSummary]) -> str:
                 "status": s.status.value,
                 "passed": s.passed,
                 "total": s.total,
+                "human": s.human,
                 "graded": s.graded,
                 "accuracy": s.accuracy,
                 "repeat": s.info.repeat,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlbench.runs.models import RunInfo, utc_now
+from sqlbench.runs.models import HumanReview, RunInfo, utc_now
 from sqlbench.runs.results import Accuracy, QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -60,12 +60,31 @@ def run_line(info: RunInfo) -> str:
 
 
 def verdict_text(question: QuestionResult) -> str:
-    """``pass``; with repeats ``pass 3/3``, ``flaky 2/3`` or ``fail 0/3``."""
+    """``pass``; with repeats ``pass 3/3``, ``flaky 2/3`` or ``fail 0/3``; a person's decision
+    follows the automatic verdict: ``review → pass (person)``."""
     trials = [t for t in question.trials if t.verdict is not Verdict.SKIPPED]
     if len(trials) <= 1:
-        return question.verdict.value
-    label = "flaky" if question.flaky else question.verdict.value
-    return f"{label} {question.passed}/{len(trials)}"
+        text = question.verdict.value
+    else:
+        automatic = sum(1 for t in trials if t.verdict is Verdict.PASS)
+        label = "flaky" if 0 < automatic < len(trials) else question.verdict.value
+        text = f"{label} {automatic}/{len(trials)}"
+    if question.human is not None:
+        text += f" → {question.human.verdict.value} (person)"
+    return text
+
+
+def human_line(review: HumanReview) -> str:
+    """``pass, decided by alice on 2026-11-24 20:31 UTC: note (carried from run R)``."""
+    line = (
+        f"{review.verdict.value}, decided by {review.decided_by} on "
+        f"{review.decided_at:%Y-%m-%d %H:%M} UTC"
+    )
+    if review.note:
+        line += f": {review.note}"
+    if review.carried_from:
+        line += f" (carried from run {review.carried_from}: same ground truth and agent SQL)"
+    return line
 
 
 def latency_text(ms: float | None) -> str:

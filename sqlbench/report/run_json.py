@@ -1,5 +1,6 @@
 """A run as JSON for machines (SPEC section 2): ``schema_version``, the run's metadata,
-``accuracy: {passed, total}`` and ``results: [{space, name, verdict, reason, ...}]``."""
+``accuracy: {passed, total, human}`` (``passed`` counts human decisions, ``human`` is how many
+questions a person decided) and ``results: [{space, name, verdict, reason, ...}]``."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
         "accuracy": {
             "passed": accuracy.passed,
             "total": accuracy.total,
+            "human": accuracy.human,
             "value": accuracy.value,
             "questions": accuracy.questions,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
@@ -111,6 +113,7 @@ def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:
         "truth_sql": first.truth_sql,
         "also_accept": first.also_accept,
         "warehouse": first.warehouse,
+        "human": question.human.model_dump(mode="json") if question.human else None,
     }
     if repeat > 1 or len(question.trials) > 1:
         entry.update(

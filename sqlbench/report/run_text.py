@@ -16,6 +16,7 @@ from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
     counts_line,
+    human_line,
     latency_text,
     question_latency,
     run_line,
@@ -112,7 +113,10 @@ def render_runs(
         status = run.status.label
         if run.status is RunStatus.RUNNING:
             status += f" {run.graded}/{info.question_count * info.repeat}"
-        accuracy = "–" if run.accuracy is None else f"{run.accuracy:.0%} ({run.passed}/{run.total})"
+        human = f", {run.human} by a person" if run.human else ""
+        accuracy = (
+            "–" if run.accuracy is None else f"{run.accuracy:.0%} ({run.passed}/{run.total}{human})"
+        )
         table.add_row(
             info.name,
             info.environment,
@@ -143,6 +147,8 @@ def render_question(
     head = Text(f"{question.full_name}  ", style="bold")
     head.append(verdict_text(question), style=VERDICT_STYLES[question.verdict])
     parts: list[RenderableType] = [head, Text(run_line(run.info), style="dim")]
+    if question.human is not None:
+        parts.append(Text.assemble(("Human decision: ", "bold"), human_line(question.human)))
     if len(question.trials) > 1:
         listing = ", ".join(f"#{t.trial} {t.verdict.value}" for t in question.trials)
         parts += [f"Trials: {listing}", f"Showing trial #{shown.trial}"]

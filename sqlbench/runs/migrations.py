@@ -21,6 +21,7 @@ from sqlbench.errors import StoreError
 MIGRATIONS_TABLE = "sqlbench_migrations"
 RUNS_TABLE = "sqlbench_runs"
 RESULTS_TABLE = "sqlbench_results"
+REVIEWS_TABLE = "sqlbench_reviews"
 # A constant key for PostgreSQL's advisory lock, so two processes never migrate at once.
 _PG_LOCK_KEY = 7_310_426_118
 
@@ -106,11 +107,42 @@ def current_tables(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
     return runs, results
 
 
+def reviews_table(metadata: sa.MetaData) -> sa.Table:
+    """Human decisions (``sqlbench review``): one per question of a run, beside its results."""
+    return sa.Table(
+        REVIEWS_TABLE,
+        metadata,
+        sa.Column(
+            "run_id",
+            sa.String(32),
+            sa.ForeignKey(f"{RUNS_TABLE}.id", ondelete="CASCADE"),
+            primary_key=True,
+        ),
+        sa.Column("space", sa.String(200), primary_key=True),
+        sa.Column("name", sa.String(200), primary_key=True),
+        sa.Column("verdict", sa.String(20), nullable=False),
+        sa.Column("truth_hash", sa.String(64), nullable=False),
+        sa.Column("sql_hash", sa.String(64), nullable=False),
+        sa.Column("decided_at", UtcDateTime(), nullable=False),
+        sa.Column("carried", sa.Boolean(), nullable=False),
+        sa.Column("data", sa.Text(), nullable=False),
+        sa.Index("ix_sqlbench_reviews_question", "space", "name"),
+    )
+
+
 def _m0001_create_runs_and_results(conn: Connection) -> None:
     # Version 1 is the current schema; a later migration freezes this definition here.
     metadata = sa.MetaData()
     current_tables(metadata)
     metadata.create_all(conn)
+
+
+def _m0002_create_reviews(conn: Connection) -> None:
+    # Frozen here when the reviews table next changes. The runs table is declared alongside
+    # only so the foreign key resolves; it already exists.
+    metadata = sa.MetaData()
+    current_tables(metadata)
+    reviews_table(metadata).create(conn)
 
 
 class Migration(NamedTuple):
@@ -122,6 +154,7 @@ class Migration(NamedTuple):
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_create_runs_and_results", _m0001_create_runs_and_results),
+    Migration("0002_create_reviews", _m0002_create_reviews),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this sqlbench writes: the number of migrations it knows."""

@@ -119,6 +119,26 @@ class AssertionResult(_Model):
     """Why it failed; empty when it passed."""
 
 
+class HumanReview(_Model):
+    """A person's decision on a question of a run (``sqlbench review``), kept beside the
+    automatic verdict, which it never overwrites."""
+
+    verdict: Verdict
+    """``pass`` or ``fail``."""
+    note: str | None = None
+    decided_by: str
+    decided_at: datetime
+    truth_hash: str
+    """``sqlbench.runs.reviews.review_hashes`` of the question's ground truth when decided."""
+    sql_hash: str
+    """The same of the agent's SQL (or its text answer, when it gave no SQL)."""
+    carried_from: str | None = None
+    """The name of the run where the person decided, when carried to this run (the ground truth
+    and the agent's SQL hashed the same); None when decided on this run."""
+
+    _aware_decided = field_validator("decided_at")(_aware)
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -233,8 +253,10 @@ class RunSummary(_Model):
     """Graded trials, skipped ones excluded."""
     graded: int
     """Graded trials, skipped ones included (progress of a running run)."""
+    human: int = 0
+    """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
 
     @property
     def accuracy(self) -> float | None:
-        """passed / total, None before anything was graded."""
+        """passed / total (human decisions counted), None before anything was graded."""
         return self.passed / self.total if self.total else None

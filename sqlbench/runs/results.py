@@ -7,11 +7,11 @@ rate; the run's accuracy is the mean of those rates, with a bootstrap interval o
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
+from sqlbench.runs.models import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.runs.rates import Interval, bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
 from sqlbench.verdicts import Verdict
 
@@ -34,9 +34,11 @@ class QuestionResult(BaseModel):
     """The reason of the first trial with ``verdict``."""
     trials: list[TrialResult]
     passed: int
-    """Passing trials."""
+    """Passing trials; where a person decided, every counted trial takes their decision."""
     pass_rate: float | None
     """passed / trials; None for a skipped question."""
+    human: HumanReview | None = None
+    """A person's decision (``sqlbench review``), kept beside the automatic ``verdict``."""
     pass_at_k: float | None
     """At least one of k trials passes (k = trials), unbiased estimator."""
     pass_hat_k: float | None
@@ -48,6 +50,11 @@ class QuestionResult(BaseModel):
     def full_name(self) -> str:
         """``space/name``."""
         return f"{self.space}/{self.name}"
+
+    @property
+    def decided_verdict(self) -> Verdict:
+        """The verdict that counts: the person's decision if any, else the automatic one."""
+        return self.human.verdict if self.human is not None else self.verdict
 
     @property
     def first(self) -> TrialResult:
@@ -70,17 +77,25 @@ class Accuracy(BaseModel):
     """Mean of per-question pass rates (= passed/total with one trial each); None if empty."""
     interval: Interval | None = None
     """95% bootstrap interval over questions, for runs with ``--repeat`` above 1."""
+    human: int = 0
+    """Questions a person decided; ``passed`` counts their decisions."""
 
     def label(self) -> str:
-        """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted.
+        """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted; the number of
+        questions a person decided follows when there are any.
 
         Example:
             >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3).label()
             '67% (2/3)'
+            >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3, human=1).label()
+            '67% (2/3, 1 decided by a person)'
         """
+        counts = f"{self.passed}/{self.total}"
+        if self.human:
+            counts += f", {self.human} decided by a person"
         if self.value is None:
-            return f"n/a ({self.passed}/{self.total})"
-        return f"{self.value:.0%} ({self.passed}/{self.total})"
+            return f"n/a ({counts})"
+        return f"{self.value:.0%} ({counts})"
 
 
 class RunResult(BaseModel):
@@ -117,21 +132,28 @@ class RunResult(BaseModel):
         return found[0] if len(found) == 1 else None
 
 
-def gather(info: RunInfo, status: RunStatus, trials: Iterable[TrialResult]) -> RunResult:
-    """Group a run's trials per question and compute its accuracy."""
+def gather(
+    info: RunInfo,
+    status: RunStatus,
+    trials: Iterable[TrialResult],
+    reviews: Mapping[tuple[str, str], HumanReview] | None = None,
+) -> RunResult:
+    """Group a run's trials per question and compute its accuracy, counting the decisions of
+    ``reviews`` (keyed by ``(space, name)``) in place of the automatic verdicts."""
     grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
     for trial in trials:
         grouped[(trial.space, trial.name)].append(trial)
+    reviews = reviews or {}
     questions = [
-        _question(sorted(group, key=lambda t: t.trial))
-        for _, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
+        _question(sorted(group, key=lambda t: t.trial), reviews.get(key))
+        for key, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
     ]
     return RunResult(
         info=info, status=status, questions=questions, accuracy=_accuracy(questions, info.repeat)
     )
 
 
-def _question(trials: list[TrialResult]) -> QuestionResult:
+def _question(trials: list[TrialResult], human: HumanReview | None = None) -> QuestionResult:
     tally = Counter(t.verdict for t in trials)
     others = Counter({v: n for v, n in tally.items() if v != Verdict.PASS})
     if not others:
@@ -142,7 +164,12 @@ def _question(trials: list[TrialResult]) -> QuestionResult:
         verdict = max(others, key=lambda v: (others[v], _SEVERITY[v]))
     reason = next(t.reason for t in trials if t.verdict == verdict)
     counted = [t for t in trials if t.verdict != Verdict.SKIPPED]
-    passed = sum(1 for t in counted if t.verdict == Verdict.PASS)
+    if human is not None and verdict is Verdict.SKIPPED:
+        human = None
+    if human is not None:
+        passed = len(counted) if human.verdict is Verdict.PASS else 0
+    else:
+        passed = sum(1 for t in counted if t.verdict == Verdict.PASS)
     n = len(counted)
     rate = passed / n if n else None
     return QuestionResult(
@@ -156,6 +183,7 @@ def _question(trials: list[TrialResult]) -> QuestionResult:
         pass_at_k=pass_at_k(n, passed, n) if n else None,
         pass_hat_k=pass_hat_k(n, passed, n) if n else None,
         flaky=is_flaky(rate),
+        human=human,
     )
 
 
@@ -167,5 +195,10 @@ def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
     value = sum(rates) / len(rates) if rates else None
     interval = bootstrap_mean_interval(rates) if repeat > 1 and rates else None
     return Accuracy(
-        passed=passed, total=total, questions=len(counted), value=value, interval=interval
+        passed=passed,
+        total=total,
+        questions=len(counted),
+        value=value,
+        interval=interval,
+        human=sum(1 for q in counted if q.human is not None),
     )

@@ -26,9 +26,17 @@ from sqlbench.errors import StoreError
 from sqlbench.runs.database import create_store_engine, mask_url, store_url
 from sqlbench.runs.identity import RunIdentity, identity_of
 from sqlbench.runs.liveness import process_alive
-from sqlbench.runs.migrations import SCHEMA_VERSION, current_tables, migrate
-from sqlbench.runs.models import RunInfo, RunStatus, RunSummary, TrialResult, utc_now
+from sqlbench.runs.migrations import SCHEMA_VERSION, current_tables, migrate, reviews_table
+from sqlbench.runs.models import (
+    HumanReview,
+    RunInfo,
+    RunStatus,
+    RunSummary,
+    TrialResult,
+    utc_now,
+)
 from sqlbench.runs.results import RunResult, gather
+from sqlbench.runs.reviews import review_hashes
 from sqlbench.verdicts import Verdict
 
 EXPORT_FORMAT = "sqlbench-run"
@@ -63,7 +71,9 @@ class RunStore:
                 f"is not installed ({err.name or err}); install it with pip"
             ) from err
         self.url = self._engine.url.render_as_string(hide_password=True)
-        self._runs, self._results = current_tables(sa.MetaData())
+        metadata = sa.MetaData()
+        self._runs, self._results = current_tables(metadata)
+        self._reviews = reviews_table(metadata)
         self._insert_result = self._results.insert()
         self._write_lock = threading.Lock()
 
@@ -118,7 +128,8 @@ class RunStore:
             )
 
     def finish(self, run_id: str, status: RunStatus, *, error: str | None = None) -> None:
-        """Set a run's final status (Completed, Interrupted or Failed)."""
+        """Set a run's final status (Completed, Interrupted or Failed), and carry to it the
+        human decisions of earlier runs that still apply (``carry_reviews``)."""
         now = utc_now()
         with self._write() as conn:
             conn.execute(
@@ -126,6 +137,57 @@ class RunStore:
                 .where(self._runs.c.id == run_id)
                 .values(status=status.value, updated_at=now, finished_at=now, error=error)
             )
+        self.carry_reviews(run_id)
+
+    def save_review(self, run_id: str, space: str, name: str, review: HumanReview) -> None:
+        """Store a person's decision on one question of a run, replacing an earlier one."""
+        c = self._reviews.c
+        with self._write() as conn:
+            conn.execute(
+                self._reviews.delete().where(c.run_id == run_id, c.space == space, c.name == name)
+            )
+            conn.execute(self._reviews.insert(), [_review_row(run_id, space, name, review)])
+
+    def carry_reviews(self, run_id: str) -> int:
+        """Copy to run ``run_id`` the newest decision of an earlier run (created before it) on
+        each of its undecided questions, where the question's ground truth and the agent's SQL
+        hash the same as when the person decided. Returns how many were carried."""
+        info = self.find_run(run_id)
+        own = self.reviews(run_id)
+        grouped: dict[tuple[str, str], list[TrialResult]] = {}
+        for trial in self.trials(run_id):
+            if trial.verdict is not Verdict.SKIPPED:
+                grouped.setdefault((trial.space, trial.name), []).append(trial)
+        wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
+        if not wanted:
+            return 0
+        c, runs = self._reviews.c, self._runs.c
+        query = (
+            sa.select(self._reviews, runs.name.label("run_name"))
+            .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
+            .where(runs.created_at < info.created_at, c.run_id != run_id)
+            .order_by(c.decided_at.desc())
+        )
+        carried: dict[tuple[str, str], HumanReview] = {}
+        with self._read() as conn:
+            for row in conn.execute(query):
+                key = (row.space, row.name)
+                hashes = wanted.get(key)
+                if key in carried or hashes is None:
+                    continue
+                if (row.truth_hash, row.sql_hash) != (hashes.truth, hashes.sql):
+                    continue
+                review = HumanReview.model_validate_json(row.data)
+                carried[key] = review.model_copy(
+                    update={"carried_from": review.carried_from or row.run_name}
+                )
+        if carried:
+            with self._write() as conn:
+                conn.execute(
+                    self._reviews.insert(),
+                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
+                )
+        return len(carried)
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
         """Mark a run Running again in this process (``--resume``)."""
@@ -143,14 +205,24 @@ class RunStore:
                 )
             )
 
-    def save_run(self, info: RunInfo, results: list[TrialResult]) -> RunInfo:
-        """Store a whole run at once (``sqlbench import``, ``sqlbench merge``), in one
-        transaction. Refuses a run id or name already present."""
+    def save_run(
+        self,
+        info: RunInfo,
+        results: list[TrialResult],
+        reviews: dict[tuple[str, str], HumanReview] | None = None,
+    ) -> RunInfo:
+        """Store a whole run at once (``sqlbench import``, ``sqlbench merge``), with its human
+        decisions, in one transaction. Refuses a run id or name already present."""
         try:
             with self._write() as conn:
                 conn.execute(self._runs.insert().values(**_run_row(info)))
                 if results:
                     conn.execute(self._results.insert(), [_result_row(info.id, r) for r in results])
+                if reviews:
+                    conn.execute(
+                        self._reviews.insert(),
+                        [_review_row(info.id, s, n, r) for (s, n), r in reviews.items()],
+                    )
         except IntegrityError as err:
             runs = self._runs
             with self._read() as conn:
@@ -189,20 +261,54 @@ class RunStore:
             query = query.limit(limit)
         with self._read() as conn:
             rows = conn.execute(query).all()
+            decided = self._decided_counts(conn)
         now = utc_now()
         summaries = []
         for row in rows:
             info = _run_info(row._mapping)
+            human, passed_change = decided.get(info.id, (0, 0))
             summaries.append(
                 RunSummary(
                     info=info,
                     status=self.effective_status(info, now),
-                    passed=int(row.passed or 0),
+                    passed=int(row.passed or 0) + passed_change,
                     total=int(row.total or 0),
                     graded=int(row.graded or 0),
+                    human=human,
                 )
             )
         return summaries
+
+    def _decided_counts(self, conn: Connection) -> dict[str, tuple[int, int]]:
+        """Per run: how many questions a person decided, and how that changes the passed
+        trials (a decision counts for every counted trial of its question)."""
+        r, v = self._results.c, self._reviews.c
+        counted = r.verdict != Verdict.SKIPPED.value
+        query = (
+            sa.select(
+                v.run_id,
+                v.space,
+                v.name,
+                v.verdict,
+                sa.func.sum(sa.case((r.verdict == Verdict.PASS.value, 1), else_=0)).label("auto"),
+                sa.func.sum(sa.case((counted, 1), else_=0)).label("counted"),
+            )
+            .select_from(
+                self._reviews.join(
+                    self._results,
+                    (r.run_id == v.run_id) & (r.space == v.space) & (r.name == v.name),
+                )
+            )
+            .group_by(v.run_id, v.space, v.name, v.verdict)
+        )
+        out: dict[str, tuple[int, int]] = {}
+        for row in conn.execute(query):
+            if not row.counted:
+                continue
+            human, change = out.get(row.run_id, (0, 0))
+            decided = int(row.counted) if row.verdict == Verdict.PASS.value else 0
+            out[row.run_id] = (human + 1, change + decided - int(row.auto or 0))
+        return out
 
     def find_run(self, ref: str) -> RunInfo:
         """The run ``ref`` names: a run's name or id; ``latest`` (the newest run) or
@@ -264,10 +370,19 @@ class RunStore:
             rows = conn.execute(sa.select(r.space, r.name, r.trial).where(r.run_id == run_id)).all()
         return {(row.space, row.name, row.trial) for row in rows}
 
+    def reviews(self, run_id: str) -> dict[tuple[str, str], HumanReview]:
+        """A run's human decisions (its own and those carried to it), by ``(space, name)``."""
+        c = self._reviews.c
+        with self._read() as conn:
+            rows = conn.execute(sa.select(c.space, c.name, c.data).where(c.run_id == run_id)).all()
+        return {(row.space, row.name): HumanReview.model_validate_json(row.data) for row in rows}
+
     def load_run(self, ref: str) -> RunResult:
-        """A run with its results grouped per question and its accuracy."""
+        """A run with its results grouped per question, its human decisions and accuracy."""
         info = self.find_run(ref)
-        return gather(info, self.effective_status(info), self.trials(info.id))
+        return gather(
+            info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
+        )
 
     def find_completed_run(
         self, identity: RunIdentity, *, repeat: int | None = 1, agent_name: str | None = None
@@ -322,6 +437,10 @@ class RunStore:
             "schema_version": SCHEMA_VERSION,
             "run": info.model_dump(mode="json"),
             "results": [t.model_dump(mode="json") for t in self.trials(info.id)],
+            "reviews": [
+                {"space": space, "name": name, **review.model_dump(mode="json")}
+                for (space, name), review in self.reviews(info.id).items()
+            ],
         }
 
     def import_run(self, data: dict[str, Any], *, name: str | None = None) -> RunInfo:
@@ -354,10 +473,11 @@ class RunStore:
                     f"trial {result.trial} twice"
                 )
             seen.add(key)
+        reviews = _imported_reviews(data.get("reviews", []), seen)
         update: dict[str, Any] = {"imported": True}
         if name is not None:
             update["name"] = name
-        return self.save_run(info.model_copy(update=update), results)
+        return self.save_run(info.model_copy(update=update), results, reviews)
 
     # --- plumbing ------------------------------------------------------------------------
 
@@ -447,6 +567,47 @@ def _too_far_back(ref: str, count: int, url: str) -> str:
         f"'{ref}' goes back past the oldest run: {url} holds {count} {runs} "
         f"(latest to latest~{count - 1})"
     )
+
+
+def _review_row(run_id: str, space: str, name: str, review: HumanReview) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "space": space,
+        "name": name,
+        "verdict": review.verdict.value,
+        "truth_hash": review.truth_hash,
+        "sql_hash": review.sql_hash,
+        "decided_at": review.decided_at,
+        "carried": review.carried_from is not None,
+        "data": review.model_dump_json(),
+    }
+
+
+def _imported_reviews(
+    items: Any, questions: set[tuple[str, str, int]]
+) -> dict[tuple[str, str], HumanReview]:
+    """The ``reviews`` of a run export, each on a question the export holds."""
+    if not isinstance(items, list):
+        raise StoreError("the run export is malformed: `reviews` must be a list")
+    names = {(space, name) for space, name, _ in questions}
+    reviews: dict[tuple[str, str], HumanReview] = {}
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise StoreError(f"the run export is malformed: reviews[{i}] must be an object")
+        fields = dict(item)
+        key = (fields.pop("space", None), fields.pop("name", None))
+        if key not in names:
+            raise StoreError(
+                f"the run export is malformed: reviews[{i}] names a question the run does not "
+                f"hold ({key[0]}/{key[1]})"
+            )
+        review = _validated(HumanReview, fields, f"reviews[{i}]")
+        if review.verdict not in (Verdict.PASS, Verdict.FAIL):
+            raise StoreError(
+                f"the run export is malformed: reviews[{i}].verdict must be pass or fail"
+            )
+        reviews[(str(key[0]), str(key[1]))] = review
+    return reviews
 
 
 def _not_found(ref: str, names: list[str], url: str) -> str:

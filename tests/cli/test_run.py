@@ -73,6 +73,7 @@ def test_json_output(invoke, project: Path) -> None:
     assert data["accuracy"] == {
         "passed": 3,
         "total": 10,
+        "human": 0,
         "value": 0.3,
         "questions": 10,
         "interval": None,

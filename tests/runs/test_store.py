@@ -250,7 +250,7 @@ def test_export_import_between_stores(
     store.create_run(info)
     store.record(info.id, make_trial("a", Verdict.FAIL, reason="row counts differ: 3 vs 4"))
     data = json.loads(json.dumps(store.export_run("exported")))
-    assert data["format"] == "sqlbench-run" and data["schema_version"] == 1
+    assert data["format"] == "sqlbench-run" and data["schema_version"] == migrations.SCHEMA_VERSION
 
     other = RunStore(f"sqlite:///{tmp_path / 'other.db'}")
     imported = other.import_run(data)
@@ -316,12 +316,14 @@ def test_an_imported_running_run_is_not_live(
 def test_migrations_are_applied_once_in_order(tmp_path: Path) -> None:
     engine = sa.create_engine(f"sqlite:///{tmp_path / 'm.db'}")
     calls: list[str] = []
-    extra = Migration("0002_add_notes", lambda conn: calls.append("0002"))
-    assert migrate(engine) == ["0001_create_runs_and_results"]
-    assert migrate(engine, [*migrations.MIGRATIONS, extra]) == ["0002_add_notes"]
+    extra = Migration("9999_add_notes", lambda conn: calls.append("9999"))
+    known = [m.name for m in migrations.MIGRATIONS]
+    assert known[:2] == ["0001_create_runs_and_results", "0002_create_reviews"]
+    assert migrate(engine) == known
+    assert migrate(engine, [*migrations.MIGRATIONS, extra]) == ["9999_add_notes"]
     assert migrate(engine, [*migrations.MIGRATIONS, extra]) == []
-    assert calls == ["0002"]
-    assert applied_migrations(engine) == ["0001_create_runs_and_results", "0002_add_notes"]
+    assert calls == ["9999"]
+    assert applied_migrations(engine) == [*known, "9999_add_notes"]
 
 
 def test_a_store_from_a_newer_sqlbench_is_refused(tmp_path: Path) -> None:

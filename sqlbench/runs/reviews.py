@@ -1,0 +1,143 @@
+"""Human review (SPEC section 2, ``sqlbench review``): a person decides a question's verdict.
+
+The automatic verdict is kept; the decision is stored beside it (who, when, an optional note)
+and counted in accuracy, with the number of human-decided questions said next to it. A decision
+is carried to later runs of the same store only while the question's ground truth and the
+agent's SQL hash the same as when the person decided (``review_hashes``); the carried copy names
+the run it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+import yaml
+
+from sqlbench.errors import SqlbenchError
+from sqlbench.runs.identity import stable_hash
+from sqlbench.runs.liveness import current_user
+from sqlbench.runs.models import HumanReview, TrialResult, utc_now
+from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from sqlbench.runs.store import RunStore
+
+DECIDABLE = (Verdict.PASS, Verdict.FAIL)
+"""What a person can decide."""
+
+
+class ReviewHashes(NamedTuple):
+    """What a decision depends on: the ground truth and the agent's answer, hashed."""
+
+    truth: str
+    sql: str
+
+
+def review_hashes(trials: Sequence[TrialResult]) -> ReviewHashes:
+    """The hashes a decision on these trials (one question of a run) is tied to.
+
+    The ground truth is its SQL and every ``also_accept``; the agent's side is the SQL of each
+    trial (its text answer where it gave no SQL), so a decision on a word answer does not
+    follow a different word answer.
+
+    Example:
+        >>> from sqlbench.verdicts import Verdict
+        >>> t = TrialResult(space="s", name="q", verdict=Verdict.REVIEW, reason="r",
+        ...                 truth_sql="SELECT 1", agent_sql="SELECT 1 AS one")
+        >>> review_hashes([t]) == review_hashes([t.model_copy(update={"reason": "x"})])
+        True
+        >>> changed = t.model_copy(update={"agent_sql": "SELECT 2"})
+        >>> review_hashes([t]).sql == review_hashes([changed]).sql
+        False
+    """
+    first = trials[0]
+    truth = stable_hash({"sql": first.truth_sql, "also_accept": first.also_accept})
+    answers = [
+        {"sql": t.agent_sql} if t.agent_sql is not None else {"answer": t.answer} for t in trials
+    ]
+    return ReviewHashes(truth, stable_hash(answers))
+
+
+class Decision(NamedTuple):
+    """What ``decide`` stored."""
+
+    review: HumanReview
+    replaced: HumanReview | None
+    """The decision it replaced on the same question, if any."""
+
+
+def decide(
+    store: RunStore,
+    run: RunResult,
+    question: QuestionResult,
+    verdict: Verdict,
+    note: str | None = None,
+    *,
+    decided_by: str | None = None,
+) -> Decision:
+    """Store a person's decision on ``question`` of ``run`` (replacing an earlier one).
+
+    Raises:
+        SqlbenchError: ``verdict`` is not pass or fail, or the question was skipped.
+    """
+    if verdict not in DECIDABLE:
+        raise SqlbenchError(f"a person decides pass or fail, not {verdict.value}")
+    if question.verdict is Verdict.SKIPPED:
+        raise SqlbenchError(
+            f"{question.full_name} was skipped in run {run.info.name}: there is nothing to decide"
+        )
+    hashes = review_hashes(question.trials)
+    review = HumanReview(
+        verdict=verdict,
+        note=(note.strip() or None) if note is not None else None,
+        decided_by=decided_by or current_user(),
+        decided_at=utc_now(),
+        truth_hash=hashes.truth,
+        sql_hash=hashes.sql,
+    )
+    store.save_review(run.info.id, question.space, question.name, review)
+    return Decision(review, question.human)
+
+
+def also_accept_proposal(question: QuestionResult) -> str | None:
+    """The YAML to paste into the question's file so that the agent's SQL of a question a
+    person decided ``pass`` passes on its own next time; None when there is nothing to propose
+    (not decided pass, passed on its own, no agent SQL, or that SQL is already accepted)."""
+    human = question.human
+    sql = question.first.agent_sql
+    if human is None or human.verdict is not Verdict.PASS or not sql:
+        return None
+    if question.verdict is Verdict.PASS:
+        return None
+    accepted = list(question.first.also_accept)
+    if sql.strip() in (s.strip() for s in accepted):
+        return None
+    return _also_accept_yaml([*accepted, sql.strip()])
+
+
+def _also_accept_yaml(sqls: list[str]) -> str:
+    """``also_accept:`` with each SQL as a ``|`` block (read as written), or in PyYAML's own
+    quoting where a block would not load back to the same text.
+
+    Example:
+        >>> print(_also_accept_yaml(["SELECT a" + chr(10) + "FROM t"]), end="")
+        also_accept:
+          - |-
+            SELECT a
+            FROM t
+    """
+    lines = ["also_accept:"]
+    for sql in sqls:
+        block = "  - |-\n" + "".join(f"    {line}\n" for line in sql.splitlines())
+        try:
+            loaded = yaml.safe_load("x:\n" + block)
+        except yaml.YAMLError:
+            loaded = None
+        if loaded == {"x": [sql]}:
+            lines.append(block.rstrip("\n"))
+        else:
+            quoted = yaml.safe_dump([sql], allow_unicode=True, width=1000).rstrip("\n")
+            lines.append("\n".join("  " + line for line in quoted.splitlines()))
+    return "\n".join(lines) + "\n"
