@@ -20,11 +20,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlbench.agents.base import Answer
-from sqlbench.agents.call import one_line
 from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.models import CompareOptions, Question, TruthKind
+from sqlbench.text import one_line
 from sqlbench.verdicts import Verdict
 
 __all__ = [
@@ -89,7 +89,7 @@ class Grade:
 
 def grade_skipped(question: Question) -> Grade:
     """The grade of a question that carries ``skip:``."""
-    return Grade(Verdict.SKIPPED, _one_line(f"skipped: {question.skip}"))
+    return Grade(Verdict.SKIPPED, one_line(f"skipped: {question.skip}", _MAX_REASON))
 
 
 def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade | None:
@@ -106,14 +106,16 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
             continue
         which = "the ground truth" if index == 0 else f"also_accept #{index}"
         problem = _TRUTH_PROBLEM.get(truth.error.kind, "failed")
-        return Grade(Verdict.ERROR, _one_line(f"{which} {problem}: {truth.error.message}"))
+        return Grade(
+            Verdict.ERROR, one_line(f"{which} {problem}: {truth.error.message}", _MAX_REASON)
+        )
     return None
 
 
 def agent_problem(answer: Answer) -> Grade | None:
     """An error grade when the agent itself failed."""
     if answer.error is not None:
-        return Grade(Verdict.ERROR, _one_line(f"agent error: {answer.error}"))
+        return Grade(Verdict.ERROR, one_line(f"agent error: {answer.error}", _MAX_REASON))
     return None
 
 
@@ -183,7 +185,7 @@ def _compare_all(
             )
             return Grade(
                 Verdict.PASS,
-                _one_line(reason),
+                one_line(reason, _MAX_REASON),
                 matched_truth=index,
                 compared_truth=index,
                 comparison=comparison,
@@ -200,14 +202,14 @@ def _compare_all(
         which = "" if index == 0 else f"also_accept #{index}: "
         return Grade(
             Verdict.REVIEW,
-            _one_line(f"{which}{comparison.reason}"),
+            one_line(f"{which}{comparison.reason}", _MAX_REASON),
             compared_truth=index,
             comparison=comparison,
         )
     reason = first.reason
     if len(truths) > 1:
         reason = f"{reason} (no also_accept matched either)"
-    return Grade(first.verdict, _one_line(reason), compared_truth=0, comparison=first)
+    return Grade(first.verdict, one_line(reason, _MAX_REASON), compared_truth=0, comparison=first)
 
 
 def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
@@ -215,13 +217,15 @@ def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
     if not has_sql:
         return f"{base}; the agent gave no SQL either"
     if isinstance(outcome, QueryError):
-        return _one_line(f"{base}; the agent's SQL did not run: {outcome.message}")
+        return one_line(f"{base}; the agent's SQL did not run: {outcome.message}", _MAX_REASON)
     return f"{base}: review the agent's SQL and result"
 
 
 def _no_sql_reason(answer: Answer) -> str:
     if answer.answer and answer.answer.strip():
-        return _one_line(f"the agent answered in words, not SQL: {answer.answer.strip()}")
+        return one_line(
+            f"the agent answered in words, not SQL: {answer.answer.strip()}", _MAX_REASON
+        )
     return "the agent gave no SQL and no answer (declined)"
 
 
@@ -229,9 +233,5 @@ def _agent_sql_reason(error: QueryError) -> str:
     problem = _AGENT_SQL_PROBLEM.get(error.kind, "the agent's SQL did not run")
     message = error.message.strip()
     if message.lower().startswith(problem.lower()):
-        return _one_line(message)
-    return _one_line(f"{problem}: {message}")
-
-
-def _one_line(text: str) -> str:
-    return one_line(text, _MAX_REASON)
+        return one_line(message, _MAX_REASON)
+    return one_line(f"{problem}: {message}", _MAX_REASON)

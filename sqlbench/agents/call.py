@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from sqlbench.agents.base import Agent, Answer, Request
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
+from sqlbench.text import one_line
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "sqlbench_agent_deadline", default=None
@@ -36,7 +37,6 @@ _GRACE_MAX_S = 1.0
 enforces its own timeout, so its clearer message (e.g. with stderr's tail) wins."""
 _MAX_BACKOFF_S = 10.0
 _ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
-_MAX_REASON = 500
 
 
 class RetryLater(AgentTransientError):
@@ -53,17 +53,6 @@ def time_left() -> float | None:
     if deadline is None:
         return None
     return max(0.0, deadline - time.monotonic())
-
-
-def one_line(text: str, limit: int = _MAX_REASON) -> str:
-    """Collapse whitespace to one line and cut it to ``limit`` characters.
-
-    Example:
-        >>> one_line("a\\n  b\\tc")
-        'a b c'
-    """
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def parse_answer(raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> Answer:

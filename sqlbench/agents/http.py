@@ -8,7 +8,6 @@ from the run's environment at call time and never appears in messages or traces.
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -19,7 +18,7 @@ from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from pydantic import Field
 
 from sqlbench.agents.base import Answer, Request
-from sqlbench.agents.call import one_line, parse_answer, time_left
+from sqlbench.agents.call import parse_answer, time_left
 from sqlbench.agents.context import AgentContext, resolve_env_refs
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem
 from sqlbench.agents.traces import TraceFormat
@@ -27,6 +26,7 @@ from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
 from sqlbench.project.models import AgentConfig
+from sqlbench.text import one_line, suggest
 
 ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
 _EXCERPT = 80
@@ -74,8 +74,7 @@ def compile_response_paths(
         fields = ("messages", *ANSWER_FIELDS)
     for field_name, path in response.items():
         if field_name not in fields:
-            close = difflib.get_close_matches(field_name, fields, n=1)
-            hint = f"; did you mean '{close[0]}'?" if close else ""
+            hint = suggest(field_name, fields)
             raise ValueError(
                 f"`response` key '{field_name}' is not an answer field{hint} "
                 f"(fields: {', '.join(fields)})"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationError
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
-from sqlbench.agents.call import one_line, time_left
+from sqlbench.agents.call import time_left
 from sqlbench.agents.context import (
     ENV_BASE_URL,
     ENV_MODEL,
@@ -40,6 +40,7 @@ from sqlbench.agents.llm_prompt import (
 from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, Problem, QueryError, Severity
 from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
+from sqlbench.text import one_line
 
 if TYPE_CHECKING:
     from sqlbench.engines.base import Engine

@@ -24,11 +24,12 @@ from typing import Any
 from pydantic import Field
 
 from sqlbench.agents.base import Answer, Request
-from sqlbench.agents.call import one_line, parse_answer
+from sqlbench.agents.call import parse_answer
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project.models import AgentConfig
+from sqlbench.text import one_line
 
 _REFERENCE = re.compile(
     r"^([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*):([A-Za-z_][\w]*(?:\.[A-Za-z_]"

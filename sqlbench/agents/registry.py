@@ -8,7 +8,6 @@ the kind's name and its object an ``AgentKind`` (or a function returning one).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import threading
 from importlib.metadata import entry_points
@@ -17,11 +16,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from sqlbench.agents.base import Agent
-from sqlbench.agents.call import one_line
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, problem
 from sqlbench.errors import AgentError, Problem, ProjectInvalid, Severity, SqlbenchError
 from sqlbench.project.models import AgentConfig
+from sqlbench.text import closest, one_line, suggest
 
 ENTRY_POINT_GROUP = "sqlbench.agents"
 AUTO = "auto"
@@ -146,27 +145,22 @@ def _named(name: str, context: AgentContext) -> AgentConfig:
     if name == AUTO:
         return AgentConfig(name=AUTO, kind=AUTO)
     known = sorted({AUTO, *context.agents})
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise AgentError(f"Unknown agent '{name}'.{hint} Agents: {', '.join(known)}")
+    raise AgentError(f"unknown agent {name!r}{suggest(name, known)} (agents: {', '.join(known)})")
 
 
 def _unknown_kind_message(name: str) -> str:
     names = kind_names()
     if name in _plugin_errors:
         return f"kind {name!r} comes from a plugin that failed to load: {_plugin_errors[name]}"
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    return f"unknown kind {name!r}{hint} (kinds: {', '.join(names)})"
+    return f"unknown kind {name!r}{suggest(name, names)} (kinds: {', '.join(names)})"
 
 
 def _option_problems(config: AgentConfig, kind: AgentKind, err: ValidationError) -> list[Problem]:
     valid = list(kind.options.model_fields)
     errors = err.errors()
     unknown = [str(e["loc"][0]) for e in errors if e["type"] == "extra_forbidden" and e["loc"]]
-    suggestions = {key: difflib.get_close_matches(key, valid, n=1) for key in unknown}
     # A misspelt required key is one problem (the typo), not also "needs the key".
-    suggested = {close[0] for close in suggestions.values() if close}
+    suggested = {closest(key, valid) for key in unknown} - {None}
     problems: list[Problem] = []
     seen: set[str] = set()
     for item in errors:
@@ -175,8 +169,10 @@ def _option_problems(config: AgentConfig, kind: AgentKind, err: ValidationError)
             continue  # one message per key (a union type reports once per member)
         seen.add(key)
         if item["type"] == "extra_forbidden":
-            hint = f"; did you mean '{suggestions[key][0]}'?" if suggestions.get(key) else ""
-            message = f"unknown key '{key}' for kind {kind.name}{hint} (keys: {', '.join(valid)})"
+            message = (
+                f"unknown key {key!r} for kind {kind.name}{suggest(key, valid)} "
+                f"(keys: {', '.join(valid)})"
+            )
         elif item["type"] == "missing":
             if key in suggested:
                 continue

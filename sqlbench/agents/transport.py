@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from email.message import Message
 from typing import Any
 
-from sqlbench.agents.call import RetryLater, one_line
+from sqlbench.agents.call import RetryLater
 from sqlbench.errors import AgentError, AgentTransientError
+from sqlbench.text import one_line
 
 _BODY_TAIL = 200
 MAX_REPLY_BYTES = 16 * 2**20

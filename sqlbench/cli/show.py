@@ -14,6 +14,7 @@ from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_json, run_text
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.text import suggest
 
 
 def find_question(run: RunResult, name: str) -> QuestionResult:
@@ -25,8 +26,6 @@ def find_question(run: RunResult, name: str) -> QuestionResult:
     found = run.question(name)
     if found is not None:
         return found
-    import difflib
-
     same = [q.full_name for q in run.questions if q.name == name]
     if len(same) > 1:
         raise SqlbenchError(
@@ -34,9 +33,7 @@ def find_question(run: RunResult, name: str) -> QuestionResult:
             f"({', '.join(same)}); write space/name"
         )
     names = [q.full_name for q in run.questions] + [q.name for q in run.questions]
-    close = difflib.get_close_matches(name, names, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    raise SqlbenchError(f"run {run.info.name} has no question {name!r}{hint}")
+    raise SqlbenchError(f"run {run.info.name} has no question {name!r}{suggest(name, names)}")
 
 
 @click.command("show")

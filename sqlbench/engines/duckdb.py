@@ -32,7 +32,7 @@ from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.results import (
     FETCH_CHUNK_ROWS,
     concat_batches,
-    one_line,
+    driver_message,
     timed_out,
     too_many_rows,
 )
@@ -101,7 +101,7 @@ class DuckDBEngine(Engine):
         except duckdb.Error as err:
             raise EngineError(
                 f"cannot attach the warehouse DuckDB file {database} read-only: "
-                f"{one_line(str(err))}"
+                f"{driver_message(str(err))}"
             ) from err
 
     def setup(self, project_root: Path, sql_files: list[Path]) -> None:
@@ -116,7 +116,9 @@ class DuckDBEngine(Engine):
         try:
             self._con.execute(f"SET file_search_path = {_literal(str(project_root))}")
         except duckdb.Error as err:
-            raise EngineError(f"cannot prepare DuckDB for setup: {one_line(str(err))}") from err
+            raise EngineError(
+                f"cannot prepare DuckDB for setup: {driver_message(str(err))}"
+            ) from err
         # DuckDB looks for a relative path in the process's working directory before
         # file_search_path: setup must read the evaluated ref's data files, not the checkout's.
         with _working_directory(project_root):
@@ -133,7 +135,7 @@ class DuckDBEngine(Engine):
         try:
             self._con.execute(sql)
         except duckdb.Error as err:
-            raise EngineError(f"{shown}: setup SQL failed: {one_line(str(err))}") from err
+            raise EngineError(f"{shown}: setup SQL failed: {driver_message(str(err))}") from err
 
     def lock(self) -> None:
         """Forbid file and network access, extension loading and configuration changes from now
@@ -144,7 +146,9 @@ class DuckDBEngine(Engine):
             for statement in _LOCK_SETTINGS:
                 self._con.execute(statement)
         except duckdb.Error as err:
-            raise EngineError(f"cannot lock DuckDB for the run: {one_line(str(err))}") from err
+            raise EngineError(
+                f"cannot lock DuckDB for the run: {driver_message(str(err))}"
+            ) from err
         self._locked = True
 
     def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
@@ -205,7 +209,7 @@ class DuckDBEngine(Engine):
                 "ORDER BY table_schema, table_name, ordinal_position"
             ).fetchall()
         except duckdb.Error as err:
-            raise EngineError(f"cannot list DuckDB tables: {one_line(str(err))}") from err
+            raise EngineError(f"cannot list DuckDB tables: {driver_message(str(err))}") from err
         finally:
             cursor.close()
         return _group_columns(rows)
@@ -222,7 +226,7 @@ def _check_one_select(sql: str, *, agent: bool) -> None:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as err:
-        raise QueryError(QueryErrorKind.SYNTAX, one_line(str(err))) from err
+        raise QueryError(QueryErrorKind.SYNTAX, driver_message(str(err))) from err
     kinds = [statement.type for statement in statements]
     if len(kinds) == 1 and kinds[0] == duckdb.StatementType.SELECT:
         return
@@ -241,7 +245,7 @@ def _check_one_select(sql: str, *, agent: bool) -> None:
 def _query_error(err: duckdb.Error, fired: bool, timeout_s: float, agent: bool) -> QueryError:
     if isinstance(err, duckdb.InterruptException) and fired:
         return timed_out(timeout_s)
-    message = one_line(str(err))
+    message = driver_message(str(err))
     if isinstance(err, duckdb.ParserException):
         return QueryError(QueryErrorKind.SYNTAX, message)
     if isinstance(err, duckdb.PermissionException):

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from sqlbench.engines.base import ColumnInfo, TableInfo
-from sqlbench.engines.results import one_line, timed_out
+from sqlbench.engines.results import driver_message, timed_out
 from sqlbench.engines.setup_sql import SetupStatement
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 
@@ -56,7 +56,7 @@ class Profile:
         self, err: Exception, *, timed_out_now: bool, timeout_s: float, agent: bool
     ) -> QueryError:
         """The QueryError for a driver error that is not a lost connection."""
-        message = one_line(str(err))
+        message = driver_message(str(err))
         if timed_out_now:
             return timed_out(timeout_s)
         if "syntax" in message.lower():
@@ -119,7 +119,7 @@ class PostgresProfile(Profile):
         self, err: Exception, *, timed_out_now: bool, timeout_s: float, agent: bool
     ) -> QueryError:
         state = getattr(err, "sqlstate", None) or ""
-        message = one_line(str(err))
+        message = driver_message(str(err))
         if state == "57014" and ("statement timeout" in message or timed_out_now):
             return timed_out(timeout_s)
         if state == "42601":
@@ -139,7 +139,7 @@ class PostgresProfile(Profile):
                 except self.dbapi_error as err:
                     dbapi.rollback()
                     raise EngineError(
-                        f"{statement.where}: setup SQL failed: {one_line(str(err))}"
+                        f"{statement.where}: setup SQL failed: {driver_message(str(err))}"
                     ) from err
         dbapi.commit()
 
@@ -200,7 +200,9 @@ class MySqlProfile(Profile):
         self, err: Exception, *, timed_out_now: bool, timeout_s: float, agent: bool
     ) -> QueryError:
         code = err.args[0] if err.args and isinstance(err.args[0], int) else None
-        message = one_line(str(err.args[1]) if code is not None and len(err.args) > 1 else str(err))
+        message = driver_message(
+            str(err.args[1]) if code is not None and len(err.args) > 1 else str(err)
+        )
         if code in (1969, 3024) or (timed_out_now and code == 1317):
             return timed_out(timeout_s)
         if code == 1064:
@@ -254,7 +256,7 @@ class SqliteProfile(Profile):
     def classify(
         self, err: Exception, *, timed_out_now: bool, timeout_s: float, agent: bool
     ) -> QueryError:
-        message = one_line(str(err))
+        message = driver_message(str(err))
         lowered = message.lower()
         if "interrupted" in lowered and timed_out_now:
             return timed_out(timeout_s)
@@ -277,7 +279,7 @@ class SqliteProfile(Profile):
                 dbapi.execute(statement.sql)
             except sqlite3.Error as err:
                 raise EngineError(
-                    f"{statement.where}: setup SQL failed: {one_line(str(err))}"
+                    f"{statement.where}: setup SQL failed: {driver_message(str(err))}"
                 ) from err
         dbapi.commit()
         # From here on nothing on this connection may write, temporary objects included.

@@ -18,13 +18,14 @@ import pyarrow as pa
 from sqlbench.engines.arrow_values import normalize_table
 from sqlbench.engines.rows import rows_to_table
 from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.text import one_line
 
 __all__ = [
     "FETCH_CHUNK_ROWS",
     "concat_batches",
+    "driver_message",
     "fetch_rows",
     "normalize_table",
-    "one_line",
     "rows_to_table",
     "timed_out",
     "too_many_rows",
@@ -53,21 +54,20 @@ def timed_out(timeout_s: float) -> QueryError:
     )
 
 
-def one_line(message: str) -> str:
-    """A driver's error message as one line: the text before any ``LINE n:`` excerpt, with
-    whitespace collapsed and long messages shortened.
+def driver_message(message: str) -> str:
+    """A driver's error message as one line: the text before any ``LINE n:`` excerpt, through
+    ``sqlbench.text.one_line`` (whitespace collapsed, long messages shortened).
 
     Example:
-        >>> one_line('Catalog Error: Table x does not exist!\\nDid you mean "y"?\\n\\nLINE 1: ...')
-        'Catalog Error: Table x does not exist! Did you mean "y"?'
+        >>> driver_message('Catalog Error: No x!\\nDid you mean "y"?\\n\\nLINE 1: ...')
+        'Catalog Error: No x! Did you mean "y"?'
     """
     kept: list[str] = []
     for line in message.splitlines():
         if line.lstrip().startswith("LINE ") or line.strip() == "^":
             break
         kept.append(line)
-    flat = " ".join(" ".join(kept).split()) or " ".join(message.split())
-    return flat if len(flat) <= _MAX_MESSAGE else flat[: _MAX_MESSAGE - 1] + "…"
+    return one_line(" ".join(kept).strip() or message, _MAX_MESSAGE)
 
 
 def fetch_rows(

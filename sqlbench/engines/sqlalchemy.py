@@ -25,7 +25,7 @@ from sqlalchemy.pool import QueuePool
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
-from sqlbench.engines.results import fetch_rows, normalize_table, one_line, rows_to_table
+from sqlbench.engines.results import driver_message, fetch_rows, normalize_table, rows_to_table
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.envvars import redact
@@ -285,4 +285,4 @@ class SqlAlchemyEngine(Engine):
     def _message(self, err: BaseException) -> str:
         orig = getattr(err, "orig", None)
         text = str(orig) if orig is not None else str(err)
-        return redact(one_line(text), self.display)
+        return redact(driver_message(text), self.display)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 
@@ -10,6 +9,7 @@ from sqlglot.dialects import Dialects
 
 from sqlbench.errors import EnvVarError
 from sqlbench.project.envvars import resolve
+from sqlbench.text import suggest
 
 DEFAULT_DIALECT = "duckdb"
 """The embedded warehouse's dialect (no ``warehouse:``, or a DuckDB file path)."""
@@ -84,6 +84,4 @@ def unknown_dialect_message(name: str) -> str | None:
     """
     if name.lower() in KNOWN_DIALECTS:
         return None
-    close = difflib.get_close_matches(name.lower(), KNOWN_DIALECTS, n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else f"; one of {', '.join(KNOWN_DIALECTS)}"
-    return f"unknown dialect {name!r}{hint}"
+    return f"unknown dialect {name!r}{suggest(name.lower(), KNOWN_DIALECTS, listing=True)}"

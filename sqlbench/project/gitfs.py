@@ -8,7 +8,6 @@ all come from that ref; the caller owns the folder (``ExtractedTree.cleanup``).
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
@@ -20,6 +19,7 @@ from typing import IO, NamedTuple
 
 from sqlbench.errors import GitError
 from sqlbench.tempdirs import make_temp
+from sqlbench.text import suggest
 
 PROJECT_MARKERS = ("sqlbench.yml", "sqlbench.yaml", "eval_questions")
 """A folder (or a ref's subtree) holding any of these is a sqlbench project."""
@@ -165,11 +165,7 @@ def _missing_ref(location: RepoLocation, ref: str) -> GitError:
         location.toplevel,
     ).stdout.split()
     remote_match = [n for n in names if any(n == f"{r}/{ref}" for r in remotes)]
-    if remote_match:
-        hint = f"; did you mean {remote_match[0]!r}?"
-    else:
-        close = difflib.get_close_matches(ref, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = suggest(ref, remote_match, cutoff=0.0) if remote_match else suggest(ref, names)
     if not hint and "/" in ref and head not in remotes and not remotes:
         hint = f" (this repository has no remote named {head!r})"
     return GitError(f"git ref {ref!r} does not exist in {location.toplevel}{hint}")

@@ -3,16 +3,15 @@ pydantic errors mapped back to the line of the key they concern, and name rules.
 
 from __future__ import annotations
 
-import difflib
 import types
 import typing
-from collections.abc import Collection
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.yamlload import YamlMap, line_of, plain
+from sqlbench.text import suggest
 
 _NAME_FORBIDDEN = set("/*?[]")
 
@@ -20,21 +19,6 @@ _NAME_FORBIDDEN = set("/*?[]")
 def error(message: str, path: str, line: int | None) -> Problem:
     """An error-severity problem."""
     return Problem(Severity.ERROR, message, path, line)
-
-
-def suggest(word: str, choices: Collection[str]) -> str:
-    """``; did you mean 'x'?`` for the closest choice, or ``; expected one of ...``.
-
-    Example:
-        >>> suggest("sqll", ["name", "sql", "tags"])
-        "; did you mean 'sql'?"
-    """
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    if close:
-        return f"; did you mean {close[0]!r}?"
-    if choices:
-        return f"; expected one of: {', '.join(choices)}"
-    return ""
 
 
 def _model_keys(model: type[BaseModel]) -> list[str]:
@@ -108,7 +92,7 @@ def pydantic_problems(
             sub = _submodel(model, loc[:-1])
             where = f" under {'.'.join(map(str, loc[:-1]))!r}" if len(loc) > 1 else ""
             valid = _model_keys(sub) if sub is not None else []
-            message = f"unknown key {key!r}{where}{suggest(key, valid)}"
+            message = f"unknown key {key!r}{where}{suggest(key, valid, listing=True)}"
             line = line_of(data, loc)
         elif kind == "missing":
             message = f"missing required key {str(loc[-1])!r}"

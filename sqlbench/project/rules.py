@@ -29,9 +29,9 @@ from sqlbench.project.models import (
     Question,
     Settings,
 )
-from sqlbench.project.problems import suggest
 from sqlbench.project.yamlload import YamlMap, line_of
 from sqlbench.sqlstatements import statements
+from sqlbench.text import suggest
 
 BUILTIN_KINDS = ("command", "http", "python", "replay", "llm")
 """Agent kinds an agent file may use (``auto`` is implicit and needs no file)."""
@@ -111,7 +111,7 @@ def resolve_certified(
             problems.append(
                 _error(
                     f"question {question.name!r}: certifiedQuery {name!r} is not defined in "
-                    f"certified_queries/{suggest(name, sorted(by_name)) if by_name else ''}",
+                    f"certified_queries/{suggest(name, sorted(by_name), listing=True)}",
                     question.path,
                     line_of(entry, (key,)),
                 )
@@ -170,7 +170,7 @@ def default_agent_problem(
     line = line_of(data, ("default_agent",)) if data is not None else None
     return _error(
         f"default_agent {settings.default_agent!r} is not defined in agents/"
-        f"{suggest(settings.default_agent, names)}",
+        f"{suggest(settings.default_agent, names, listing=True)}",
         path,
         line,
     )

@@ -24,10 +24,10 @@ from sqlbench.project.problems import (
     error,
     name_problem,
     pydantic_problems,
-    suggest,
     validate_partial,
 )
 from sqlbench.project.yamlload import YamlList, YamlMap, line_of, plain
+from sqlbench.text import suggest
 
 QUESTION_FILE_KEYS = ("space", "warehouse", "eval_questions")
 CERTIFIED_FILE_KEYS = ("certified_queries",)
@@ -146,7 +146,11 @@ def _top_level(
             )
         ]
     problems = [
-        error(f"unknown key {key!r}{suggest(str(key), allowed)}", path, data.key_lines[key])
+        error(
+            f"unknown key {key!r}{suggest(str(key), allowed, listing=True)}",
+            path,
+            data.key_lines[key],
+        )
         for key in data
         if key not in allowed
     ]
@@ -375,7 +379,7 @@ def parse_agent_file(
             hint = (
                 " ('auto' is built in and needs no file)"
                 if kind == "auto"
-                else suggest(kind, sorted(known_kinds))
+                else suggest(kind, sorted(known_kinds), listing=True)
             )
             problems.append(
                 error(f"{context}unknown kind {kind!r}{hint}", path, entry.key_lines["kind"])

@@ -8,13 +8,13 @@ questions by tag. A pattern that matches nothing is an error with the closest na
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
 
 from sqlbench.errors import SelectionError
 from sqlbench.project.models import Question
 from sqlbench.project.schema import DEFAULT_SPACE
+from sqlbench.text import suggest
 
 _GLOB_CHARS = set("*?[")
 
@@ -25,9 +25,9 @@ def _is_glob(pattern: str) -> bool:
 
 def _did_you_mean(pattern: str, choices: Sequence[str]) -> str:
     unique = list(dict.fromkeys(choices))
-    close = difflib.get_close_matches(pattern, unique, n=1, cutoff=0.5)
-    if close:
-        return f"; did you mean {close[0]!r}?"
+    hint = suggest(pattern, unique, cutoff=0.5)
+    if hint:
+        return hint
     containing = [c for c in unique if pattern.lower() in c.lower()]
     if containing:
         return f"; did you mean {containing[0]!r} (or a glob like '*{pattern}*')?"

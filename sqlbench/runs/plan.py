@@ -7,7 +7,6 @@ settings, compare options and sqlbench version.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 import re
@@ -24,6 +23,7 @@ from sqlbench.runs.identity import agent_settings, identity_of, run_identity, so
 from sqlbench.runs.liveness import current_user, this_host
 from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.store import RunStore
+from sqlbench.text import suggest
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 AUTO = "auto"
@@ -116,9 +116,7 @@ def agent_config(project: Project, name: str) -> AgentConfig:
     if name == AUTO:
         return AgentConfig(name=AUTO, kind=AUTO, base_dir=project.root)
     known = sorted({AUTO, *project.agents})
-    close = difflib.get_close_matches(name, known, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else ""
-    raise AgentError(f"Unknown agent '{name}'.{hint} Agents: {', '.join(known)}")
+    raise AgentError(f"unknown agent {name!r}{suggest(name, known)} (agents: {', '.join(known)})")
 
 
 def pick_questions(

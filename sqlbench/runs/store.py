@@ -37,6 +37,7 @@ from sqlbench.runs.models import (
 )
 from sqlbench.runs.results import RunResult, gather
 from sqlbench.runs.reviews import review_hashes
+from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 
 EXPORT_FORMAT = "sqlbench-run"
@@ -611,11 +612,8 @@ def _imported_reviews(
 
 
 def _not_found(ref: str, names: list[str], url: str) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(ref, names, n=1)
-    hint = f" Did you mean '{close[0]}'?" if close else " `sqlbench runs` lists the runs."
-    return f"no run named '{ref}' in {url}.{hint}"
+    hint = suggest(ref, names, otherwise="; `sqlbench runs` lists the runs")
+    return f"no run named {ref!r} in {url}{hint}"
 
 
 def _validated(model: type[_Model], data: Any, where: str) -> _Model:

@@ -14,12 +14,12 @@ from sqlbench.agents.base import Answer, Request, ToolCall, Usage
 from sqlbench.agents.call import (
     RetryLater,
     ask,
-    one_line,
     parse_answer,
     parse_output_text,
     time_left,
 )
 from sqlbench.errors import AgentError, AgentTransientError
+from sqlbench.text import one_line
 
 REQUEST = Request(name="q", space="auto", question="How many?", dialect="duckdb", branch="main")
 

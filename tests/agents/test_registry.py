@@ -99,8 +99,8 @@ def test_build_by_name_and_unknown_names(tmp_path: Path) -> None:
     assert build_agent("recorded", context).name == "recorded"
     with pytest.raises(
         AgentError,
-        match=r"Unknown agent 'recorder'\. Did you mean 'recorded'\? "
-        r"Agents: auto, recorded",
+        match=r"unknown agent 'recorder'; did you mean 'recorded'\? "
+        r"\(agents: auto, recorded\)",
     ):
         build_agent("recorder", context)
 

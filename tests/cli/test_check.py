@@ -172,7 +172,7 @@ def test_setup_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
     result = invoke(
         "check", "-C", str(repo.root), "--base", "main", "--agent", "nobody", exit_code=2
     )
-    assert "Unknown agent 'nobody'" in result.stderr
+    assert "unknown agent 'nobody'" in result.stderr
     # Regression: report paths in a missing folder failed only after both sides had run.
     missing = repo.root / "no-such-folder" / "junit.xml"
     result = invoke(

@@ -205,7 +205,7 @@ def test_setup_error_exits_2_and_the_run_shows_failed(invoke, project: Path) -> 
 
 def test_unknown_agent_and_bad_options_exit_2(invoke, project: Path) -> None:
     result = invoke("run", "-C", str(project), "--agent", "scripte", exit_code=2)
-    assert "Unknown agent 'scripte'. Did you mean 'scripted'?" in result.stderr
+    assert "unknown agent 'scripte'; did you mean 'scripted'?" in result.stderr
     result = invoke("run", "-C", str(project), "--shard", "3/2", exit_code=2)
     assert "--shard must be I/N" in result.stderr
     result = invoke("run", "-C", str(project), "--select", "nope", exit_code=2)

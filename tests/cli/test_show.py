@@ -104,7 +104,7 @@ def test_show_question_json(invoke, project: Path) -> None:
 
 def test_show_unknown_run_or_question(invoke, project: Path) -> None:
     result = invoke("show", "-C", str(project), "r11", exit_code=2)
-    assert "no run named 'r11'" in result.stderr and "Did you mean 'r1'?" in result.stderr
+    assert "no run named 'r11'" in result.stderr and "did you mean 'r1'?" in result.stderr
     result = invoke("show", "-C", str(project), "r1", "sales/emea_name", exit_code=2)
     assert "run r1 has no question 'sales/emea_name'; did you mean 'sales/emea_names'?" in (
         result.stderr

@@ -163,7 +163,7 @@ def test_bad_shards_are_one_sentence(text: str) -> None:
 
 
 def test_unknown_agent_suggests_the_closest(project_dir: Path) -> None:
-    with pytest.raises(AgentError, match=r"Unknown agent 'scriptd'\. Did you mean 'scripted'"):
+    with pytest.raises(AgentError, match=r"unknown agent 'scriptd'; did you mean 'scripted'"):
         run_benchmark(load_project(project_dir), "scriptd")
 
 

@@ -103,7 +103,7 @@ def test_runs_are_found_by_name_id_or_id_prefix(store: RunStore, make_info: Any)
     assert store.find_run("by-name").id == info.id
     assert store.find_run(info.id).name == "by-name"
     assert store.find_run(info.id[:8]).name == "by-name"
-    with pytest.raises(StoreError, match=r"no run named 'by-nme' .*Did you mean 'by-name'"):
+    with pytest.raises(StoreError, match=r"no run named 'by-nme' .*; did you mean 'by-name'"):
         store.find_run("by-nme")
 
 
