@@ -35,9 +35,8 @@ def merge_command(
     with open_project_store(project_dir) as store:
         info = merge_shards(store, runs, project_dir=project_dir, name=run_name)
         summary = next(s for s in store.list_runs() if s.info.id == info.id)
-    accuracy = f"{summary.accuracy:.0%}" if summary.accuracy is not None else "n/a"
     click.echo(
         f"Merged {len(runs)} shard runs into run {info.name}: {info.question_count} "
-        f"questions, Accuracy: {accuracy} ({summary.passed}/{summary.total})"
+        f"questions, Accuracy: {summary.accuracy.label()}"
     )
     ctx.exit(ExitCode.OK)

@@ -36,7 +36,7 @@ def runs_to_json(runs: list[RunSummary]) -> str:
                 "total": s.total,
                 "human": s.human,
                 "graded": s.graded,
-                "accuracy": s.accuracy,
+                "accuracy": s.accuracy.value,
                 "repeat": s.info.repeat,
                 "shard": s.info.shard,
                 "created_by": s.info.created_by,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlbench.runs.accuracy import Accuracy, IntervalMethod
 from sqlbench.runs.models import HumanReview, RunInfo, utc_now
-from sqlbench.runs.results import Accuracy, QuestionResult, RunResult
+from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
 
 VERDICT_STYLES: dict[Verdict, str] = {
@@ -28,14 +30,14 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
     if repeat <= 1 or accuracy.value is None:
         return f"Accuracy: {accuracy.label()}"
     line = (
-        f"Accuracy: {accuracy.value:.0%} ({accuracy.passed}/{accuracy.total} trials); "
+        f"Accuracy: {percent(accuracy.value)} ({accuracy.passed}/{accuracy.total} trials); "
         f"mean pass rate over {accuracy.questions} "
         f"question{'' if accuracy.questions == 1 else 's'}"
     )
     if accuracy.interval is not None:
         line += (
-            f", 95% interval {accuracy.interval.low:.0%}–"
-            f"{accuracy.interval.high:.0%} (bootstrap over questions)"
+            f", 95% interval {percent(accuracy.interval.low)}–"
+            f"{percent(accuracy.interval.high)} ({accuracy.method or IntervalMethod.BOOTSTRAP})"
         )
     return line
 

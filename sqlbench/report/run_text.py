@@ -113,10 +113,7 @@ def render_runs(
         status = run.status.label
         if run.status is RunStatus.RUNNING:
             status += f" {run.graded}/{info.question_count * info.repeat}"
-        human = f", {run.human} by a person" if run.human else ""
-        accuracy = (
-            "–" if run.accuracy is None else f"{run.accuracy:.0%} ({run.passed}/{run.total}{human})"
-        )
+        accuracy = "–" if run.accuracy.value is None else run.accuracy.label()
         table.add_row(
             info.name,
             info.environment,

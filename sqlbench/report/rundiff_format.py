@@ -5,8 +5,10 @@ Numbers and sentences about a ``RunDiff`` are built here once, so every format s
 
 from __future__ import annotations
 
-from sqlbench.rundiff.diff import Accuracy, Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
+from sqlbench.rundiff.diff import Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
 from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
+from sqlbench.runs.accuracy import Accuracy, IntervalMethod
+from sqlbench.text import percent
 
 SECTION_TITLES: dict[ChangeKind, str] = {
     ChangeKind.REGRESSION: "Regressions: passed on base, not on head",
@@ -18,19 +20,6 @@ SECTION_TITLES: dict[ChangeKind, str] = {
     ChangeKind.SKIPPED: "Skipped on one side only (not counted)",
 }
 """Heading of each kind of change, in report order."""
-
-
-def percent(value: float) -> str:
-    """A proportion as a whole percentage; one decimal when that would hide a difference.
-
-    Example:
-        >>> percent(0.8), percent(2 / 3), percent(0.995)
-        ('80%', '67%', '99.5%')
-    """
-    whole = f"{value:.0%}"
-    if whole in ("0%", "100%") and 0 < value < 1:
-        return f"{value:.1%}"
-    return whole
 
 
 def points(value: float) -> str:
@@ -45,14 +34,14 @@ def points(value: float) -> str:
 
 def accuracy_text(accuracy: Accuracy) -> str:
     """``80% (8/10)`` for single runs; ``73% mean pass rate (10 questions)`` for repeats."""
-    if accuracy.method == "Wilson":
-        return f"{percent(accuracy.value)} ({accuracy.passed}/{accuracy.total})"
-    return f"{percent(accuracy.value)} mean pass rate ({accuracy.total} questions)"
+    if accuracy.method is not IntervalMethod.BOOTSTRAP or accuracy.value is None:
+        return accuracy.label()
+    return f"{percent(accuracy.value)} mean pass rate ({accuracy.questions} questions)"
 
 
 def interval_text(accuracy: Accuracy) -> str:
     """``49%–94% (Wilson)``; ``n/a`` for a side with no questions."""
-    if accuracy.total == 0:
+    if accuracy.total == 0 or accuracy.interval is None:
         return "n/a (no questions)"
     low, high = accuracy.interval
     return f"{percent(low)}–{percent(high)} ({accuracy.method})"

@@ -6,7 +6,8 @@ import json
 from typing import Any
 
 from sqlbench.report.rundiff_format import conclusion_text
-from sqlbench.rundiff.diff import Accuracy, QuestionOutcome, RunDiff, RunSide
+from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
+from sqlbench.runs.accuracy import Accuracy
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""
@@ -67,7 +68,7 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "value": accuracy.value,
             "passed": accuracy.passed,
             "total": accuracy.total,
-            "interval": list(accuracy.interval),
+            "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },
     }

@@ -32,8 +32,8 @@ from sqlbench.rundiff.stats import (
     bootstrap_mean_interval,
     paired_rates,
     paired_single,
-    wilson_interval,
 )
+from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.runs.models import RunInfo, TrialResult
 from sqlbench.verdicts import Verdict
 
@@ -162,47 +162,18 @@ def side_from_run(
     return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused)
 
 
-@dataclass(frozen=True)
-class Accuracy:
-    """A run's accuracy with its 95% interval."""
-
-    value: float
-    """passed/total, or the mean per-question pass rate for repeated runs."""
-    passed: int
-    """Questions passing every trial."""
-    total: int
-    """Questions graded (skipped ones excluded)."""
-    interval: Interval
-    method: str
-    """``Wilson`` or ``bootstrap over questions``."""
-
-
-def accuracy_of(side: RunSide) -> Accuracy:
-    """Accuracy of one side: Wilson interval for single runs, bootstrap for repeated ones.
+def side_accuracy(side: RunSide) -> Accuracy:
+    """Accuracy of one side with its 95% interval: Wilson for single runs, bootstrap over
+    questions for repeated ones (the same ``Accuracy`` class ``sqlbench run`` prints).
 
     Example:
         >>> q = QuestionOutcome("s", "a", (Verdict.PASS,), ("match",))
-        >>> accuracy_of(RunSide("r", (q,))).passed
-        1
+        >>> side_accuracy(RunSide("r", (q,))).label()
+        '100% (1/1)'
     """
-    graded = [o for o in side.outcomes if not o.skipped]
-    passed = sum(1 for o in graded if o.passes == o.trials)
-    if not graded:
-        return Accuracy(0.0, 0, 0, Interval(0.0, 1.0), "Wilson")
-    if not side.repeated:
-        return Accuracy(
-            passed / len(graded),
-            passed,
-            len(graded),
-            wilson_interval(passed, len(graded)),
-            "Wilson",
-        )
-    rates = [float(o.rate) for o in graded]
-    interval = bootstrap_mean_interval(rates)
-    assert interval is not None  # rates is not empty
-    return Accuracy(
-        sum(rates) / len(rates), passed, len(graded), interval, "bootstrap over questions"
-    )
+    counts = [(o.passes, o.trials) for o in side.outcomes if not o.skipped]
+    method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
+    return accuracy_of(counts, method)
 
 
 class ChangeKind(StrEnum):
@@ -252,8 +223,9 @@ class RunDiff:
 
     @property
     def difference(self) -> float:
-        """Head accuracy minus base accuracy (each on its own question set)."""
-        return self.head_accuracy.value - self.base_accuracy.value
+        """Head accuracy minus base accuracy (each on its own question set; an empty side
+        counts as 0)."""
+        return (self.head_accuracy.value or 0.0) - (self.base_accuracy.value or 0.0)
 
     @property
     def conclusion(self) -> Conclusion:
@@ -314,8 +286,8 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
     return RunDiff(
         base,
         head,
-        accuracy_of(base),
-        accuracy_of(head),
+        side_accuracy(base),
+        side_accuracy(head),
         tuple(changes),
         test,
         len(differences),

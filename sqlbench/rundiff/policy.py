@@ -175,14 +175,15 @@ def _evaluate(
     if policy.floor is None:
         results.append(RuleResult("below_floor", False, False, "no floor set"))
     else:
-        below = head.value < policy.floor
+        value = head.value or 0.0  # a head with no graded question is at 0
+        below = value < policy.floor
         relation = "under" if below else "at or over"
         results.append(
             RuleResult(
                 "below_floor",
                 "below_floor" in enforced,
                 below,
-                f"head accuracy {head.value:.1%} is {relation} the floor {policy.floor:.0%}",
+                f"head accuracy {value:.1%} is {relation} the floor {policy.floor:.0%}",
             )
         )
     by_name = {o.full_name: o for o in diff.head.outcomes}

@@ -9,9 +9,9 @@ so (``Conclusion.TOO_FEW``) instead of printing a p-value nobody should read.
   is the mean rate with an interval bootstrapped over questions (``bootstrap_mean_interval``);
   two repeated runs are compared by an exact sign-flip permutation test over the per-question
   rate differences (``sign_flip_test``), never by a per-question test (no power at small K).
-  pass@k, pass^k and the bootstrap are implemented once, in ``sqlbench.runs.rates`` (the run
-  report uses them too, so ``run`` and ``compare`` print the same interval); they are
-  re-exported here.
+  pass@k, pass^k, Wilson and the bootstrap are implemented once, in ``sqlbench.runs.rates``
+  (a run's ``Accuracy`` uses them too, so ``run`` and ``compare`` print the same figures);
+  they are re-exported here.
 """
 
 from __future__ import annotations
@@ -21,11 +21,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from fractions import Fraction
-from statistics import NormalDist
 
 import numpy as np
 
-from sqlbench.runs.rates import Interval, bootstrap_mean_interval, pass_at_k, pass_hat_k
+from sqlbench.runs.rates import (
+    Interval,
+    bootstrap_mean_interval,
+    pass_at_k,
+    pass_hat_k,
+    wilson_interval,
+)
 
 __all__ = [
     "Conclusion",
@@ -85,30 +90,6 @@ class PairedTest:
     def significant(self) -> bool:
         """True when the p-value is below alpha."""
         return self.p_value is not None and self.p_value < self.alpha
-
-
-def wilson_interval(passed: int, total: int, confidence: float = 0.95) -> Interval:
-    """Wilson score interval for a proportion ``passed / total``.
-
-    With ``total == 0`` nothing is known and the interval is the whole ``[0, 1]``.
-
-    Example:
-        >>> low, high = wilson_interval(7, 10)
-        >>> round(low, 4), round(high, 4)
-        (0.3968, 0.8922)
-    """
-    if total < 0 or passed < 0 or passed > total:
-        raise ValueError(f"need 0 <= passed <= total, got {passed}/{total}")
-    if total == 0:
-        return Interval(0.0, 1.0)
-    z = NormalDist().inv_cdf(0.5 + confidence / 2)
-    p = passed / total
-    denominator = 1 + z * z / total
-    centre = (p + z * z / (2 * total)) / denominator
-    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
-    low = 0.0 if passed == 0 else max(0.0, centre - half)
-    high = 1.0 if passed == total else min(1.0, centre + half)
-    return Interval(low, high)
 
 
 def mcnemar_exact(regressions: int, fixes: int) -> float:

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from sqlbench.runs.accuracy import Accuracy
 from sqlbench.verdicts import Verdict
 
 JsonValue = Any
@@ -257,6 +258,6 @@ class RunSummary(_Model):
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
 
     @property
-    def accuracy(self) -> float | None:
-        """passed / total (human decisions counted), None before anything was graded."""
-        return self.passed / self.total if self.total else None
+    def accuracy(self) -> Accuracy:
+        """passed / total (human decisions counted; value None before anything was graded)."""
+        return Accuracy.of_trials(self.passed, self.total, human=self.human)

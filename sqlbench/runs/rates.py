@@ -1,13 +1,17 @@
-"""Small statistics for repeated trials (SPEC section 5): pass@k, pass^k, a bootstrap interval.
+"""Small statistics of one run (SPEC section 5): pass@k, pass^k, the Wilson interval and the
+bootstrap interval over questions.
 
-These live with the runs (``sqlbench.rundiff.stats`` holds the comparison statistics:
-Wilson, McNemar); both ``sqlbench run`` and ``sqlbench compare`` use them for ``--repeat`` runs.
+These live with the runs (``sqlbench.rundiff.stats`` holds the comparison statistics: McNemar,
+the sign-flip test); a run's ``Accuracy`` (``runs/accuracy.py``) is built from them, so
+``sqlbench run`` and ``sqlbench compare`` print the same figures.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from math import comb
+from statistics import NormalDist
 from typing import NamedTuple
 
 import numpy as np
@@ -93,6 +97,30 @@ def bootstrap_mean_interval(
     tail = (1.0 - confidence) / 2.0
     low, high = np.quantile(all_means, [tail, 1.0 - tail])
     return Interval(float(low), float(high))
+
+
+def wilson_interval(passed: int, total: int, confidence: float = 0.95) -> Interval:
+    """Wilson score interval for a proportion ``passed / total``.
+
+    With ``total == 0`` nothing is known and the interval is the whole ``[0, 1]``.
+
+    Example:
+        >>> low, high = wilson_interval(7, 10)
+        >>> round(low, 4), round(high, 4)
+        (0.3968, 0.8922)
+    """
+    if total < 0 or passed < 0 or passed > total:
+        raise ValueError(f"need 0 <= passed <= total, got {passed}/{total}")
+    if total == 0:
+        return Interval(0.0, 1.0)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
+    p = passed / total
+    denominator = 1 + z * z / total
+    centre = (p + z * z / (2 * total)) / denominator
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / denominator
+    low = 0.0 if passed == 0 else max(0.0, centre - half)
+    high = 1.0 if passed == total else min(1.0, centre + half)
+    return Interval(low, high)
 
 
 def _check(n: int, c: int, k: int) -> None:

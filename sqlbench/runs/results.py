@@ -11,8 +11,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.runs.models import HumanReview, RunInfo, RunStatus, TrialResult
-from sqlbench.runs.rates import Interval, bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
+from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
 from sqlbench.verdicts import Verdict
 
 # Ties between equally frequent non-pass verdicts of one question's trials go to the worse one.
@@ -60,42 +61,6 @@ class QuestionResult(BaseModel):
     def first(self) -> TrialResult:
         """The first trial (the only one without ``--repeat``)."""
         return self.trials[0]
-
-
-class Accuracy(BaseModel):
-    """A run's accuracy: ``NN% (passed/total)``."""
-
-    model_config = ConfigDict(frozen=True)
-
-    passed: int
-    """Passing trials."""
-    total: int
-    """Trials counted (skipped excluded)."""
-    questions: int
-    """Questions counted (skipped excluded)."""
-    value: float | None
-    """Mean of per-question pass rates (= passed/total with one trial each); None if empty."""
-    interval: Interval | None = None
-    """95% bootstrap interval over questions, for runs with ``--repeat`` above 1."""
-    human: int = 0
-    """Questions a person decided; ``passed`` counts their decisions."""
-
-    def label(self) -> str:
-        """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted; the number of
-        questions a person decided follows when there are any.
-
-        Example:
-            >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3).label()
-            '67% (2/3)'
-            >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3, human=1).label()
-            '67% (2/3, 1 decided by a person)'
-        """
-        counts = f"{self.passed}/{self.total}"
-        if self.human:
-            counts += f", {self.human} decided by a person"
-        if self.value is None:
-            return f"n/a ({counts})"
-        return f"{self.value:.0%} ({counts})"
 
 
 class RunResult(BaseModel):
@@ -188,17 +153,10 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
 
 
 def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
-    rates = [q.pass_rate for q in questions if q.pass_rate is not None]
-    counted = [q for q in questions if q.pass_rate is not None]
-    passed = sum(q.passed for q in counted)
-    total = sum(len([t for t in q.trials if t.verdict != Verdict.SKIPPED]) for q in counted)
-    value = sum(rates) / len(rates) if rates else None
-    interval = bootstrap_mean_interval(rates) if repeat > 1 and rates else None
-    return Accuracy(
-        passed=passed,
-        total=total,
-        questions=len(counted),
-        value=value,
-        interval=interval,
-        human=sum(1 for q in counted if q.human is not None),
-    )
+    counts = [
+        (q.passed, sum(1 for t in q.trials if t.verdict != Verdict.SKIPPED))
+        for q in questions
+        if q.pass_rate is not None
+    ]
+    human = sum(1 for q in questions if q.pass_rate is not None and q.human is not None)
+    return accuracy_of(counts, IntervalMethod.BOOTSTRAP if repeat > 1 else None, human=human)

@@ -13,8 +13,8 @@ from sqlbench.rundiff.diff import (
     ChangeKind,
     QuestionOutcome,
     RunSide,
-    accuracy_of,
     diff_runs,
+    side_accuracy,
     side_from_run,
 )
 from sqlbench.rundiff.stats import Conclusion, wilson_interval
@@ -85,7 +85,7 @@ def test_regressions_fixes_and_what_is_not_counted() -> None:
 
 def test_accuracy_uses_each_sides_own_questions_with_wilson() -> None:
     head = side("dev", *filler(7), *[outcome(f"bad{i}", F) for i in range(3)], outcome("skip", S))
-    accuracy = accuracy_of(head)
+    accuracy = side_accuracy(head)
     assert (accuracy.passed, accuracy.total, accuracy.method) == (7, 10, "Wilson")
     assert accuracy.value == 0.7
     assert accuracy.interval == wilson_interval(7, 10)

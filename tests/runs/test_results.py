@@ -115,3 +115,22 @@ def test_bootstrap_is_reproducible_and_resamples_questions() -> None:
 
 def test_flaky() -> None:
     assert [is_flaky(r) for r in (None, 0.0, 0.5, 1.0)] == [False, False, True, False]
+
+
+def test_run_and_compare_print_the_same_accuracy(make_info: Any, make_trial: Any) -> None:
+    """One Accuracy class and one formatter: 199/200 reads 99.5% in `run`, `show`, `runs`,
+    `compare` and `check`, never 100% in one of them (issue 10)."""
+    from sqlbench.report.run_format import accuracy_line
+    from sqlbench.report.rundiff_format import accuracy_text
+    from sqlbench.rundiff.diff import side_accuracy, side_from_run
+    from sqlbench.runs.models import RunSummary
+
+    info = make_info(repeat=1)
+    trials = [make_trial(f"q{i}", P if i else F, position=i) for i in range(200)]
+    run = gather(info, RunStatus.COMPLETED, trials)
+    compared = side_accuracy(side_from_run(info, trials))
+    listed = RunSummary(info=info, status=RunStatus.COMPLETED, passed=199, total=200, graded=200)
+    assert accuracy_line(run.accuracy) == "Accuracy: 99.5% (199/200)"
+    assert accuracy_text(compared) == "99.5% (199/200)"
+    assert listed.accuracy.label() == "99.5% (199/200)"
+    assert compared.value == run.accuracy.value == 0.995

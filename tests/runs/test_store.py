@@ -143,7 +143,7 @@ def test_list_is_newest_first_with_counts_and_skipped_left_out(
     listed = store.list_runs()
     assert [s.info.name for s in listed] == ["new", "old"]
     assert (listed[0].passed, listed[0].total, listed[0].graded) == (1, 2, 3)
-    assert listed[1].accuracy is None
+    assert listed[1].accuracy.value is None
 
 
 def test_a_run_whose_process_died_reads_interrupted(
