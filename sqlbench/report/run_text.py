@@ -27,6 +27,7 @@ from sqlbench.report.run_format import (
 )
 from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.text import percent
 
 _STATUS_STYLES = {
     RunStatus.RUNNING: "cyan",
@@ -73,7 +74,7 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
             Text(verdict_text(question), style=VERDICT_STYLES[question.verdict]),
         ]
         if repeat:
-            cells.append("" if question.pass_rate is None else f"{question.pass_rate:.0%}")
+            cells.append("" if question.pass_rate is None else percent(question.pass_rate))
         cells += [question.reason, latency_text(question_latency(question))]
         table.add_row(*cells)
     status = "" if run.status is RunStatus.COMPLETED else f" ({run.status.label})"
