@@ -10,7 +10,6 @@ Judged metrics are added separately (``sqlbench.metrics.judged``) and never chan
 
 from __future__ import annotations
 
-from sqlbench.agents.call import one_line
 from sqlbench.metrics.assertions import answer_record, check_assertions
 from sqlbench.metrics.names import (
     TASK_NAVIGATION_EFFICIENCY,
@@ -21,6 +20,7 @@ from sqlbench.metrics.tools import tool_call_success, tool_selection_accuracy
 from sqlbench.metrics.trajectory import task_navigation_efficiency
 from sqlbench.project.models import Question
 from sqlbench.runs.models import AssertionResult, MetricResult, TrialResult
+from sqlbench.text import one_line
 from sqlbench.verdicts import Verdict
 
 _REASON_LIMIT = 400

@@ -6,6 +6,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
+from sqlbench import text
 from sqlbench.metrics.summary import MetricSummary, assertion_counts, summarize_metrics
 from sqlbench.runs.models import MetricResult, TrialResult
 
@@ -17,7 +18,7 @@ def percent(value: float | None) -> str:
         >>> percent(0.8333), percent(None)
         ('83%', 'n/a')
     """
-    return "n/a" if value is None else f"{value:.0%}"
+    return "n/a" if value is None else text.percent(value)
 
 
 def summary_line(summary: MetricSummary) -> str:
