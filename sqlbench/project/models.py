@@ -109,6 +109,15 @@ def _default_fail_on() -> list[CheckRule]:
     return ["regression", "must_pass"]
 
 
+class MetricGate(_Strict):
+    """A ``check: metrics:`` gate on one section 6 metric (enforced whenever configured)."""
+
+    min: float | None = Field(None, ge=0, le=1)
+    """Head's mean score must be at least this (a fraction of 1)."""
+    no_significant_drop: bool = False
+    """Head's scores must not be significantly lower than base's (paired test at ``alpha``)."""
+
+
 class CheckSettings(_Strict):
     """The pull-request check policy (``sqlbench check``)."""
 
@@ -116,6 +125,8 @@ class CheckSettings(_Strict):
     floor: float | None = Field(None, ge=0, le=1)
     alpha: float = Field(0.05, gt=0, lt=1)
     must_pass_tag: str = "must-pass"
+    metrics: dict[str, MetricGate] = Field(default_factory=dict)
+    """Gates on section 6 metrics, by metric name."""
 
 
 class Settings(_Strict):

@@ -176,6 +176,24 @@ def default_agent_problem(
     )
 
 
+def metric_gate_problems(
+    settings: Settings, data: YamlMap | None, path: str, custom: Iterable[str] = ()
+) -> list[Problem]:
+    """``check: metrics:`` naming a metric that is neither built in nor a custom one."""
+    from sqlbench.metrics.names import BUILT_IN  # a leaf module of names
+
+    known = [*BUILT_IN, *custom]
+    problems = []
+    for name in settings.check.metrics:
+        if name in known:
+            continue
+        line = line_of(data, ("check", "metrics", name)) if data is not None else None
+        problems.append(
+            _error(f"check.metrics: unknown metric {name!r}{suggest(name, known)}", path, line)
+        )
+    return problems
+
+
 def setup_problems(
     settings: Settings, data: YamlMap | None, root: Path, path: str
 ) -> list[Problem]:

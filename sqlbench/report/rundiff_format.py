@@ -125,3 +125,29 @@ def difference_text(diff: RunDiff) -> str:
         low, high = diff.difference_interval
         text += f" (on shared questions, 95% paired bootstrap: {points(low)} to {points(high)})"
     return text
+
+
+def metric_delta_lines(diff: RunDiff) -> list[str]:
+    """One line per section 6 metric (both means, the paired difference and test), then the
+    questions whose score dropped most; empty when neither run has metrics."""
+    lines = []
+    for delta in diff.metrics:
+        base = "n/a" if delta.base_mean is None else percent(delta.base_mean)
+        head = "n/a" if delta.head_mean is None else percent(delta.head_mean)
+        test = delta.test
+        if delta.paired_mean_difference is None:
+            paired = "no question scored on both sides"
+        else:
+            paired = (
+                f"{points(delta.paired_mean_difference)} on {test.questions} shared, "
+                f"{test.method}"
+                + (f" p = {format_p(test.p_value)}" if test.p_value is not None else "")
+                + f": {test.conclusion.value}"
+            )
+        lines.append(f"{delta.name}: base {base} → head {head} ({paired})")
+        if delta.dropped:
+            worst = ", ".join(
+                f"{d.full_name} {percent(d.base)} → {percent(d.head)}" for d in delta.dropped
+            )
+            lines.append(f"  dropped most: {worst}")
+    return lines

@@ -39,6 +39,26 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
             "fixes": len(diff.fixes),
             "flaky": len(diff.flaky),
         },
+        "metrics": {
+            delta.name: {
+                "base_mean": delta.base_mean,
+                "head_mean": delta.head_mean,
+                "base_scored": delta.base_scored,
+                "head_scored": delta.head_scored,
+                "paired_mean_difference": delta.paired_mean_difference,
+                "paired_test": {
+                    "method": delta.test.method,
+                    "questions": delta.test.questions,
+                    "changed": delta.test.changed,
+                    "p_value": delta.test.p_value,
+                    "conclusion": delta.test.conclusion.value,
+                },
+                "dropped": [
+                    {"question": d.full_name, "base": d.base, "head": d.head} for d in delta.dropped
+                ],
+            }
+            for delta in diff.metrics
+        },
         "changes": [
             {
                 "kind": change.kind.value,

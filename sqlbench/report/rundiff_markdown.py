@@ -9,6 +9,7 @@ from sqlbench.report.rundiff_format import (
     conclusion_text,
     difference_text,
     interval_text,
+    metric_delta_lines,
     reason_text,
     side_text,
     source_text,
@@ -66,6 +67,13 @@ def _body(diff: RunDiff) -> list[str]:
         f"**Paired test:** {test_text(diff)}  ",
         f"**Conclusion:** {cell(conclusion_text(diff))}",
     ]
+    metric_lines = metric_delta_lines(diff)
+    if metric_lines:
+        lines += ["", "#### Metrics (means on each side; paired over shared questions)", ""]
+        lines += [
+            f"  - {cell(line.strip())}" if line.startswith("  ") else f"- {cell(line)}"
+            for line in metric_lines
+        ]
     for kind in ChangeKind:
         changes = diff.of_kind(kind)
         if not changes:

@@ -8,6 +8,7 @@ from sqlbench.report.rundiff_format import (
     conclusion_text,
     difference_text,
     interval_text,
+    metric_delta_lines,
     reason_text,
     side_text,
     test_text,
@@ -64,6 +65,10 @@ def render(diff: RunDiff) -> str:
             lines.append(f"  {change.full_name.ljust(name_width)}  {transition(change)}")
             lines.append(f"      base: {reason_text(change.base)}")
             lines.append(f"      head: {reason_text(change.head)}")
+    metric_lines = metric_delta_lines(diff)
+    if metric_lines:
+        lines += ["", "Metrics (means on each side; paired over shared questions):"]
+        lines += [f"  {line}" for line in metric_lines]
     lines += ["", f"Paired test: {test_text(diff)}", f"Conclusion: {conclusion_text(diff)}"]
     return "\n".join(lines) + "\n"
 

@@ -25,6 +25,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
+from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
     Conclusion,
     Interval,
@@ -52,6 +53,8 @@ class QuestionOutcome:
     """The reason of each trial, aligned with ``verdicts``."""
     tags: tuple[str, ...] = ()
     """The question's tags, when the run recorded them."""
+    metrics: tuple[tuple[str, float], ...] = ()
+    """``(metric, mean score over trials)`` for each section 6 metric scored."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -156,6 +159,7 @@ def side_from_run(
             tuple(t.verdict for t in trials),
             tuple(t.reason for t in trials),
             tuple(trials[0].tags),
+            question_scores(trials),
         )
         for (space, name), trials in grouped.items()
     )
@@ -220,6 +224,8 @@ class RunDiff:
     difference_interval: Interval | None = None
     """Repeated runs: 95% paired bootstrap interval of the mean rate difference (head - base)."""
     alpha: float = field(default=0.05)
+    metrics: tuple[MetricDelta, ...] = ()
+    """Section 6 metrics on both sides with a paired test (``sqlbench.rundiff.metrics``)."""
 
     @property
     def difference(self) -> float:
@@ -293,7 +299,12 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
         len(differences),
         interval,
         alpha,
+        metric_deltas(_scores(base), _scores(head), alpha),
     )
+
+
+def _scores(side: RunSide) -> dict[str, dict[str, float]]:
+    return {o.full_name: dict(o.metrics) for o in side.outcomes if not o.skipped and o.metrics}
 
 
 def _index(side: RunSide) -> dict[tuple[str, str], QuestionOutcome]:

@@ -7,7 +7,10 @@ Rules (SPEC section 1, ``check:``; default ``[regression, must_pass]``):
 - ``below_floor``: head accuracy under ``floor``;
 - ``must_pass``: a head question tagged ``must_pass_tag`` that does not pass (every trial).
 
-Every rule is evaluated and reported; only the rules in ``fail_on`` fail the check.
+Every rule is evaluated and reported; only the rules in ``fail_on`` fail the check. Metric
+gates (``check: metrics: {name: {min, no_significant_drop}}``) are always enforced when
+configured; each is reported as a rule named ``metric <name>``. A gated metric that head did
+not score at all fails its gate: a gate that cannot be checked must not pass silently.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from typing import cast, get_args
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.models import CheckRule, CheckSettings
+from sqlbench.project.models import CheckRule, CheckSettings, MetricGate
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.stats import Conclusion, format_p
 
@@ -35,6 +38,8 @@ class CheckPolicy:
     alpha: float = 0.05
     """Significance level of ``significant_drop`` and of the reported conclusion."""
     must_pass_tag: str = "must-pass"
+    metric_gates: tuple[tuple[str, MetricGate], ...] = ()
+    """``(metric, gate)`` pairs from ``check: metrics:``."""
 
     def __post_init__(self) -> None:
         unknown = [r for r in self.fail_on if r not in RULES]
@@ -73,6 +78,7 @@ class CheckPolicy:
             floor=settings.floor if floor is None else floor,
             alpha=settings.alpha if alpha is None else alpha,
             must_pass_tag=settings.must_pass_tag if must_pass_tag is None else must_pass_tag,
+            metric_gates=tuple(sorted(settings.metrics.items())),
         )
 
 
@@ -80,7 +86,8 @@ class CheckPolicy:
 class RuleResult:
     """One rule's outcome."""
 
-    rule: CheckRule
+    rule: str
+    """A ``CheckRule``, or ``metric <name>`` for a metric gate."""
     enforced: bool
     """True when the rule is in ``fail_on``."""
     failed: bool
@@ -110,9 +117,9 @@ class CheckResult:
         """The enforced rules that failed."""
         return [r for r in self.rules if r.failed and r.enforced]
 
-    def question_failures(self) -> dict[str, list[CheckRule]]:
+    def question_failures(self) -> dict[str, list[str]]:
         """For each question that fails the check: the enforced rules it breaks."""
-        failures: dict[str, list[CheckRule]] = {}
+        failures: dict[str, list[str]] = {}
         for rule in self.rules:
             if not (rule.failed and rule.enforced) or rule.rule not in ("regression", "must_pass"):
                 continue
@@ -205,4 +212,39 @@ def _evaluate(
             failing,
         )
     )
+    results += [_metric_gate(diff, name, gate, policy.alpha) for name, gate in policy.metric_gates]
     return tuple(results)
+
+
+def _metric_gate(diff: RunDiff, name: str, gate: MetricGate, alpha: float) -> RuleResult:
+    delta = next((d for d in diff.metrics if d.name == name), None)
+    rule = f"metric {name}"
+    if delta is None or delta.head_mean is None:
+        return RuleResult(rule, True, True, f"head has no {name} scores to check")
+    problems: list[str] = []
+    facts = [f"head mean {delta.head_mean:.1%}"]
+    if gate.min is not None:
+        facts.append(f"min {gate.min:.0%}")
+        if delta.head_mean < gate.min:
+            problems.append(f"head mean {delta.head_mean:.1%} is under the minimum {gate.min:.0%}")
+    dropped = tuple(d.full_name for d in delta.dropped)
+    if gate.no_significant_drop:
+        test = delta.test
+        if test.conclusion is Conclusion.REGRESSED:
+            assert test.p_value is not None
+            problems.append(
+                f"significant drop from base {_percent(delta.base_mean)} "
+                f"(p = {format_p(test.p_value)}, alpha {alpha:g})"
+            )
+        elif test.p_value is None:
+            facts.append(f"drop test: {test.questions} shared questions cannot show one")
+        else:
+            facts.append(f"no significant drop (p = {format_p(test.p_value)})")
+    if problems:
+        worst = f"; dropped most: {', '.join(dropped)}" if dropped else ""
+        return RuleResult(rule, True, True, "; ".join(problems) + worst)
+    return RuleResult(rule, True, False, ", ".join(facts))
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
