@@ -8,6 +8,7 @@ from sqlbench.cli.check import check_command
 from sqlbench.cli.compare import compare_command
 from sqlbench.cli.export_import import export_command, import_command
 from sqlbench.cli.init import init_command
+from sqlbench.cli.judge import judge_command
 from sqlbench.cli.merge import merge_command
 from sqlbench.cli.questions import questions_command
 from sqlbench.cli.review import review_command
@@ -26,6 +27,7 @@ ALL: list[click.Command] = [
     review_command,
     compare_command,
     check_command,
+    judge_command,
     merge_command,
     export_command,
     import_command,

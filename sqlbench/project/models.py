@@ -7,6 +7,7 @@ ground truth. Everything else in sqlbench reads projects only through these obje
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -105,6 +106,88 @@ class LlmSettings(_Strict):
     """Name of the environment variable holding the key (never the key itself)."""
 
 
+class JudgeSettings(_Strict):
+    """``judge:``: the OpenAI-compatible endpoint that scores section 6's judged metrics."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_env: str | None = None
+    """Name of the environment variable holding the key (never the key itself)."""
+    temperature: float = Field(0.0, ge=0, le=2)
+    timeout_s: float = Field(60, gt=0)
+    """Per judge call."""
+    retries: int = Field(2, ge=0)
+    """Judge calls retried on HTTP 429/5xx and refused connections."""
+
+
+PLACEHOLDERS = (
+    "input",
+    "output",
+    "ground_truth",
+    "tool_info",
+    "sql",
+    "duration",
+    "error",
+    "status",
+)
+"""Placeholders a custom metric's prompt may use (Snowflake's names, so prompts port)."""
+_PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+
+class ScoreRanges(_Strict):
+    """Which judge scores are low (``min_score``: [lo, hi)), medium (``median_score``:
+    [lo, hi]) and high (``max_score``: (lo, hi]); they must not overlap."""
+
+    min_score: tuple[float, float]
+    median_score: tuple[float, float]
+    max_score: tuple[float, float]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ScoreRanges:
+        for name in ("min_score", "median_score", "max_score"):
+            low, high = getattr(self, name)
+            if low > high:
+                raise ValueError(f"{name} [{low:g}, {high:g}] has its bounds reversed")
+        (_, min_hi), (med_lo, med_hi), (max_lo, _) = (
+            self.min_score,
+            self.median_score,
+            self.max_score,
+        )
+        if min_hi > med_lo:
+            raise ValueError(f"min_score [.., {min_hi:g}) overlaps median_score [{med_lo:g}, ..]")
+        if med_hi > max_lo:
+            raise ValueError(f"median_score [.., {med_hi:g}] overlaps max_score ({max_lo:g}, ..]")
+        return self
+
+    @property
+    def lowest(self) -> float:
+        """The lowest score the judge may give."""
+        return self.min_score[0]
+
+    @property
+    def highest(self) -> float:
+        """The highest score the judge may give."""
+        return self.max_score[1]
+
+
+class CustomMetric(_Strict):
+    """One ``metrics:`` entry of sqlbench.yml: a judged metric with its own prompt."""
+
+    name: str = Field(min_length=1)
+    prompt: str = Field(min_length=1)
+    score_ranges: ScoreRanges
+
+    @field_validator("prompt")
+    @classmethod
+    def _placeholders(cls, prompt: str) -> str:
+        unknown = sorted({m for m in _PLACEHOLDER.findall(prompt) if m not in PLACEHOLDERS})
+        if unknown:
+            listed = ", ".join("{{" + name + "}}" for name in unknown)
+            known = " ".join("{{" + name + "}}" for name in PLACEHOLDERS)
+            raise ValueError(f"unknown placeholder(s) {listed}; known: {known}")
+        return prompt
+
+
 def _default_fail_on() -> list[CheckRule]:
     return ["regression", "must_pass"]
 
@@ -151,6 +234,9 @@ class Settings(_Strict):
     run: RunSettings = Field(default_factory=RunSettings)
     llm: LlmSettings = Field(default_factory=LlmSettings)
     check: CheckSettings = Field(default_factory=CheckSettings)
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+    metrics: list[CustomMetric] = Field(default_factory=list)
+    """Custom judged metrics (SPEC section 6)."""
 
     @field_validator("warehouses", mode="before")
     @classmethod

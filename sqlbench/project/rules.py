@@ -179,11 +179,22 @@ def default_agent_problem(
 def metric_gate_problems(
     settings: Settings, data: YamlMap | None, path: str, custom: Iterable[str] = ()
 ) -> list[Problem]:
-    """``check: metrics:`` naming a metric that is neither built in nor a custom one."""
+    """``check: metrics:`` naming a metric that is neither built in nor a custom one; custom
+    ``metrics:`` named like a built-in metric or twice."""
     from sqlbench.metrics.names import BUILT_IN  # a leaf module of names
 
     known = [*BUILT_IN, *custom]
     problems = []
+    seen: set[str] = set()
+    for index, metric in enumerate(settings.metrics):
+        line = line_of(data, ("metrics", index, "name")) if data is not None else None
+        if metric.name in BUILT_IN:
+            problems.append(
+                _error(f"metrics: {metric.name!r} is a built-in metric; rename yours", path, line)
+            )
+        elif metric.name in seen:
+            problems.append(_error(f"metrics: {metric.name!r} is defined twice", path, line))
+        seen.add(metric.name)
     for name in settings.check.metrics:
         if name in known:
             continue

@@ -24,7 +24,9 @@ from sqlbench.grading import (
     truth_problem,
 )
 from sqlbench.metrics.compute import with_metrics
-from sqlbench.project.models import CompareOptions, Question, RunSettings
+from sqlbench.metrics.judge import Judge
+from sqlbench.metrics.judged import with_judged_metrics
+from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.models import ToolCallRecord, TrialResult
 from sqlbench.runs.previews import json_safe, make_preview, unmatched_rows
 from sqlbench.runs.truths import TruthCache
@@ -61,6 +63,9 @@ class GradingContext:
     """Sent to the agent with each request."""
     warehouse: str | None = None
     """Recorded with each result in a project with ``warehouses:`` (None: only one)."""
+    judge: Judge | None = None
+    """Scores the judged metrics; None: none configured (they are not computed)."""
+    custom_metrics: tuple[CustomMetric, ...] = ()
 
 
 def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
@@ -121,7 +126,10 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             "agent_sql": round(sql_ms, 3),
             "compare": round(compare_ms, 3),
         }
-        return with_metrics(question, _trial(base, graded, truths, answer, outcome, timings))
+        trial = with_metrics(question, _trial(base, graded, truths, answer, outcome, timings))
+        if context.judge is not None:
+            trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)
+        return trial
     finally:
         context.truths.release(sqls)
 

@@ -22,6 +22,7 @@ MIGRATIONS_TABLE = "sqlbench_migrations"
 RUNS_TABLE = "sqlbench_runs"
 RESULTS_TABLE = "sqlbench_results"
 REVIEWS_TABLE = "sqlbench_reviews"
+JUDGE_CACHE_TABLE = "sqlbench_judge_cache"
 # A constant key for PostgreSQL's advisory lock, so two processes never migrate at once.
 _PG_LOCK_KEY = 7_310_426_118
 
@@ -145,6 +146,23 @@ def _m0002_create_reviews(conn: Connection) -> None:
     reviews_table(metadata).create(conn)
 
 
+def judge_cache_table(metadata: sa.MetaData) -> sa.Table:
+    """Judge replies by the hash of the call that produced them (SPEC section 6)."""
+    return sa.Table(
+        JUDGE_CACHE_TABLE,
+        metadata,
+        sa.Column("key", sa.String(64), primary_key=True),
+        sa.Column("reply", _long_text(), nullable=False),
+        sa.Column("created_at", UtcDateTime(), nullable=False),
+    )
+
+
+def _m0003_create_judge_cache(conn: Connection) -> None:
+    metadata = sa.MetaData()
+    judge_cache_table(metadata)
+    metadata.create_all(conn)
+
+
 class Migration(NamedTuple):
     """One named step of the schema's history."""
 
@@ -155,6 +173,7 @@ class Migration(NamedTuple):
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_create_runs_and_results", _m0001_create_runs_and_results),
     Migration("0002_create_reviews", _m0002_create_reviews),
+    Migration("0003_create_judge_cache", _m0003_create_judge_cache),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this sqlbench writes: the number of migrations it knows."""

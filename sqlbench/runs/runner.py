@@ -14,6 +14,7 @@ import os
 import queue
 import threading
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,8 @@ from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
 from sqlbench.errors import SqlbenchError
+from sqlbench.metrics.judge import Judge, resolve_judge
+from sqlbench.metrics.judged import wants_judge
 from sqlbench.project import envvars
 from sqlbench.project.models import Project, Question
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
@@ -126,6 +129,8 @@ class _Run:
         self._taken = 0
         self._window = threading.Condition()
         self.settings = project.settings.run
+        self.judge: Judge | None = None
+        self.judge_note = ""
 
     def _emit(self, event: ProgressEvent) -> None:
         if self._progress is not None:
@@ -151,6 +156,8 @@ class _Run:
             agent_note = agent_notice(agent)
             if agent_note:
                 self._emit(RunNotice(agent_note))
+            if self.judge_note:
+                self._emit(RunNotice(self.judge_note))
             self._emit(RunStarted(self.info, total, done, dict(counts), self.plan.resumed))
             self._loop(warehouses, agent, items, done, total, counts)
         except KeyboardInterrupt:
@@ -195,11 +202,21 @@ class _Run:
                 agents=self.project.agents,
             )
             agent = build_agent(self.plan.agent, context)
+            self._prepare_judge(context.env)
         except BaseException:
             if self.shared is None:
                 warehouses.close()
             raise
         return warehouses, agent
+
+    def _prepare_judge(self, env: Mapping[str, str]) -> None:
+        """The judge for judged metrics, or the notice saying once why they are not computed."""
+        settings = self.project.settings
+        endpoint, why = resolve_judge(settings.judge, env)
+        self.judge = Judge(endpoint, self.store) if endpoint is not None else None
+        self.judge_note = ""
+        if self.judge is None and wants_judge(self.plan.questions, settings.metrics):
+            self.judge_note = f"judged metrics are not computed: {why}"
 
     def _loop(
         self,
@@ -318,6 +335,8 @@ class _Run:
                 truth_dialect=warehouse.truth_dialect,
                 branch=self.project.source.branch,
                 warehouse=warehouse_label(self.project, item.question),
+                judge=self.judge,
+                custom_metrics=tuple(self.project.settings.metrics),
             ),
         )
 

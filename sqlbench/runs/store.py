@@ -26,7 +26,13 @@ from sqlbench.errors import StoreError
 from sqlbench.runs.database import create_store_engine, mask_url, store_url
 from sqlbench.runs.identity import RunIdentity, identity_of
 from sqlbench.runs.liveness import process_alive
-from sqlbench.runs.migrations import SCHEMA_VERSION, current_tables, migrate, reviews_table
+from sqlbench.runs.migrations import (
+    SCHEMA_VERSION,
+    current_tables,
+    judge_cache_table,
+    migrate,
+    reviews_table,
+)
 from sqlbench.runs.models import (
     HumanReview,
     RunInfo,
@@ -75,6 +81,7 @@ class RunStore:
         metadata = sa.MetaData()
         self._runs, self._results = current_tables(metadata)
         self._reviews = reviews_table(metadata)
+        self._judge_cache = judge_cache_table(metadata)
         self._insert_result = self._results.insert()
         self._write_lock = threading.Lock()
 
@@ -118,6 +125,34 @@ class RunStore:
         """Commit one graded result, on its own (the run's heartbeat keeps ``updated_at``)."""
         with self._write() as conn:
             conn.execute(self._insert_result, _result_row(run_id, result))
+
+    def replace_result(self, run_id: str, result: TrialResult) -> None:
+        """Overwrite one stored result (``sqlbench judge`` adding judged metrics)."""
+        row = _result_row(run_id, result)
+        keys = ("run_id", "space", "name", "trial")
+        table = self._results
+        with self._write() as conn:
+            conn.execute(
+                table.update()
+                .where(*(table.c[key] == row[key] for key in keys))
+                .values({k: v for k, v in row.items() if k not in keys})
+            )
+
+    def judge_reply(self, key: str) -> str | None:
+        """A cached judge reply for the call hashed as ``key``; None when not cached."""
+        table = self._judge_cache
+        with self._read() as conn:
+            row = conn.execute(sa.select(table.c.reply).where(table.c.key == key)).first()
+        return None if row is None else str(row.reply)
+
+    def cache_judge_reply(self, key: str, reply: str) -> None:
+        """Keep a judge reply for the call hashed as ``key`` (first one wins)."""
+        table = self._judge_cache
+        try:
+            with self._write() as conn:
+                conn.execute(table.insert().values(key=key, reply=reply, created_at=utc_now()))
+        except IntegrityError:
+            return  # another worker cached the same call first: same call, same reply
 
     def heartbeat(self, run_id: str) -> None:
         """Mark a Running run as alive now."""

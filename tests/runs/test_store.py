@@ -329,7 +329,7 @@ def test_migrations_are_applied_once_in_order(tmp_path: Path) -> None:
 def test_a_store_from_a_newer_sqlbench_is_refused(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'new.db'}"
     engine = sa.create_engine(url)
-    migrate(engine, [*migrations.MIGRATIONS, Migration("0002_future", lambda conn: None)])
+    migrate(engine, [*migrations.MIGRATIONS, Migration("9999_future", lambda conn: None)])
     engine.dispose()
     with pytest.raises(StoreError, match="written by a newer sqlbench"):
         RunStore(url)

@@ -1,0 +1,204 @@
+"""The LLM judge: an OpenAI-compatible chat-completions endpoint, with its replies cached.
+
+``resolve_judge`` reads ``judge:`` from sqlbench.yml and the ``SQLBENCH_JUDGE_*`` variables
+(the variables win, as for ``llm:``). ``Judge.ask`` sends one prompt and returns the reply's
+text and tokens; identical calls (same endpoint, model, temperature and messages) are answered
+from the run store's cache, so re-running or re-judging costs nothing. HTTP 429/5xx and refused
+connections are retried with backoff (at least what ``Retry-After`` asks); a timeout or any
+other failure is a ``JudgeError`` for that one metric, never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from sqlbench.agents.call import RetryLater, one_line
+from sqlbench.agents.transport import post_json
+from sqlbench.errors import AgentError, AgentTransientError, SqlbenchError
+from sqlbench.project import envvars
+from sqlbench.project.models import JudgeSettings
+
+ENV_BASE_URL = "SQLBENCH_JUDGE_BASE_URL"
+ENV_MODEL = "SQLBENCH_JUDGE_MODEL"
+ENV_API_KEY = "SQLBENCH_JUDGE_API_KEY"
+_MAX_BACKOFF_S = 10.0
+
+
+class JudgeError(SqlbenchError):
+    """A judge call failed (unreachable, timed out, refused); the metric records why."""
+
+
+class JudgeCache(Protocol):
+    """Where judge replies are kept (the run store)."""
+
+    def judge_reply(self, key: str) -> str | None:
+        """The cached reply for ``key``, or None."""
+        ...
+
+    def cache_judge_reply(self, key: str, reply: str) -> None:
+        """Keep ``reply`` for ``key``."""
+        ...
+
+
+@dataclass(frozen=True)
+class JudgeEndpoint:
+    """A resolved judge. The key is never stored or printed."""
+
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float = 0.0
+    timeout_s: float = 60.0
+    retries: int = 2
+
+
+@dataclass(frozen=True)
+class JudgeReply:
+    """What the judge said, and what it cost."""
+
+    text: str
+    tokens: int | None
+    cached: bool
+
+
+def resolve_judge(
+    settings: JudgeSettings, env: Mapping[str, str]
+) -> tuple[JudgeEndpoint | None, str]:
+    """The configured judge, or None with the sentence saying why there is none.
+
+    Raises:
+        JudgeError: A base URL without a model, or an ``api_key_env`` naming an unset variable.
+    """
+    url = env.get(ENV_BASE_URL) or _resolved(settings.base_url, env, "judge.base_url")
+    if not url:
+        return None, (
+            "no judge is configured (set `judge: {base_url, model}` in sqlbench.yml or "
+            f"{ENV_BASE_URL} and {ENV_MODEL})"
+        )
+    model = env.get(ENV_MODEL) or _resolved(settings.model, env, "judge.model")
+    if not model:
+        raise JudgeError(
+            f"a judge endpoint is configured ({url}) but no model: set `judge.model` in "
+            f"sqlbench.yml or {ENV_MODEL}"
+        )
+    key = env.get(ENV_API_KEY)
+    if not key and settings.api_key_env:
+        if settings.api_key_env not in env:
+            raise JudgeError(
+                f"judge.api_key_env in sqlbench.yml names {settings.api_key_env}, which is not set"
+            )
+        key = env[settings.api_key_env]
+    endpoint = JudgeEndpoint(
+        url, model, key or None, settings.temperature, settings.timeout_s, settings.retries
+    )
+    return endpoint, ""
+
+
+def _resolved(value: str | None, env: Mapping[str, str], where: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return envvars.resolve(value, env)
+    except SqlbenchError as err:
+        raise JudgeError(f"{where}: {err}") from err
+
+
+class Judge:
+    """Asks the judge, through the cache. Safe to share between the run's worker threads."""
+
+    def __init__(self, endpoint: JudgeEndpoint, cache: JudgeCache | None) -> None:
+        self.endpoint = endpoint
+        self.cache = cache
+        self.requests = 0
+        """Calls that reached the endpoint (not answered from the cache)."""
+        self._count_lock = threading.Lock()
+
+    @property
+    def model(self) -> str:
+        """The judge model's name."""
+        return self.endpoint.model
+
+    def call_key(self, messages: list[dict[str, str]]) -> str:
+        """The cache key of one call: what the judge is asked, and who asks it how."""
+        payload = {
+            "base_url": self.endpoint.base_url.rstrip("/"),
+            "model": self.endpoint.model,
+            "temperature": self.endpoint.temperature,
+            "messages": messages,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+    def ask(self, messages: list[dict[str, str]], *, keep: Any = None) -> JudgeReply:
+        """The judge's reply text to ``messages`` (from the cache when the same call was made).
+
+        Args:
+            messages: Chat messages.
+            keep: Called with the reply text; only replies it accepts (returns True) are
+                cached, so a reply that did not parse is asked again next time.
+
+        Raises:
+            JudgeError: The endpoint failed after retries, or its reply has no message text.
+        """
+        key = self.call_key(messages)
+        if self.cache is not None:
+            cached = self.cache.judge_reply(key)
+            if cached is not None:
+                data = json.loads(cached)
+                return JudgeReply(data["text"], data.get("tokens"), cached=True)
+        reply = self._post(messages)
+        text, tokens = _content(reply)
+        if self.cache is not None and (keep is None or keep(text)):
+            self.cache.cache_judge_reply(key, json.dumps({"text": text, "tokens": tokens}))
+        return JudgeReply(text, tokens, cached=False)
+
+    def _post(self, messages: list[dict[str, str]]) -> Any:
+        endpoint = self.endpoint
+        url = endpoint.base_url.rstrip("/") + "/chat/completions"
+        headers = {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
+        payload = {
+            "model": endpoint.model,
+            "temperature": endpoint.temperature,
+            "messages": messages,
+        }
+        attempt = 0
+        while True:
+            with self._count_lock:
+                self.requests += 1
+            try:
+                return judge_post(url, payload, headers, endpoint.timeout_s)
+            except AgentTransientError as err:
+                if attempt >= endpoint.retries:
+                    tries = f" (after {attempt + 1} attempts)" if attempt else ""
+                    raise JudgeError(one_line(f"the judge failed: {err}{tries}")) from err
+                delay = min(_MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(1.0, 1.25)
+                if isinstance(err, RetryLater) and err.retry_after_s is not None:
+                    delay = max(delay, err.retry_after_s)
+                time.sleep(delay)
+                attempt += 1
+            except AgentError as err:
+                raise JudgeError(one_line(f"the judge failed: {err}")) from err
+
+
+def judge_post(url: str, payload: Any, headers: Mapping[str, str], timeout_s: float) -> Any:
+    """The one place a judge request goes over HTTP (the project's transport)."""
+    return post_json(url, payload, headers=headers, timeout_s=timeout_s, env={})
+
+
+def _content(reply: Any) -> tuple[str, int | None]:
+    try:
+        text = reply["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError) as err:
+        shown = one_line(json.dumps(reply, default=str), 80)
+        raise JudgeError(f"the judge's reply has no choices[0].message.content: {shown}") from err
+    if not isinstance(text, str):
+        raise JudgeError("the judge's reply content is not text")
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+    return text, tokens if isinstance(tokens, int) else None

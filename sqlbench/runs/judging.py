@@ -1,0 +1,64 @@
+"""``sqlbench judge RUN``: judged metrics over a stored run's traces, without asking the agent.
+
+Each graded answer (agent errors and skipped questions excepted) is judged again with the
+project's current questions (``ground_truth_output``, ``expected_tools``) and ``metrics:``;
+its stored result is updated in place, its verdict untouched. Identical judge calls are
+answered from the store's cache, so judging a run twice costs nothing the second time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlbench.errors import SqlbenchError
+from sqlbench.metrics.judge import Judge, resolve_judge
+from sqlbench.metrics.judged import with_judged_metrics
+from sqlbench.project.models import Project
+from sqlbench.runs.results import RunResult
+from sqlbench.runs.store import RunStore
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """A judged run and what judging it took."""
+
+    run: RunResult
+    judged: int
+    """Answers judged."""
+    requests: int
+    """Calls that reached the judge (the rest came from the cache)."""
+    missing: tuple[str, ...]
+    """``space/name`` of run questions the project no longer has (judged without them)."""
+
+
+def judge_run(
+    project: Project,
+    store: RunStore,
+    ref: str,
+    env: Mapping[str, str] | None = None,
+) -> JudgeOutcome:
+    """Compute (or recompute) the judged metrics of the stored run ``ref``.
+
+    Raises:
+        SqlbenchError: No judge is configured, or the run is not found.
+    """
+    endpoint, why = resolve_judge(project.settings.judge, os.environ if env is None else env)
+    if endpoint is None:
+        raise SqlbenchError(f"cannot judge: {why}")
+    judge = Judge(endpoint, store)
+    info = store.find_run(ref)
+    questions = {q.full_name: q for q in project.questions}
+    custom = tuple(project.settings.metrics)
+    judged = 0
+    missing: list[str] = []
+    for trial in store.trials(info.id):
+        question = questions.get(trial.full_name)
+        if question is None and trial.full_name not in missing:
+            missing.append(trial.full_name)
+        updated = with_judged_metrics(question, trial, judge, custom)
+        if updated is not trial:
+            store.replace_result(info.id, updated)
+            judged += 1
+    return JudgeOutcome(store.load_run(info.id), judged, judge.requests, tuple(missing))
