@@ -353,7 +353,12 @@ def _cross_file(files: _Files, root: Path) -> _CrossFile:
         root,
         files.settings_path,
     )
-    problems += rules.metric_gate_problems(files.settings, files.settings_data, files.settings_path)
+    problems += rules.metric_gate_problems(
+        files.settings,
+        files.settings_data,
+        files.settings_path,
+        [metric.name for metric in files.settings.metrics],
+    )
     groups: dict[str | None, list[int]] = {}
     for index, question in enumerate(files.questions):
         name = question.warehouse
