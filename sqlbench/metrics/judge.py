@@ -19,11 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlbench.agents.call import RetryLater, one_line
+from sqlbench.agents.call import RetryLater
 from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, AgentTransientError, SqlbenchError
 from sqlbench.project import envvars
 from sqlbench.project.models import JudgeSettings
+from sqlbench.text import one_line
 
 ENV_BASE_URL = "SQLBENCH_JUDGE_BASE_URL"
 ENV_MODEL = "SQLBENCH_JUDGE_MODEL"

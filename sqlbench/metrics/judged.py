@@ -27,12 +27,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlbench.agents.call import one_line
 from sqlbench.metrics.judge import Judge, JudgeError
 from sqlbench.metrics.names import ANSWER_CORRECTNESS, LOGICAL_CONSISTENCY, TOOL_EXECUTION_ACCURACY
 from sqlbench.metrics.summary import band
 from sqlbench.project.models import CustomMetric, ExpectedTool, Question
 from sqlbench.runs.models import MetricResult, ToolCallRecord, TrialResult
+from sqlbench.text import one_line
 
 _SYSTEM = (
     "You are a strict evaluator of a data agent's behaviour. Reply with one JSON object and "
