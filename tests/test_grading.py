@@ -10,6 +10,7 @@ from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.grading import TruthOutcome, agent_problem, grade, grade_skipped, truth_problem
 from sqlbench.project.models import CompareOptions, Question
+from sqlbench.runs.previews import difference_of
 from sqlbench.verdicts import Verdict
 
 OPTIONS = CompareOptions()
@@ -202,3 +203,26 @@ def test_a_lost_connection_is_not_the_agents_fault() -> None:
 def test_reasons_are_one_line_and_bounded() -> None:
     _, reason = decide(question(sql="x"), [truth()], Answer(error="line\n" * 500), None)
     assert "\n" not in reason and len(reason) <= 400
+
+
+def test_a_cut_reason_keeps_the_differing_row_and_the_whole_finding() -> None:
+    # Long column names make the column detail long; the differing row leads, so the
+    # one-line cut at 400 characters never loses it, and the comparison keeps it all.
+    names = [f"a_rather_long_column_name_number_{k}_of_the_report" for k in range(6)]
+    expected = {n: [k, k + 1] for k, n in enumerate(names)}
+    actual = {n: [k + 100, k + 1] for k, n in enumerate(names)}
+    graded = grade(
+        question(sql="x"),
+        [truth(**expected)],
+        Answer(sql="SELECT 1"),
+        result(**actual),
+        options=OPTIONS,
+        dialect="duckdb",
+    )
+    assert graded.verdict is Verdict.FAIL and len(graded.reason) <= 400
+    assert graded.reason.startswith("1 of 2 rows differ, e.g. expected (0, 1, 2, 3, 4, 5), got")
+    assert graded.comparison is not None and len(graded.comparison.reason) > 400
+    difference = difference_of(graded.comparison)
+    assert difference is not None and difference.reason == graded.comparison.reason
+    assert difference.expected_example == "(0, 1, 2, 3, 4, 5)"
+    assert difference.expected_missing == 1 and len(difference.missing_columns) == 6

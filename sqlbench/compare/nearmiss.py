@@ -22,7 +22,9 @@ from sqlbench.compare.rows import distinct_count
 from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
 
 _SAMPLE = 4096
-_TOLERANCE_LADDER = (1e-6, 1e-4, 1e-2)
+_TOLERANCE_LADDER = (1e-6, 1e-4, 1e-3)
+"""Tolerances a near miss may suggest: only small relative differences (a result 0.5% off is
+plainly another answer, not float noise or rounding)."""
 
 
 @dataclass(frozen=True)

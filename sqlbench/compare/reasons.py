@@ -22,7 +22,7 @@ def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
         ...     column_mapping={0: 0}, mapping_matches=False, order="ignore",
         ...     order_source="order: ignore", rows="bag", abs_tol=1e-9, rel_tol=1e-9)
         >>> build_reason(Verdict.FAIL, d)
-        'agent returned 4 rows, expected 3'
+        '3 rows expected, 4 returned'
     """
     text = _main(verdict, d)
     extras = [
@@ -42,19 +42,20 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
     if p is Problem.EXTRA_COLUMNS:
         return _extra_columns(d)
     if p is Problem.COLUMN_COUNT:
-        k_e, k_a = len(d.expected_columns), len(d.actual_columns)
-        text = f"agent returned {_count(k_a, 'column')}, expected {k_e}"
-        return text + (f"; {_gaps(d)}" if d.column_gaps else "")
+        return _column_count(d)
     if p is Problem.ROW_COUNT:
-        text = f"agent returned {_count(d.actual_rows, 'row')}, expected {d.expected_rows}"
+        expected = _count(d.expected_rows, "row") if d.expected_rows else "no rows"
+        text = f"{expected} expected, {d.actual_rows or 'none'} returned"
         if d.near_miss(NearMissKind.DUPLICATES) is None and d.mapping_matches is False:
             text += _example_clause(d)
         return text
     if p is Problem.NO_PARTNER:
-        text = _gaps(d)
+        # The plain difference leads; which column found no partner is the detail after it.
         if d.expected_unmatched_count or d.actual_unmatched_count:
-            text += "; " + _rows_differ(d)
-        return text
+            if _one_value(d) and d.expected_examples and d.actual_examples:
+                return _rows_differ(d)  # `expected 3, got 6` says it all
+            return f"{_rows_differ(d)}; {_gaps(d)}"
+        return _gaps(d) + _both_empty(d)
     if p is Problem.ROWS_DIFFER:
         return _rows_differ(d)
     if p is Problem.ORDER:
@@ -139,8 +140,67 @@ def _passed(d: ComparisonDetails) -> str:
 
 
 def _rows_differ(d: ComparisonDetails) -> str:
-    shown = max(d.expected_unmatched_count, d.actual_unmatched_count)
-    return f"{shown} of {d.expected_rows} rows differ" + _example_clause(d)
+    """The plain difference: ``expected 3, got 6`` for one value, else how many rows of each
+    side found no partner, with the first pair of differing rows.
+
+    Example:
+        >>> from sqlbench.compare.model import ComparisonDetails, Problem
+        >>> d = ComparisonDetails(
+        ...     Problem.ROWS_DIFFER, expected_rows=1, actual_rows=1, expected_columns=("n",),
+        ...     actual_columns=("count_star()",), expected_kinds=("int",),
+        ...     actual_kinds=("int",), column_mapping={0: 0}, mapping_matches=False,
+        ...     order="ignore", order_source="order: ignore", rows="bag", abs_tol=1e-9,
+        ...     rel_tol=1e-9, expected_unmatched_count=1, actual_unmatched_count=1,
+        ...     expected_examples=("(3)",), actual_examples=("(6)",))
+        >>> _rows_differ(d)
+        'expected 3, got 6'
+    """
+    e_un, a_un = d.expected_unmatched_count, d.actual_unmatched_count
+    if d.expected_rows == 1 and d.actual_rows == 1 and d.expected_examples and d.actual_examples:
+        expected, actual = d.expected_examples[0], d.actual_examples[0]
+        if _one_value(d):
+            return f"expected {expected[1:-1]}, got {actual[1:-1]}"
+        return f"expected row {expected}, got {actual}"
+    if d.rows == "bag" and e_un == a_un:
+        # Same row counts: every unmatched expected row faces an unmatched agent row.
+        text = f"{e_un} of {d.expected_rows} rows differ"
+    else:
+        parts = []
+        if e_un:
+            parts.append(f"{_count(e_un, 'expected row')} missing")
+        if a_un:
+            parts.append(f"{_count(a_un, 'agent row')} not expected")
+        text = ", ".join(parts) or "rows differ"
+        if d.rows == "set":
+            text += " (compared as sets)"
+    return text + _example_clause(d)
+
+
+def _one_value(d: ComparisonDetails) -> bool:
+    """Both results are one value (one row; one expected column)."""
+    return d.expected_rows == 1 and d.actual_rows == 1 and len(d.expected_columns) == 1
+
+
+def _column_count(d: ComparisonDetails) -> str:
+    """``column 'region' missing (2 columns expected, 1 returned)`` when the columns without a
+    partner are as many as the columns missing, else the counts, then each gap."""
+    k_e, k_a = len(d.expected_columns), len(d.actual_columns)
+    counts = f"{_count(k_e, 'column')} expected, {k_a} returned"
+    gaps = d.column_gaps
+    if d.expected_rows == 0 and d.actual_rows == 0:
+        counts += "; both results are empty"
+    if gaps and len(gaps) == k_e - k_a:
+        names = ", ".join(repr(g.expected_name) for g in gaps[:_EXTRA_NAMES])
+        more = f" and {len(gaps) - _EXTRA_NAMES} more" if len(gaps) > _EXTRA_NAMES else ""
+        noun = "column" if len(gaps) == 1 else "columns"
+        return f"{noun} {names}{more} missing ({counts})"
+    return counts + (f"; {_gaps(d)}" if gaps else "")
+
+
+def _both_empty(d: ComparisonDetails) -> str:
+    if d.expected_rows == 0 and d.actual_rows == 0:
+        return "; both results are empty"
+    return ""
 
 
 def _share(fraction: float) -> str:
@@ -184,7 +244,7 @@ def _gaps(d: ComparisonDetails) -> str:
 
 def _example_clause(d: ComparisonDetails) -> str:
     if d.expected_examples and d.actual_examples:
-        return f", e.g. expected {d.expected_examples[0]}, agent {d.actual_examples[0]}"
+        return f", e.g. expected {d.expected_examples[0]}, got {d.actual_examples[0]}"
     if d.expected_examples:
         return f", e.g. expected row {d.expected_examples[0]} is missing"
     if d.actual_examples:

@@ -158,9 +158,33 @@ class DuckDBEngine(Engine):
 
     def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
         """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
-        check_read_only(sql, self.dialect)
+        try:
+            check_read_only(sql, self.dialect)
+        except QueryError as err:
+            if err.kind is QueryErrorKind.SYNTAX:
+                raise self._syntax_error(sql, err) from err
+            raise
         _check_one_select(sql, agent=True)
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=True)
+
+    def _syntax_error(self, sql: str, guard_error: QueryError) -> QueryError:
+        """SQL sqlglot cannot parse: DuckDB's own parser (which runs nothing) says what is
+        wrong. Where DuckDB parses it, sqlglot lacks the syntax: refused as unchecked."""
+        with self._cursor_lock:
+            cursor = self._con.cursor()
+        try:
+            cursor.extract_statements(sql)
+        except duckdb.ParserException as err:
+            return QueryError(QueryErrorKind.SYNTAX, one_line(str(err)))
+        except duckdb.Error:
+            return guard_error
+        finally:
+            cursor.close()
+        return QueryError(
+            QueryErrorKind.NOT_READ_ONLY,
+            f"not a read-only query: {guard_error.message} (DuckDB itself parses it: sqlglot "
+            "lacks this syntax)",
+        )
 
     def _run(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
         self.lock()

@@ -15,8 +15,9 @@ warehouse's dialect and refuses, with ``QueryError(NOT_READ_ONLY, "not a read-on
 - DuckDB table names that name a file (``FROM 'data.csv'``): DuckDB reads those from disk;
 - MySQL executable comments (``/*! ... */``), which MySQL runs but sqlglot treats as comments.
 
-SQL that sqlglot cannot parse is refused too: what cannot be parsed cannot be shown to be
-read-only (see docs/engines.md for why this is the safe choice). The engines keep their own
+SQL that sqlglot cannot parse is not run either (``QueryError(SYNTAX, ...)``: most often it is a
+syntax error): what cannot be parsed cannot be shown to be read-only (see docs/engines.md for
+why this is the safe choice). The engines keep their own
 walls (read-only transactions, locked DuckDB configuration, SQLite authorizer, least-privilege
 roles) behind this one.
 """
@@ -228,12 +229,113 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     try:
         parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
     except SqlglotError as err:
+        # Never run either way (what cannot be parsed cannot be shown to be read-only); only
+        # the words differ. A plain query that does not parse is a syntax error; one whose
+        # words could write or reach outside is refused as before. An engine whose database
+        # parses without running (DuckDB) replaces the message with the database's own.
         detail = error_text(err, 160)
-        _refuse(
-            f"sqlglot cannot parse it as {dialect} SQL ({detail}), so it could not be "
-            "checked and was not run"
-        )
+        unsafe = _unsafe_words(sql, dialect)
+        if unsafe is not None:
+            _refuse(
+                f"sqlglot cannot parse it as {dialect} SQL ({detail}) and it holds {unsafe}, "
+                "so it could not be checked and was not run"
+            )
+        raise QueryError(
+            QueryErrorKind.SYNTAX,
+            f"sqlglot cannot parse it as {dialect} SQL ({detail}); it was not run, as SQL "
+            "that cannot be parsed cannot be checked to be read-only",
+        ) from err
     return real_statements(parsed)
+
+
+_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "L_PAREN"})
+"""Token types a plain query may start with."""
+
+_UNSAFE_WORDS = frozenset(
+    [
+        "INTO",
+        "EXPORT",
+        "IMPORT",
+        "COPY",
+        "ATTACH",
+        "DETACH",
+        "INSTALL",
+        "LOAD",
+        "PRAGMA",
+        "SET",
+        "CALL",
+        "DO",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "DROP",
+        "CREATE",
+        "ALTER",
+        "TRUNCATE",
+        "MERGE",
+        "UPSERT",
+        "GRANT",
+        "REVOKE",
+        "LOCK",
+        "EXECUTE",
+        "EXEC",
+        "VACUUM",
+        "CHECKPOINT",
+        "USE",
+        "BEGIN",
+        "COMMIT",
+        "ROLLBACK",
+        "OUTFILE",
+        "DUMPFILE",
+        "HANDLER",
+        "PREPARE",
+        "DEALLOCATE",
+        "RETURNING",
+        "SHOW",
+        "DESCRIBE",
+        "EXPLAIN",
+        "ANALYZE",
+        "REINDEX",
+        "CLUSTER",
+        "LISTEN",
+        "NOTIFY",
+    ]
+)
+"""Words that, outside a function call, make unparseable SQL more than a broken query."""
+
+
+def _unsafe_words(sql: str, dialect: str) -> str | None:
+    """Why SQL sqlglot cannot parse is not plainly a broken query (a word that writes or
+    reaches outside, a second statement, a file name, a denied function), or None."""
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except SqlglotError:
+        return None  # not even tokens (an unterminated string): a syntax error
+    words = [t for t in tokens if t.token_type.name != "SEMICOLON"]
+    if not words:
+        return None
+    # An unknown first word (SELEC) is a typo; a keyword other than a query's is a statement.
+    if words[0].token_type.name not in _QUERY_STARTS and words[0].token_type.name != "VAR":
+        return f"{words[0].text.upper()!r} where a query starts with SELECT or WITH"
+    first_end = next((k for k, t in enumerate(tokens) if t.token_type.name == "SEMICOLON"), None)
+    if first_end is not None and any(
+        t.token_type.name != "SEMICOLON" for t in tokens[first_end + 1 :]
+    ):
+        return "a second statement"
+    for k, token in enumerate(tokens):
+        word = token.text.upper()
+        called = k + 1 < len(tokens) and tokens[k + 1].token_type.name == "L_PAREN"
+        if called and (
+            word.lower() in _DENIED_FUNCTIONS or word.lower().startswith(_DENIED_PREFIXES)
+        ):
+            return f"a call of {token.text.lower()}()"
+        if not called and token.token_type.name != "STRING" and word in _UNSAFE_WORDS:
+            return f"the word {word}"
+        after_from = k > 0 and tokens[k - 1].token_type.name in ("FROM", "JOIN")
+        if token.token_type.name == "STRING" and dialect == "duckdb" and after_from:
+            if _FILE_LIKE_TABLE.search(token.text):
+                return f"the file name {token.text!r}"
+    return None
 
 
 def _check_node(node: exp.Expr, dialect: str) -> None:

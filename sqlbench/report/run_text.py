@@ -168,6 +168,10 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
         Text.assemble(("Verdict: ", "bold"), (trial.verdict.value, VERDICT_STYLES[trial.verdict])),
         Text.assemble(("Reason: ", "bold"), trial.reason),
     ]
+    difference = trial.difference
+    if difference is not None and difference.reason not in trial.reason:
+        # The stored reason was cut to one line; the whole finding is kept beside it.
+        parts.append(Text.assemble(("Full reason: ", "bold"), difference.reason))
     if trial.question:
         parts.append(Text.assemble(("Question: ", "bold"), trial.question))
     parts += _sql_parts("Ground truth SQL", trial.truth_sql, "(none)")

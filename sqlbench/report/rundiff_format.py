@@ -88,7 +88,7 @@ def test_text(diff: RunDiff) -> str:
     test = diff.test
     text = f"{test.method} on {test.questions} shared questions, {test.changed} changed"
     if test.p_value is not None:
-        text += f": p = {format_p(test.p_value)}"
+        text += f": {format_p(test.p_value)}"
     return text
 
 
@@ -109,12 +109,12 @@ def conclusion_text(diff: RunDiff) -> str:
             return f"{word}: no shared question changed"
         return (
             f"{word}: the difference is not significant at alpha {test.alpha:g} "
-            f"(p = {format_p(test.p_value)})"
+            f"({format_p(test.p_value)})"
         )
     better = "better" if test.conclusion is Conclusion.IMPROVED else "worse"
     return (
         f"{word}: head is significantly {better} than base "
-        f"(p = {format_p(test.p_value)} < {test.alpha:g})"
+        f"({format_p(test.p_value)}, below alpha {test.alpha:g})"
     )
 
 

@@ -168,7 +168,7 @@ def _evaluate(
     if test.p_value is None:
         detail = f"{test.conclusion.value}: {test.questions} shared questions cannot show it"
     else:
-        detail = f"{test.conclusion.value} (p = {format_p(test.p_value)}, alpha {policy.alpha:g})"
+        detail = f"{test.conclusion.value} ({format_p(test.p_value)}, alpha {policy.alpha:g})"
     results.append(
         RuleResult(
             "significant_drop",

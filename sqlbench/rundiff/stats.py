@@ -230,12 +230,13 @@ def _conclude(p_value: float, alpha: float, direction: int) -> Conclusion:
 
 
 def format_p(p_value: float) -> str:
-    """A p-value for people: three significant digits, ``< 0.001`` below that.
+    """A p-value for people, with its ``p``: three significant digits, ``p < 0.001`` below that
+    (never ``p = < 0.001``).
 
     Example:
         >>> format_p(0.021484375), format_p(1.0), format_p(0.00001)
-        ('0.0215', '1', '< 0.001')
+        ('p = 0.0215', 'p = 1', 'p < 0.001')
     """
     if p_value < 0.001:
-        return "< 0.001"
-    return f"{p_value:.3g}"
+        return "p < 0.001"
+    return f"p = {p_value:.3g}"

@@ -28,7 +28,7 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.models import ToolCallRecord, TrialResult
-from sqlbench.runs.previews import json_safe, make_preview, unmatched_rows
+from sqlbench.runs.previews import difference_of, json_safe, make_preview, unmatched_rows
 from sqlbench.runs.truths import TruthCache
 from sqlbench.truth import ground_truths
 
@@ -176,6 +176,7 @@ def _trial(
         reason=graded.reason,
         matched_truth=graded.matched_truth,
         agent_sql=answer.sql,
+        difference=difference_of(graded.comparison),
         expected_preview=expected_preview,
         actual_preview=actual_preview,
         **_trace(answer),

@@ -140,6 +140,29 @@ class HumanReview(_Model):
     _aware_decided = field_validator("decided_at")(_aware)
 
 
+class Difference(_Model):
+    """What a failing comparison found, whole: the reason may be cut to one short line, this
+    never is (JSON and ``show`` carry it)."""
+
+    problem: str
+    """The main finding (``rows_differ``, ``row_count``, ``no_partner``, ``column_count``...)."""
+    reason: str
+    """The comparison's reason, untruncated."""
+    expected_rows: int
+    actual_rows: int
+    expected_missing: int = 0
+    """Expected rows with no partner in the agent's result."""
+    agent_unexpected: int = 0
+    """Agent rows with no partner in the expected result."""
+    expected_example: str | None = None
+    """The first differing expected row, rendered."""
+    agent_example: str | None = None
+    """The agent row closest to it, rendered."""
+    missing_columns: list[str] = Field(default_factory=list)
+    """Expected columns no agent column matched."""
+    near_misses: list[str] = Field(default_factory=list)
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -163,6 +186,8 @@ class TrialResult(_Model):
     matched_truth: int | None = None
     """Which ground truth matched: 0 the main one, n the n-th ``also_accept``; None if none."""
     agent_sql: str | None = None
+    difference: Difference | None = None
+    """For a fail or review decided by comparing results: what differs, untruncated."""
     expected_preview: Preview | None = None
     actual_preview: Preview | None = None
     answer: str | None = None

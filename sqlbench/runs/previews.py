@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 from sqlbench.compare import Comparison
 from sqlbench.engines.arrow_values import display_values
 from sqlbench.engines.base import ResultSet
-from sqlbench.runs.models import JsonValue, Preview
+from sqlbench.runs.models import Difference, JsonValue, Preview
 
 PREVIEW_ROWS = 20
 """Rows kept per preview."""
@@ -115,4 +115,23 @@ def unmatched_rows(comparison: Comparison | None) -> Unmatched:
         actual,
         max(len(expected), details.expected_unmatched_count),
         max(len(actual), details.actual_unmatched_count),
+    )
+
+
+def difference_of(comparison: Comparison | None) -> Difference | None:
+    """The untruncated record of what a comparison that did not pass found."""
+    if comparison is None or comparison.passed:
+        return None
+    d = comparison.details
+    return Difference(
+        problem=d.problem.value,
+        reason=comparison.reason,
+        expected_rows=d.expected_rows,
+        actual_rows=d.actual_rows,
+        expected_missing=d.expected_unmatched_count,
+        agent_unexpected=d.actual_unmatched_count,
+        expected_example=d.expected_examples[0] if d.expected_examples else None,
+        agent_example=d.actual_examples[0] if d.actual_examples else None,
+        missing_columns=[g.expected_name for g in d.column_gaps],
+        near_misses=[n.message for n in d.near_misses],
     )

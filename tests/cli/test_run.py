@@ -82,6 +82,10 @@ def test_json_output(invoke, project: Path) -> None:
     by_name = {(r["space"], r["name"]): r for r in data["results"]}
     assert by_name[("sales", "emea_names")]["verdict"] == "fail"
     assert by_name[("sales", "later")]["verdict"] == "skipped"
+    # A typo in the agent's SQL is a syntax error in DuckDB's words, not "not read-only".
+    assert by_name[("sales", "syntax")]["reason"] == (
+        'the agent\'s SQL has a syntax error: Parser Error: syntax error at or near "SELEC"'
+    )
     assert {r["verdict"] for r in data["results"]} == {"pass", "fail", "review", "error", "skipped"}
 
 

@@ -111,3 +111,13 @@ def test_show_unknown_run_or_question(invoke, project: Path) -> None:
     )
     result = invoke("show", "-C", str(project), "r1", "words", "--trial", "4", exit_code=2)
     assert "has no trial #4" in result.stderr
+
+
+def test_a_fail_keeps_its_whole_difference_in_json(invoke, project: Path) -> None:
+    data = json.loads(invoke("show", "-C", str(project), "r1", "--format", "json").stdout)
+    by_name = {r["name"]: r for r in data["results"]}
+    difference = by_name["emea_names"]["difference"]
+    assert difference["problem"] == "row_count"
+    assert difference["expected_rows"] == 2 and difference["actual_rows"] == 1
+    assert difference["expected_example"] == "('Ann')"
+    assert by_name["count_customers"]["difference"] is None

@@ -235,8 +235,7 @@ def test_decimal_objects_and_dates_from_to_pandas() -> None:
 def test_reason_is_one_line_and_names_the_problem() -> None:
     result = compare_results(GOLD, GOLD.iloc[:2])
     assert (
-        result.reason == "agent returned 2 rows, expected 3, e.g. expected row ('carol', "
-        "375) is missing"
+        result.reason == "3 rows expected, 2 returned, e.g. expected row ('carol', 375) is missing"
     )
     assert result.details.problem is Problem.ROW_COUNT
 
@@ -311,3 +310,14 @@ def test_duckdb_order_by_keys_map_only_to_the_column_they_are(
         _duckdb(gold), _duckdb(prefix + agent), order="auto", expected_sql=gold, dialect="duckdb"
     )
     assert result.verdict is verdict, result.reason
+
+
+def test_no_tolerance_hint_for_plainly_different_numbers() -> None:
+    # 0.5% off is another answer, not float noise: no "would pass with rel_tol=0.01".
+    expected = pd.DataFrame({"v": [100.0, 200.0]})
+    result = compare_results(expected, pd.DataFrame({"v": [100.5, 200.0]}))
+    assert not result.passed
+    assert result.details.near_miss(NearMissKind.LOOSER_TOLERANCE) is None
+    assert "rel_tol" not in result.reason
+    close = compare_results(expected, pd.DataFrame({"v": [100.05, 200.0]}))
+    assert "would pass with rel_tol=0.001" in close.reason

@@ -194,3 +194,16 @@ def test_agent_sql_runs_in_a_read_only_transaction(tmp_path: Path) -> None:
         engine.run_agent("SELECT count(*) FROM t", timeout_s=5, max_rows=1).table[0][0].as_py() == 1
     )
     engine.close()
+
+
+def test_agent_syntax_errors_carry_duckdbs_own_message_and_are_not_run() -> None:
+    engine = DuckDBEngine()
+    with pytest.raises(QueryError) as caught:
+        engine.run_agent("SELEC name FROM customers", timeout_s=10, max_rows=10)
+    assert caught.value.kind is QueryErrorKind.SYNTAX
+    assert caught.value.message == 'Parser Error: syntax error at or near "SELEC"'
+    # DuckDB parses it but sqlglot cannot: not checkable, so still refused, and said why.
+    with pytest.raises(QueryError) as caught:
+        engine.run_agent("SELECT lambda x: x + 1", timeout_s=10, max_rows=10)
+    assert caught.value.kind is QueryErrorKind.NOT_READ_ONLY
+    assert "DuckDB itself parses it: sqlglot lacks this syntax" in caught.value.message

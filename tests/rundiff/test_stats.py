@@ -191,6 +191,6 @@ def test_paired_rates_conclusions() -> None:
 
 
 def test_format_p() -> None:
-    assert format_p(0.021484375) == "0.0215"
-    assert format_p(1.0) == "1"
-    assert format_p(0.0004) == "< 0.001"
+    assert format_p(0.021484375) == "p = 0.0215"
+    assert format_p(1.0) == "p = 1"
+    assert format_p(0.0004) == "p < 0.001"
