@@ -175,7 +175,7 @@ class DuckDBEngine(Engine):
         try:
             cursor.extract_statements(sql)
         except duckdb.ParserException as err:
-            return QueryError(QueryErrorKind.SYNTAX, one_line(str(err)))
+            return QueryError(QueryErrorKind.SYNTAX, driver_message(str(err)))
         except duckdb.Error:
             return guard_error
         finally:

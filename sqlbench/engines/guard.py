@@ -332,9 +332,9 @@ def _unsafe_words(sql: str, dialect: str) -> str | None:
         if not called and token.token_type.name != "STRING" and word in _UNSAFE_WORDS:
             return f"the word {word}"
         after_from = k > 0 and tokens[k - 1].token_type.name in ("FROM", "JOIN")
-        if token.token_type.name == "STRING" and dialect == "duckdb" and after_from:
-            if _FILE_LIKE_TABLE.search(token.text):
-                return f"the file name {token.text!r}"
+        is_string = token.token_type.name == "STRING"
+        if is_string and dialect == "duckdb" and after_from and _FILE_LIKE_TABLE.search(token.text):
+            return f"the file name {token.text!r}"
     return None
 
 
