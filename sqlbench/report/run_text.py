@@ -206,7 +206,9 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
             mark, style = ("✓", "green") if check.passed else ("✗", "red")
             line = Text(f"  {mark} ", style=style)
             if check.passed:
-                line.append(f"{check.label}: actual {_short(check.actual, 120)}")
+                actual = check.actual
+                shown = f"{actual:.6g}" if isinstance(actual, float) else _short(actual, 120)
+                line.append(f"{check.label}: actual {shown}")
             else:
                 line.append(f"{check.label}: {check.reason}")
             parts.append(line)
