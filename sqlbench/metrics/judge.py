@@ -58,6 +58,8 @@ class JudgeEndpoint:
     temperature: float = 0.0
     timeout_s: float = 60.0
     retries: int = 2
+    shown_url: str = ""
+    """How messages name the endpoint: the URL as written (``${VAR}`` unresolved)."""
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,9 @@ def resolve_judge(
     Raises:
         JudgeError: A base URL without a model, or an ``api_key_env`` naming an unset variable.
     """
+    # Named as written in sqlbench.yml (a ${VAR} there may hold a secret); a URL given by the
+    # variable itself is shown as given.
+    shown = "" if env.get(ENV_BASE_URL) else (settings.base_url or "")
     url = env.get(ENV_BASE_URL) or _resolved(settings.base_url, env, "judge.base_url")
     if not url:
         return None, (
@@ -97,7 +102,13 @@ def resolve_judge(
             )
         key = env[settings.api_key_env]
     endpoint = JudgeEndpoint(
-        url, model, key or None, settings.temperature, settings.timeout_s, settings.retries
+        url,
+        model,
+        key or None,
+        settings.temperature,
+        settings.timeout_s,
+        settings.retries,
+        shown_url=shown + "/chat/completions" if shown else "",
     )
     return endpoint, ""
 
@@ -173,23 +184,46 @@ class Judge:
             with self._count_lock:
                 self.requests += 1
             try:
-                return judge_post(url, payload, headers, endpoint.timeout_s)
+                return judge_post(
+                    url, payload, headers, endpoint.timeout_s, endpoint.shown_url or None
+                )
             except AgentTransientError as err:
                 if attempt >= endpoint.retries:
                     tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise JudgeError(one_line(f"the judge failed: {err}{tries}")) from err
+                    raise JudgeError(self._safe(f"the judge failed: {err}{tries}")) from err
                 delay = min(_MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(1.0, 1.25)
                 if isinstance(err, RetryLater) and err.retry_after_s is not None:
                     delay = max(delay, err.retry_after_s)
                 time.sleep(delay)
                 attempt += 1
             except AgentError as err:
-                raise JudgeError(one_line(f"the judge failed: {err}")) from err
+                raise JudgeError(self._safe(f"the judge failed: {err}")) from err
+
+    def _safe(self, message: str) -> str:
+        """``message`` on one line with the key and the resolved URL never in it (a server may
+        echo them back; metric errors are stored)."""
+        endpoint = self.endpoint
+        if endpoint.api_key:
+            message = message.replace(endpoint.api_key, "***")
+        if endpoint.shown_url:
+            resolved = endpoint.base_url.rstrip("/")
+            message = message.replace(
+                resolved, endpoint.shown_url.removesuffix("/chat/completions")
+            )
+        return one_line(message)
 
 
-def judge_post(url: str, payload: Any, headers: Mapping[str, str], timeout_s: float) -> Any:
+def judge_post(
+    url: str,
+    payload: Any,
+    headers: Mapping[str, str],
+    timeout_s: float,
+    shown_url: str | None = None,
+) -> Any:
     """The one place a judge request goes over HTTP (the project's transport)."""
-    return post_json(url, payload, headers=headers, timeout_s=timeout_s, env={})
+    return post_json(
+        url, payload, headers=headers, timeout_s=timeout_s, env={}, shown_url=shown_url
+    )
 
 
 def _content(reply: Any) -> tuple[str, int | None]:

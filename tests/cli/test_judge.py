@@ -276,3 +276,22 @@ def test_custom_metric_problems_name_the_line(tmp_path: Path, metrics: str, mess
     root = project(tmp_path, "metrics:\n" + metrics)
     problems = [str(p) for p in validate_project(root)]
     assert any(p.startswith(message) for p in problems), problems
+
+
+def test_the_key_and_a_templated_url_never_reach_a_stored_error(tmp_path: Path) -> None:
+    from sqlbench.metrics.judge import resolve_judge
+    from sqlbench.project.models import JudgeSettings
+
+    with ScriptedServer() as server:
+        # A server that echoes the request's headers and path back in its error body.
+        server.respond = lambda request: Reply(
+            401, {"error": f"bad key {request.headers.get('Authorization')} at {server.url}"}
+        )
+        settings = JudgeSettings(base_url="${JUDGE_URL}", model="m", api_key_env="JUDGE_KEY")
+        env = {"JUDGE_URL": server.url + "/v1", "JUDGE_KEY": "sk-very-secret"}
+        endpoint, _ = resolve_judge(settings, env)
+        assert endpoint is not None
+        metrics = judged_metrics(question(), trial(), Judge(endpoint, None))
+        error = metrics["answer_correctness"].error
+        assert error is not None and "HTTP 401 from ${JUDGE_URL}/chat/completions" in error
+        assert "sk-very-secret" not in error and "***" in error
