@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sqlbench import secrets
 from sqlbench.errors import AgentError, EnvVarError
 from sqlbench.project import envvars
 from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
@@ -134,16 +135,20 @@ def resolve_llm(
 def _api_key(
     settings: LlmSettings, env: Mapping[str, str], agent_key_env: str | None
 ) -> str | None:
+    name: str | None = None
     if agent_key_env:
         if agent_key_env not in env:
             raise AgentError(f"the agent's api_key_env names {agent_key_env}, which is not set")
-        return env[agent_key_env]
-    if env.get(ENV_API_KEY):
-        return env[ENV_API_KEY]
-    if settings.api_key_env:
+        name = agent_key_env
+    elif env.get(ENV_API_KEY):
+        name = ENV_API_KEY
+    elif settings.api_key_env:
         if settings.api_key_env not in env:
             raise AgentError(
                 f"llm.api_key_env in sqlbench.yml names {settings.api_key_env}, which is not set"
             )
-        return env[settings.api_key_env]
-    return None
+        name = settings.api_key_env
+    if name is None:
+        return None
+    secrets.register(env[name], f"${{{name}}}")
+    return env[name]

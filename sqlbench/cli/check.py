@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from sqlbench import secrets
 from sqlbench.cli.compare import note, progress_display, side_run_options
 from sqlbench.cli.options import check_output_folder, project_dir_option, stdout_to_stderr
 from sqlbench.errors import SqlbenchError
@@ -36,7 +37,7 @@ def _rules(value: str | None) -> list[str] | None:
 def _write(path: Path, text: str, *, append: bool = False) -> None:
     try:
         with path.open("a" if append else "w", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(secrets.scrub(text))
     except OSError as err:
         raise SqlbenchError(f"cannot write {path}: {err.strerror or err}") from err
 

@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 
 import click
 
-from sqlbench import __version__
+from sqlbench import __version__, secrets
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 
@@ -26,14 +26,17 @@ class SqlbenchGroup(click.Group):
     """Turns every ``SqlbenchError`` into one sentence on stderr and exit code 2."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        try:
-            return super().invoke(ctx)
-        except SqlbenchError as err:
-            click.echo(f"Error: {err}", err=True)
-            ctx.exit(ExitCode.ERROR)
-        except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
-            ctx.exit(ExitCode.INTERRUPTED)
+        # Everything printed passes the one redaction (sqlbench.secrets): no secret reaches
+        # the console, whatever an agent, a driver or a file put into a message.
+        with secrets.scrubbed_streams():
+            try:
+                return super().invoke(ctx)
+            except SqlbenchError as err:
+                click.echo(f"Error: {err}", err=True)
+                ctx.exit(ExitCode.ERROR)
+            except KeyboardInterrupt:
+                click.echo("Interrupted.", err=True)
+                ctx.exit(ExitCode.INTERRUPTED)
 
 
 @click.group(

@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 import click
 from click.core import ParameterSource
 
+from sqlbench import secrets
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.root import find_project_root
 
@@ -159,6 +160,7 @@ def write_output(text: str, output: Path | None) -> None:
     """
     if not text.endswith("\n"):
         text += "\n"
+    text = secrets.scrub(text)
     if output is None:
         click.echo(text, nl=False)
         return

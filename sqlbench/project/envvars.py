@@ -15,7 +15,9 @@ import os
 import re
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
+from sqlbench import secrets
 from sqlbench.errors import EnvVarError
 
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
@@ -101,9 +103,40 @@ def resolve(text: str, environ: Mapping[str, str] | None = None, *, where: str =
                     f"set it, or write ${{{name}:-default}}"
                 )
             return default
-        return value
+        # Every resolved value is a secret from now on (sqlbench.secrets): wherever it would
+        # be printed or stored, ${NAME} is shown instead.
+        secrets.register(value, f"${{{name}}}")
+        return _url_encoded(text, match, value)
 
     return _TOKEN.sub(replace, text)
+
+
+def _url_encoded(text: str, match: re.Match[str], value: str) -> str:
+    """``value`` percent-encoded where the reference sits inside a URL's userinfo, path or
+    query, so that ``@``, ``/``, ``:`` or ``?`` in a password cannot change the host.
+
+    Example:
+        >>> resolve("postgresql://u:${PW}@db/x?k=${PW}", {"PW": "a@b/c?d"})
+        'postgresql://u:a%40b%2Fc%3Fd@db/x?k=a%40b%2Fc%3Fd'
+        >>> resolve("${URL}", {"URL": "https://u:p@h/x"})
+        'https://u:p@h/x'
+        >>> resolve("https://${HOST}/", {"HOST": "h:1"})
+        'https://h:1/'
+    """
+    before, after = text[: match.start()], text[match.end() :]
+    if "://" not in before:
+        return value  # the scheme, or a whole URL in one variable
+    authority_and_rest = before.split("://", 1)[1]
+    if "?" in authority_and_rest or "#" in authority_and_rest:
+        return quote(value, safe="")
+    if "/" in authority_and_rest:
+        return quote(value, safe="/")
+    if "@" in authority_and_rest:
+        return value  # the host (after the userinfo)
+    rest_of_authority = re.split(r"[/?#]", after, maxsplit=1)[0]
+    if "@" in rest_of_authority:
+        return quote(value, safe="")  # userinfo
+    return value
 
 
 def resolve_data(data: Any, environ: Mapping[str, str] | None = None, *, where: str = "") -> Any:
@@ -142,7 +175,7 @@ def redact(
     values = sorted(((env[n], n) for n in names if env.get(n)), key=lambda vn: -len(vn[0]))
     for value, name in values:
         message = message.replace(value, f"${{{name}}}")
-    return message
+    return secrets.scrub(message)
 
 
 def redact_data(

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from sqlbench import secrets
 from sqlbench.errors import StoreError
 from sqlbench.runs.database import create_store_engine, mask_url, store_url
 from sqlbench.runs.identity import RunIdentity, identity_of
@@ -171,7 +172,12 @@ class RunStore:
             conn.execute(
                 self._runs.update()
                 .where(self._runs.c.id == run_id)
-                .values(status=status.value, updated_at=now, finished_at=now, error=error)
+                .values(
+                    status=status.value,
+                    updated_at=now,
+                    finished_at=now,
+                    error=secrets.scrub(error) if error else error,
+                )
             )
         self.carry_reviews(run_id)
 
@@ -530,7 +536,17 @@ class RunStore:
             yield conn
 
 
+def _scrubbed(model: _Model) -> _Model:
+    """``model`` with every secret redacted (``sqlbench.secrets``): nothing resolved reaches
+    the store, whatever an agent, a driver or an HTTP reply put into a reason or a trace."""
+    text = model.model_dump_json()
+    if secrets.scrub(text) == text:
+        return model
+    return type(model).model_validate(secrets.scrub_data(model.model_dump(mode="json")))
+
+
 def _run_row(info: RunInfo) -> dict[str, Any]:
+    info = _scrubbed(info)
     return {
         "id": info.id,
         "name": info.name,
@@ -567,6 +583,7 @@ def _run_info(row: Any) -> RunInfo:
 
 
 def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
+    result = _scrubbed(result)
     return {
         "run_id": run_id,
         "space": result.space,

@@ -1,11 +1,27 @@
-"""The ``sb`` fixture: sqlbench as a subprocess whose every printed byte is kept (secutil)."""
+"""The ``sb`` fixture: sqlbench as a subprocess whose every printed byte is kept (secutil).
+
+These tests start many sqlbench processes, so they run when ``SQLBENCH_TEST_SECURITY=1`` is
+set (``.ci/run`` sets it) and are skipped, saying so, otherwise.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 from secutil import Sqlbench
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    run = os.environ.get("SQLBENCH_TEST_SECURITY") == "1"
+    for item in items:
+        if "tests/security/" in item.nodeid:
+            item.add_marker(pytest.mark.security)
+            if not run:
+                item.add_marker(
+                    pytest.mark.skip(reason="security tests: set SQLBENCH_TEST_SECURITY=1")
+                )
 
 
 @pytest.fixture

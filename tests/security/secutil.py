@@ -7,11 +7,15 @@ folder (the project, its store, outputs, exports), so a leak anywhere fails the 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterable, Mapping
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 CANARY = "CanaryS3cret-q7Zx"
 """A secret value; no byte sqlbench writes or prints may contain it."""
@@ -109,3 +113,67 @@ def commit_tree(repo: Path, tree: str, branch: str) -> str:
     sha = git(repo, "commit-tree", tree, "-m", "crafted")
     git(repo, "update-ref", f"refs/heads/{branch}", sha)
     return sha
+
+
+class Server:
+    """An HTTP server on ``host`` answering every POST/GET with ``handler(path, headers, body)``
+    -> ``(status, headers, body bytes)``; what it received is kept in ``received``."""
+
+    def __init__(self, host: str, handler: Any) -> None:
+        self.received: list[tuple[str, dict[str, str], bytes]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length", "0") or 0)
+                body = self.rfile.read(length) if length else b""
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                server.received.append((self.path, headers, body))
+                status, extra, payload = handler(self.path, headers, body)
+                try:
+                    self.send_response(status)
+                    for key, value in extra.items():
+                        self.send_header(key, value)
+                    if isinstance(payload, bytes):
+                        self.send_header("Content-Length", str(len(payload)))
+                        self.end_headers()
+                        self.wfile.write(payload)
+                    else:  # an iterator of chunks, no length: a body streamed until closed
+                        self.send_header("Connection", "close")
+                        self.end_headers()
+                        for chunk in payload:
+                            self.wfile.write(chunk)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+            do_POST = do_GET = _answer
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer((host, 0), Handler)
+        self.httpd.daemon_threads = True
+        self.host = host
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def json_reply(data: Any, status: int = 200) -> tuple[int, dict[str, str], bytes]:
+    return status, {"Content-Type": "application/json"}, json.dumps(data).encode()
+
+
+def write_files(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return root
