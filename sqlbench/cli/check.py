@@ -113,6 +113,7 @@ def check_command(
     agent_name: str | None,
     repeat: int,
     concurrency: int | None,
+    fresh: bool,
     fail_on: str | None,
     floor: float | None,
     alpha: float | None,
@@ -129,7 +130,11 @@ def check_command(
     """
     rules = _rules(fail_on)
     options = SideOptions(
-        project_dir=project_dir, agent_name=agent_name, repeat=repeat, concurrency=concurrency
+        project_dir=project_dir,
+        agent_name=agent_name,
+        repeat=repeat,
+        concurrency=concurrency,
+        fresh=fresh,
     )
     with open_project_store(project_dir) as store:
         loaded = load_side_project(head_ref, options, role="head", notify=note)

@@ -28,7 +28,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def side_run_options(func: F) -> F:
-    """``--agent``, ``--repeat`` and ``--concurrency``: how a side is run when it must be."""
+    """``--agent``, ``--repeat``, ``--concurrency`` and ``--fresh``: how a side is run when it
+    must be."""
+    func = click.option(
+        "--fresh",
+        is_flag=True,
+        default=False,
+        help="Run every side again: never reuse a stored run, even one with the same identity "
+        "(a warehouse whose data changed without a commit).",
+    )(func)
     func = click.option(
         "--concurrency",
         type=click.IntRange(min=1),
@@ -109,6 +117,7 @@ def compare_command(
     agent_name: str | None,
     repeat: int,
     concurrency: int | None,
+    fresh: bool,
     alpha: float,
     fmt: str,
     output: Path | None,
@@ -129,32 +138,28 @@ def compare_command(
         raise click.UsageError("give two runs (compare A B) or a base ref (--base REF)")
     with open_project_store(project_dir) as store:
         if runs:
-            if agent_name is not None or repeat != 1:
-                raise click.UsageError("--agent and --repeat apply to --base/--head only")
+            if agent_name is not None or repeat != 1 or fresh:
+                raise click.UsageError("--agent, --repeat and --fresh apply to --base/--head only")
             base = stored_side(store, runs[0], note)
             head = stored_side(store, runs[1], note)
         else:
-            base, head = ref_sides(
-                project_dir, base_ref, head_ref, agent_name, repeat, concurrency, store
+            options = SideOptions(
+                project_dir=project_dir,
+                agent_name=agent_name,
+                repeat=repeat,
+                concurrency=concurrency,
+                fresh=fresh,
             )
+            base, head = ref_sides(base_ref, head_ref, options, store)
         diff = diff_runs(base, head, alpha=alpha)
     write_output(render_diff(diff, fmt), output)
     ctx.exit(ExitCode.OK)
 
 
 def ref_sides(
-    project_dir: Path,
-    base_ref: str | None,
-    head_ref: str | None,
-    agent_name: str | None,
-    repeat: int,
-    concurrency: int | None,
-    store: RunStore,
+    base_ref: str | None, head_ref: str | None, options: SideOptions, store: RunStore
 ) -> tuple[RunSide, RunSide]:
     """Both sides from refs, base first (so a head identical to the base reuses its run)."""
-    options = SideOptions(
-        project_dir=project_dir, agent_name=agent_name, repeat=repeat, concurrency=concurrency
-    )
     with stdout_to_stderr(), progress_display() as display:
         base = ref_side(
             base_ref, store, options, role="base", allow_empty=True, progress=display, notify=note

@@ -8,6 +8,7 @@ ground truth. Everything else in sqlbench reads projects only through these obje
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -22,7 +23,27 @@ class _Strict(BaseModel):
 OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
 ColumnsMode = Literal["superset", "exact"]
-CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass"]
+CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass", "answer_changed"]
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
+_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A duration written as a number and a unit: ``90s``, ``30m``, ``24h``, ``7d``.
+
+    Raises:
+        ValueError: Not a number followed by s, m, h or d.
+
+    Example:
+        >>> parse_duration("24h"), parse_duration("0s")
+        (datetime.timedelta(days=1), datetime.timedelta(0))
+    """
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(
+            f"{text!r} is not a duration: write a number and a unit, like 90s, 30m, 24h or 7d"
+        )
+    return timedelta(seconds=float(match.group(1)) * _DURATION_UNITS[match.group(2)])
 
 
 class CompareOptions(_Strict):
@@ -210,6 +231,21 @@ class CheckSettings(_Strict):
     must_pass_tag: str = "must-pass"
     metrics: dict[str, MetricGate] = Field(default_factory=dict)
     """Gates on section 6 metrics, by metric name."""
+    reuse_max_age: str = "24h"
+    """How old a stored run against a warehouse sqlbench does not build (a server) may be and
+    still be reused by ``compare``/``check``: ``90s``, ``30m``, ``24h``, ``7d``; ``0s``
+    never reuses one."""
+
+    @field_validator("reuse_max_age")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)
+        return value
+
+    @property
+    def reuse_max_age_delta(self) -> timedelta:
+        """``reuse_max_age`` as a ``timedelta``."""
+        return parse_duration(self.reuse_max_age)
 
 
 class Settings(_Strict):

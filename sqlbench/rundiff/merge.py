@@ -32,6 +32,7 @@ _SAME = (
     ("agent_name", "agent"),
     ("agent_settings_hash", "agent settings"),
     ("compare_hash", "compare options"),
+    ("warehouse_hash", "warehouse"),
     ("sqlbench_version", "sqlbench version"),
     ("repeat", "--repeat"),
     ("select", "--select"),
@@ -114,7 +115,9 @@ def merge_shards(
         "status": RunStatus.COMPLETED,
         "created_at": now,
         "updated_at": now,
-        "finished_at": now,
+        # The oldest shard's: a server warehouse's run is reusable only within
+        # check.reuse_max_age of when its data was read.
+        "finished_at": min((i.finished_at or now for i in infos), default=now),
         "created_by": current_user(),
         "host": this_host(),
         "pid": os.getpid(),

@@ -2,9 +2,11 @@
 
 ``compare --base REF --head REF`` and ``check`` need one run per side. A side's run is reused
 when the store holds a Completed run with the identity this run would have (SPEC section 5:
-project commit, question-set hash, agent settings hash, sqlbench version, compare options; and
-the same ``--repeat``), so a pull-request check whose base was run before costs one run. A base
-ref that holds no sqlbench project yet is an empty side, not an error.
+project commit, question-set hash, agent settings hash, sqlbench version, compare options, the
+warehouse; and the same ``--repeat``), so a pull-request check whose base was run before costs
+one run. A run against a warehouse sqlbench does not build (a server, whose data changes without
+a commit) is reused only within ``check.reuse_max_age``; ``--fresh`` never reuses. A base ref that
+holds no sqlbench project yet is an empty side, not an error.
 """
 
 from __future__ import annotations
@@ -13,16 +15,17 @@ import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.load import close_project, load_project
-from sqlbench.project.models import Project
+from sqlbench.project.models import Project, parse_duration
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
-from sqlbench.runs.identity import run_identity
-from sqlbench.runs.models import RunStatus
+from sqlbench.runs.identity import run_identity, warehouse_identity
+from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
 from sqlbench.runs.store import RunStore
 
@@ -40,6 +43,8 @@ class SideOptions:
     """None: each side's own ``default_agent``."""
     repeat: int = 1
     concurrency: int | None = None
+    fresh: bool = False
+    """Never reuse a stored run (``--fresh``)."""
 
 
 def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunSide:
@@ -147,14 +152,22 @@ def project_side(
     except AgentError as err:
         raise AgentError(f"{role} {project.source.branch}: {err}") from err
     questions = pick_questions(project, (), None, None)
-    identity = run_identity(project, config, questions)
-    found = store.find_completed_run(identity, repeat=options.repeat, agent_name=config.name)
+    warehouse = warehouse_identity(project.settings, project.root)
+    identity = run_identity(project, config, questions, warehouse)
+    found = None
+    if not options.fresh:
+        found = store.find_completed_run(identity, repeat=options.repeat, agent_name=config.name)
     if found is not None:
+        usable, age_note = _within_age(found, project.settings.check.reuse_max_age)
+        if usable:
+            if notify is not None:
+                notify(
+                    f"{role}: reusing run {found.name} ({found.source_label}, agent "
+                    f"{found.agent_name}){age_note}"
+                )
+            return side_from_run(found, store.trials(found.id), reused=True)
         if notify is not None:
-            notify(
-                f"{role}: reusing run {found.name} ({found.source_label}, agent {found.agent_name})"
-            )
-        return side_from_run(found, store.trials(found.id), reused=True)
+            notify(f"{role}: not reusing run {found.name}{age_note}; running again")
     # The run loop pulls in engines, comparison and agents: import it on use only.
     from sqlbench.runs.runner import run_benchmark
 
@@ -166,6 +179,37 @@ def project_side(
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
     trials = [trial for question in result.questions for trial in question.trials]
     return side_from_run(result.info, trials)
+
+
+def _within_age(found: RunInfo, max_age: str) -> tuple[bool, str]:
+    """Whether a stored run may be reused given its warehouse and age, and the words saying
+    why (empty for a warehouse the run's identity pins: built by setup, or a fingerprinted
+    file)."""
+    if found.warehouse_built:
+        return True, ""
+    limit = parse_duration(max_age)
+    age = utc_now() - (found.finished_at or found.updated_at)
+    where = f"against {found.warehouse}" if found.warehouse else "against a warehouse"
+    if age <= limit:
+        return True, (
+            f", made {_age_text(age)} ago {where}, which can change without a commit: reused "
+            f"within check.reuse_max_age {max_age} (--fresh runs again)"
+        )
+    return False, f": made {_age_text(age)} ago {where}, over check.reuse_max_age {max_age}"
+
+
+def _age_text(age: timedelta) -> str:
+    """``42s``, ``17m``, ``3h``, ``2d``.
+
+    Example:
+        >>> _age_text(timedelta(minutes=75)), _age_text(timedelta(days=2, hours=1))
+        ('1h', '2d')
+    """
+    seconds = int(age.total_seconds())
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{max(seconds, 0)}s"
 
 
 def missing_ref_error(project_dir: Path, ref: str, role: str) -> SqlbenchError:

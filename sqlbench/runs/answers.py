@@ -28,7 +28,13 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.models import ToolCallRecord, TrialResult
-from sqlbench.runs.previews import difference_of, json_safe, make_preview, unmatched_rows
+from sqlbench.runs.previews import (
+    difference_of,
+    json_safe,
+    make_preview,
+    result_fingerprint,
+    unmatched_rows,
+)
 from sqlbench.runs.truths import TruthCache
 from sqlbench.truth import ground_truths
 
@@ -162,10 +168,16 @@ def _trial(
     unmatched = unmatched_rows(graded.comparison)
     expected = truths[graded.compared_truth or 0].result if truths else None
     expected_preview = actual_preview = None
+    fingerprint = None
     if expected is not None:
         expected_preview = make_preview(
             expected, unmatched.expected, differing_count=unmatched.expected_count
         )
+    main = truths[0].result if truths else None
+    if main is not None:
+        # The main ground truth's answer, whichever truth the agent matched: the answer a
+        # comparison of two runs checks for changes.
+        fingerprint = result_fingerprint(main)
     if isinstance(outcome, ResultSet):
         actual_preview = make_preview(
             outcome, unmatched.actual, differing_count=unmatched.actual_count
@@ -179,6 +191,7 @@ def _trial(
         difference=difference_of(graded.comparison),
         expected_preview=expected_preview,
         actual_preview=actual_preview,
+        truth_fingerprint=fingerprint,
         **_trace(answer),
         timings_ms=timings,
     )

@@ -1,26 +1,35 @@
 """What makes two runs interchangeable (SPEC section 5): stable hashes of the run's inputs.
 
 A run's identity is the project source (commit, plus the working-tree hash when dirty), the
-hash of its question set, the agent settings hash, the sqlbench version and the compare
-options. ``sqlbench compare``/``check`` reuse a completed run with the same identity; ``--resume``
-refuses a run whose question set or agent settings changed.
+hash of its question set, the agent settings hash, the sqlbench version, the compare options and
+the warehouse (``warehouse_identity``). ``sqlbench compare``/``check`` reuse a completed run with
+the same identity (a run against a warehouse sqlbench does not build only within
+``check.reuse_max_age``); ``--resume`` refuses a run whose question set or agent settings changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+import os
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
+
+import sqlalchemy as sa
 
 from sqlbench import __version__
 from sqlbench.project import load
+from sqlbench.project.dialect import warehouse_dialect
+from sqlbench.project.envvars import EnvVarError, resolve
 from sqlbench.project.models import (
     AgentConfig,
     CompareOptions,
     LlmSettings,
     Project,
     Question,
+    Settings,
     SourceInfo,
 )
 from sqlbench.runs.models import RunInfo
@@ -29,6 +38,23 @@ from sqlbench.runs.models import RunInfo
 _LLM_KINDS = frozenset({"llm", "auto"})
 # Compare keys added after the first stored runs, with the default those runs behaved by.
 _LATER_COMPARE_KEYS: dict[str, Any] = {"columns": "superset"}
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
+_CHUNK = 1 << 20
+
+
+class WarehouseIdentity(NamedTuple):
+    """Which warehouse a run's SQL ran on, without any secret."""
+
+    hash: str | None
+    """Hash of the resolved URL with its password removed (driver, host, port, database,
+    user), the dialect, and a local file's content fingerprint; None when it cannot be told
+    (an unset ``${VAR}``): such a run is never reused."""
+    label: str
+    """The warehouse as written in sqlbench.yml (``${VAR}`` kept), its password masked."""
+    built: bool
+    """True when the run's data is fixed by the identity itself: an in-memory DuckDB built by
+    ``setup`` from the repository, or a local file whose content is fingerprinted. False for a
+    server, whose data can change without a commit (reuse is then bounded by age)."""
 
 
 class RunIdentity(NamedTuple):
@@ -40,11 +66,13 @@ class RunIdentity(NamedTuple):
     agent_settings_hash: str
     sqlbench_version: str
     compare_hash: str
+    warehouse_hash: str | None = None
+    """``WarehouseIdentity.hash``; None for runs stored before warehouses were recorded."""
 
     @property
     def reusable(self) -> bool:
-        """Only a run whose source is known can stand in for another."""
-        return self.source is not None
+        """Only a run whose source and warehouse are known can stand in for another."""
+        return self.source is not None and self.warehouse_hash is not None
 
 
 def stable_hash(value: Any) -> str:
@@ -102,17 +130,118 @@ def source_key(source: SourceInfo) -> str | None:
     return source.commit
 
 
+def warehouse_identity(
+    settings: Settings, project_root: Path, environ: Mapping[str, str] | None = None
+) -> WarehouseIdentity:
+    """The identity of the warehouse ``settings`` name (the one function that decides it).
+
+    ``${VAR}`` is resolved here only to hash it: two databases behind one URL template that
+    differ in one variable are two warehouses. The password never enters the hash or label.
+
+    Example:
+        >>> a = warehouse_identity(Settings(warehouse="postgresql://u:pw@h/${DB}"), Path("."),
+        ...                        {"DB": "one"})
+        >>> b = warehouse_identity(Settings(warehouse="postgresql://u:other@h/${DB}"), Path("."),
+        ...                        {"DB": "one"})
+        >>> a.hash == b.hash, a.label, a.built
+        (True, 'postgresql://u:***@h/${DB}', False)
+        >>> warehouse_identity(Settings(), Path(".")).built
+        True
+    """
+    written = settings.warehouse
+    dialect = settings.dialect
+    if written is None:
+        parts: dict[str, Any] = {"kind": "duckdb-memory", "dialect": dialect}
+        return WarehouseIdentity(stable_hash(parts), "in-memory DuckDB", True)
+    label = _mask_password(written)
+    try:
+        resolved = resolve(written, os.environ if environ is None else environ)
+    except EnvVarError:
+        return WarehouseIdentity(None, label, False)
+    dialect = dialect or warehouse_dialect(resolved, {})
+    scheme = resolved.split("://", 1)[0].lower() if _URL.match(resolved) else ""
+    if not scheme or scheme.split("+", 1)[0] in ("duckdb", "sqlite"):
+        location = resolved.split("://", 1)[1].split("?", 1)[0] if scheme else resolved
+        if scheme and location.startswith("/"):
+            location = location[1:]
+        if location in ("", ":memory:"):
+            parts = {"kind": "duckdb-memory", "dialect": dialect}
+            return WarehouseIdentity(stable_hash(parts), label, True)
+        path = Path(location).expanduser()
+        path = path if path.is_absolute() else project_root / path
+        content = _file_fingerprint(path)
+        if content is None:
+            return WarehouseIdentity(None, label, True)
+        parts = {"kind": "file", "dialect": dialect, "content": content}
+        return WarehouseIdentity(stable_hash(parts), label, True)
+    parts = {"kind": "url", "dialect": dialect, "url": _url_without_password(resolved)}
+    return WarehouseIdentity(stable_hash(parts), label, False)
+
+
+def _url_without_password(url: str) -> str:
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return url.split("@", 1)[-1]  # an unparseable URL: keep only what follows any userinfo
+    bare = sa.engine.URL.create(
+        parsed.drivername,
+        username=parsed.username,
+        host=parsed.host,
+        port=parsed.port,
+        database=parsed.database,
+        query=parsed.query,
+    )
+    return bare.render_as_string(hide_password=False)
+
+
+def _mask_password(written: str) -> str:
+    """The URL as written with its password (``${VAR}`` or literal) shown as ``***``.
+
+    Example:
+        >>> _mask_password("postgresql://u:${PW}@db/x"), _mask_password("data/w.duckdb")
+        ('postgresql://u:***@db/x', 'data/w.duckdb')
+    """
+    if not _URL.match(written):
+        return written
+    scheme, rest = written.split("://", 1)
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return written
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}"
+
+
+def _file_fingerprint(path: Path) -> str | None:
+    """SHA-256 of a local warehouse file's content; None when it cannot be read (the engine
+    reports that when it opens the file)."""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                digest.update(chunk)
+    except OSError:
+        return None
+    return digest.hexdigest()
+
+
 def run_identity(
-    project: Project, agent: AgentConfig, questions: Sequence[Question] | None = None
+    project: Project,
+    agent: AgentConfig,
+    questions: Sequence[Question] | None = None,
+    warehouse: WarehouseIdentity | None = None,
 ) -> RunIdentity:
-    """The identity a run of ``agent`` on ``questions`` (default: every question) would have."""
+    """The identity a run of ``agent`` on ``questions`` (default: every question) would have;
+    ``warehouse`` defaults to ``warehouse_identity`` of the project's settings."""
     selected = project.questions if questions is None else questions
+    if warehouse is None:
+        warehouse = warehouse_identity(project.settings, project.root)
     return RunIdentity(
         source=source_key(project.source),
         question_set_hash=question_set_hash(selected),
         agent_settings_hash=stable_hash(agent_settings(agent, project.settings.llm)),
         sqlbench_version=__version__,
         compare_hash=compare_hash(project.settings.compare),
+        warehouse_hash=warehouse.hash,
     )
 
 
@@ -131,4 +260,5 @@ def identity_of(info: RunInfo) -> RunIdentity:
         agent_settings_hash=info.agent_settings_hash,
         sqlbench_version=info.sqlbench_version,
         compare_hash=info.compare_hash,
+        warehouse_hash=info.warehouse_hash,
     )

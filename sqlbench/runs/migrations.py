@@ -56,6 +56,14 @@ def _long_text() -> sa.types.TypeEngine[str]:
 
 def current_tables(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
     """The runs and results tables as the latest migration leaves them."""
+    return _tables(metadata, SCHEMA_VERSION)
+
+
+def _tables(metadata: sa.MetaData, version: int) -> tuple[sa.Table, sa.Table]:
+    """The tables as migration number ``version`` leaves them (earlier ones stay frozen)."""
+    later: list[sa.Column[Any]] = []
+    if version >= 4:
+        later.append(sa.Column("warehouse_hash", sa.String(64), nullable=True))
     runs = sa.Table(
         RUNS_TABLE,
         metadata,
@@ -82,6 +90,7 @@ def current_tables(metadata: sa.MetaData) -> tuple[sa.Table, sa.Table]:
         sa.Column("repeat", sa.Integer(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("data", _long_text(), nullable=False),
+        *later,
         sa.Index("ix_sqlbench_runs_identity", "question_set_hash", "agent_settings_hash"),
     )
     results = sa.Table(
@@ -132,9 +141,8 @@ def reviews_table(metadata: sa.MetaData) -> sa.Table:
 
 
 def _m0001_create_runs_and_results(conn: Connection) -> None:
-    # Version 1 is the current schema; a later migration freezes this definition here.
     metadata = sa.MetaData()
-    current_tables(metadata)
+    _tables(metadata, 1)
     metadata.create_all(conn)
 
 
@@ -163,6 +171,15 @@ def _m0003_create_judge_cache(conn: Connection) -> None:
     metadata.create_all(conn)
 
 
+def _m0004_add_warehouse_hash(conn: Connection) -> None:
+    # Runs stored before this have no warehouse in their identity: their column stays NULL
+    # (their JSON has no warehouse_hash), so they are never reused for a comparison; a run made
+    # against another database must not stand in for this one.
+    column = sa.Column("warehouse_hash", sa.String(64), nullable=True)
+    kind = column.type.compile(dialect=conn.dialect)
+    conn.execute(sa.text(f"ALTER TABLE {RUNS_TABLE} ADD COLUMN warehouse_hash {kind}"))
+
+
 class Migration(NamedTuple):
     """One named step of the schema's history."""
 
@@ -174,6 +191,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0001_create_runs_and_results", _m0001_create_runs_and_results),
     Migration("0002_create_reviews", _m0002_create_reviews),
     Migration("0003_create_judge_cache", _m0003_create_judge_cache),
+    Migration("0004_add_warehouse_hash", _m0004_add_warehouse_hash),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this sqlbench writes: the number of migrations it knows."""

@@ -190,6 +190,10 @@ class TrialResult(_Model):
     """For a fail or review decided by comparing results: what differs, untruncated."""
     expected_preview: Preview | None = None
     actual_preview: Preview | None = None
+    truth_fingerprint: str | None = None
+    """Hash of the compared ground-truth result's rows (order, column names and value types
+    aside): a change between two runs means the expected answer changed. None when there was
+    no result (no ground truth, or it failed) or in runs stored before it was recorded."""
     answer: str | None = None
     """The agent's text answer, if any."""
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
@@ -247,6 +251,16 @@ class RunInfo(_Model):
     compare: dict[str, JsonValue] = Field(default_factory=dict)
     """The project's ``compare:`` defaults."""
     compare_hash: str
+    warehouse: str | None = None
+    """The warehouse as written in sqlbench.yml (``${VAR}`` kept, password masked); None for
+    runs stored before it was recorded."""
+    warehouse_hash: str | None = None
+    """``sqlbench.runs.identity.WarehouseIdentity.hash`` (never the resolved URL); None:
+    unknown, so the run is never reused."""
+    warehouse_built: bool = False
+    """True when the warehouse's data is fixed by the run's identity (built by ``setup``, or a
+    fingerprinted file); False for a server, whose runs are reused only within
+    ``check.reuse_max_age``."""
     repeat: int = 1
     shard: str | None = None
     """``I/N`` when the run covers one shard of the question set."""
@@ -256,6 +270,8 @@ class RunInfo(_Model):
     """Why a Failed run failed."""
     imported: bool = False
     """True when the run came from ``sqlbench import``."""
+    regraded_from: str | None = None
+    """``sqlbench regrade``: the name of the run whose agent SQL this run graded again."""
 
     _aware_times = field_validator("created_at", "updated_at", "finished_at")(_aware)
 

@@ -19,7 +19,13 @@ from sqlbench import __version__
 from sqlbench.errors import AgentError, SqlbenchError
 from sqlbench.project.models import AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
-from sqlbench.runs.identity import agent_settings, identity_of, run_identity, source_key
+from sqlbench.runs.identity import (
+    agent_settings,
+    identity_of,
+    run_identity,
+    source_key,
+    warehouse_identity,
+)
 from sqlbench.runs.liveness import current_user, this_host
 from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.store import RunStore
@@ -149,7 +155,8 @@ def plan_run(
             else "add eval_questions/*.yml files"
         )
         raise SqlbenchError(f"no questions to run: {where}")
-    identity = run_identity(project, config, questions)
+    warehouse = warehouse_identity(project.settings, project.root, options.env)
+    identity = run_identity(project, config, questions, warehouse)
     now = utc_now()
     info = RunInfo(
         id=uuid.uuid4().hex,
@@ -174,6 +181,9 @@ def plan_run(
         sqlbench_version=__version__,
         compare=project.settings.compare.model_dump(mode="json"),
         compare_hash=identity.compare_hash,
+        warehouse=warehouse.label,
+        warehouse_hash=warehouse.hash,
+        warehouse_built=warehouse.built,
         repeat=options.repeat or 1,
         shard=str(options.shard) if options.shard else None,
         select=list(options.select),
@@ -206,7 +216,9 @@ def _resume(
     shard = options.shard or (Shard.parse(info.shard) if info.shard else None)
     config = agent_config(project, agent_name or info.agent_name)
     questions = pick_questions(project, select, space, shard)
-    identity = run_identity(project, config, questions)
+    identity = run_identity(
+        project, config, questions, warehouse_identity(project.settings, project.root, options.env)
+    )
     stored = identity_of(info)
     if identity.question_set_hash != stored.question_set_hash:
         raise SqlbenchError(
@@ -223,6 +235,11 @@ def _resume(
     if identity.compare_hash != stored.compare_hash:
         raise SqlbenchError(
             f"{why}: the compare options in sqlbench.yml changed since it started; start a new run"
+        )
+    if stored.warehouse_hash is not None and identity.warehouse_hash != stored.warehouse_hash:
+        raise SqlbenchError(
+            f"{why}: it started against another warehouse ({info.warehouse}, as resolved "
+            "then); its answers would be graded on two databases; start a new run"
         )
     if identity.sqlbench_version != stored.sqlbench_version:
         raise SqlbenchError(

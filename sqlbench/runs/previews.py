@@ -8,6 +8,8 @@ further down, so a difference is visible even in a long result.
 from __future__ import annotations
 
 import base64
+import hashlib
+import json
 import math
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
@@ -56,6 +58,49 @@ def make_preview(
         total_rows=total,
         differing_rows=max(len(marked), differing_count or 0),
     )
+
+
+def result_fingerprint(result: ResultSet) -> str:
+    """A hash of a result's rows that ignores row order, column names and how a number is
+    typed (``6``, ``6.0`` and ``Decimal('6.00')`` hash alike): what a person reads as the same
+    answer hashes the same, so a changed fingerprint between two runs is a changed answer.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> a = ResultSet(pa.table({"n": [1, 2], "s": ["x", "y"]}))
+        >>> b = ResultSet(pa.table({"m": [2.0, 1.0], "t": ["y", "x"]}))
+        >>> result_fingerprint(a) == result_fingerprint(b)
+        True
+        >>> result_fingerprint(a) == result_fingerprint(ResultSet(pa.table({"n": [1, 3]})))
+        False
+    """
+    table = result.table
+    columns = [[_canonical(v) for v in display_values(column)] for column in table.columns]
+    rows = sorted(
+        json.dumps(list(row), separators=(",", ":"), ensure_ascii=False)
+        for row in zip(*columns, strict=True)
+    )
+    digest = hashlib.sha256(f"{table.num_columns}:{table.num_rows}\n".encode())
+    for row in rows:
+        digest.update(row.encode("utf-8"))
+        digest.update(b"\n")
+    return digest.hexdigest()[:16]
+
+
+def _canonical(value: Any) -> JsonValue:
+    """One text per value a person reads as the same (numbers by value, at 12 digits)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int | float | Decimal):
+        number = float(value) if not isinstance(value, int) else value
+        if isinstance(number, float):
+            if math.isnan(number) or math.isinf(number):
+                return json_safe(number)
+            if number.is_integer() and abs(number) < 2**53:
+                return int(number)
+            return float(f"{number:.12g}")
+        return number
+    return json_safe(value)
 
 
 def json_safe(value: Any) -> JsonValue:

@@ -442,6 +442,7 @@ class RunStore:
                 c.agent_settings_hash == identity.agent_settings_hash,
                 c.sqlbench_version == identity.sqlbench_version,
                 c.compare_hash == identity.compare_hash,
+                c.warehouse_hash == identity.warehouse_hash,
             )
             .order_by(c.created_at.desc())
         )
@@ -569,6 +570,7 @@ def _run_row(info: RunInfo) -> dict[str, Any]:
         "sqlbench_version": info.sqlbench_version,
         "compare_hash": info.compare_hash,
         "repeat": info.repeat,
+        "warehouse_hash": info.warehouse_hash,
         "error": info.error,
         "data": info.model_dump_json(),
     }

@@ -42,6 +42,9 @@ def _make_info(**overrides: Any) -> RunInfo:
         "sqlbench_version": "0.1.0",
         "compare": {"order": "ignore"},
         "compare_hash": "c" * 16,
+        "warehouse": "in-memory DuckDB",
+        "warehouse_hash": "w" * 16,
+        "warehouse_built": True,
     }
     fields.update(overrides)
     return RunInfo(**fields)

@@ -17,7 +17,11 @@ from sqlbench.project.models import CompareOptions
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
 from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
-from sqlbench.runs.migrations import Migration, applied_migrations, migrate
+from sqlbench.runs.migrations import (
+    Migration,
+    applied_migrations,
+    migrate,
+)
 from sqlbench.runs.models import RunStatus
 from sqlbench.runs.store import RunStore
 from sqlbench.verdicts import Verdict
@@ -239,7 +243,7 @@ def test_runs_outside_git_are_never_reused(store: RunStore, make_info: Any) -> N
     info = make_info(name="nogit", status=RunStatus.COMPLETED, commit=None)
     store.create_run(info)
     identity = identity_of(info)
-    assert identity == RunIdentity(None, "q" * 16, "s" * 16, "0.1.0", "c" * 16)
+    assert identity == RunIdentity(None, "q" * 16, "s" * 16, "0.1.0", "c" * 16, "w" * 16)
     assert store.find_completed_run(identity) is None
 
 
@@ -324,6 +328,72 @@ def test_migrations_are_applied_once_in_order(tmp_path: Path) -> None:
     assert migrate(engine, [*migrations.MIGRATIONS, extra]) == []
     assert calls == ["9999"]
     assert applied_migrations(engine) == [*known, "9999_add_notes"]
+
+
+def _store_of_version_1(url: str, make_info: Any, make_trial: Any) -> Any:
+    """A store as sqlbench wrote it before runs recorded their warehouse, with one run."""
+    engine = sa.create_engine(url)
+    migrate(engine, migrations.MIGRATIONS[:1])
+    info = make_info(name="old-run", status=RunStatus.COMPLETED)
+    old_data = info.model_dump(mode="json")
+    for key in ("warehouse", "warehouse_hash", "warehouse_built", "regraded_from"):
+        old_data.pop(key)
+    runs, results = migrations._tables(sa.MetaData(), 1)
+    row = {c.name: None for c in runs.columns}
+    row.update(
+        id=info.id, name=info.name, status="completed", created_at=info.created_at,
+        updated_at=info.updated_at, created_by="t", host="h", pid=1, branch="main",
+        commit_sha=info.commit, dirty=False, environment="prod",
+        question_set_hash=info.question_set_hash, agent_name="fake", agent_kind="python",
+        agent_settings_hash=info.agent_settings_hash, sqlbench_version=info.sqlbench_version,
+        compare_hash=info.compare_hash, repeat=1, data=json.dumps(old_data),
+    )  # fmt: skip
+    trial = make_trial("a")
+    with engine.begin() as conn:
+        conn.execute(runs.insert().values(**row))
+        conn.execute(
+            results.insert().values(
+                run_id=info.id,
+                space="auto",
+                name="a",
+                trial=0,
+                position=0,
+                verdict="pass",
+                reason="ok",
+                graded_at=trial.graded_at,
+                data=trial.model_dump_json(),
+            )
+        )
+    engine.dispose()
+    return info
+
+
+def test_a_version_1_store_is_migrated_and_its_runs_are_never_reused(
+    tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    url = f"sqlite:///{tmp_path / 'v1.db'}"
+    info = _store_of_version_1(url, make_info, make_trial)
+    store = RunStore(url)
+    assert applied_migrations(store._engine)[-1] == "0004_add_warehouse_hash"
+    old = store.load_run("old-run")
+    assert old.accuracy.label() == "100% (1/1)" and old.info.warehouse_hash is None
+    # The same run made today, against whatever warehouse: the old one is not reused.
+    assert store.find_completed_run(identity_of(info)) is None
+    assert not identity_of(old.info).reusable
+    store.close()
+
+
+@pytest.mark.postgres
+def test_a_version_1_postgresql_store_is_migrated(
+    postgres_url: str, make_info: Any, make_trial: Any
+) -> None:
+    _store_of_version_1(postgres_url, make_info, make_trial)
+    store = RunStore(postgres_url)
+    assert store.load_run("old-run").info.warehouse_hash is None
+    fresh = make_info(name="new-run", status=RunStatus.COMPLETED)
+    store.create_run(fresh)
+    assert store.find_completed_run(identity_of(fresh)).name == "new-run"
+    store.close()
 
 
 def test_a_store_from_a_newer_sqlbench_is_refused(tmp_path: Path) -> None:

@@ -1,0 +1,152 @@
+"""PR checks that cannot mislead (issue 11), on real temporary git repositories.
+
+The warehouse tests use the real PostgreSQL: two databases behind one URL template whose
+``${PGDB}`` differs, the way a team points CI and a laptop at two copies of a warehouse.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from click.testing import Result
+
+from sqlbench.testing import GitRepo
+
+Invoke = Callable[..., Result]
+
+PG_AGENT = """\
+SQL = {
+    "order_count": "SELECT COUNT(*) FROM orders",
+    "revenue": "SELECT SUM(amount) FROM orders",
+    "largest": "SELECT MAX(amount) FROM orders",
+    # Wrong at exactly 100: passes on a warehouse without such an order only.
+    "big_orders": "SELECT COUNT(*) FROM orders WHERE amount > 100",
+}
+
+
+def answer(request):
+    return SQL[request["name"]]
+"""
+PG_QUESTIONS = """\
+space: sales
+eval_questions:
+  - name: order_count
+    question: How many orders are there?
+    sql: SELECT COUNT(*) FROM orders
+  - name: revenue
+    question: What is the total revenue?
+    sql: SELECT SUM(amount) FROM orders
+  - name: largest
+    question: What is the largest order?
+    sql: SELECT MAX(amount) FROM orders
+  - name: big_orders
+    question: How many orders are of 100 or more?
+    sql: SELECT COUNT(*) FROM orders WHERE amount >= 100
+"""
+
+
+@pytest.fixture
+def two_databases() -> Iterator[tuple[str, str]]:
+    """Two fresh PostgreSQL databases: in the first no order is exactly 100, in the second one
+    is (so the agent's ``> 100`` passes on the first only). Dropped afterwards."""
+    base = os.environ.get("SQLBENCH_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("SQLBENCH_TEST_POSTGRES_URL is not set (PostgreSQL warehouse tests)")
+    names = [f"sqlbench_i11_{uuid.uuid4().hex[:8]}_{side}" for side in ("a", "b")]
+    admin = sa.create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        for name in names:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+    url = sa.engine.make_url(base)
+    amounts = {names[0]: (120, 80, 200, 50), names[1]: (120, 100, 200, 50)}
+    try:
+        for name, values in amounts.items():
+            engine = sa.create_engine(url.set(database=name))
+            with engine.begin() as conn:
+                conn.execute(sa.text("CREATE TABLE orders (id int, amount numeric)"))
+                for i, amount in enumerate(values):
+                    conn.execute(
+                        sa.text("INSERT INTO orders VALUES (:i, :a)"), {"i": i, "a": amount}
+                    )
+            engine.dispose()
+        yield names[0], names[1]
+    finally:
+        with admin.connect() as conn:
+            for name in names:
+                conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def pg_repo(tmp_path: Path) -> GitRepo:
+    base = os.environ.get("SQLBENCH_TEST_POSTGRES_URL", "")
+    template = sa.engine.make_url(base).set(database="PGDB").render_as_string(False)
+    warehouse = template.replace("/PGDB", "/${PGDB}")
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit(
+        {
+            "sqlbench.yml": f"warehouse: {warehouse}\ndefault_agent: analyst\n",
+            "eval_questions/sales.yml": PG_QUESTIONS,
+            "agents/analyst.yml": (
+                "agents:\n  - name: analyst\n    kind: python\n    function: analyst_agent:answer\n"
+            ),
+            "analyst_agent.py": PG_AGENT,
+        },
+        "sqlbench project on a server warehouse",
+    )
+    return repo
+
+
+def completed_runs(invoke: Invoke, repo: GitRepo) -> int:
+    return invoke("runs", "-C", str(repo.root)).stdout.count("Completed")
+
+
+@pytest.mark.postgres
+def test_a_run_against_another_database_is_never_reused(
+    two_databases: tuple[str, str], pg_repo: GitRepo, invoke: Invoke
+) -> None:
+    first, second = two_databases
+    root = str(pg_repo.root)
+    on_first = invoke("check", "-C", root, "--base", "main", env={"PGDB": first})
+    assert "100% (4/4)" in on_first.stdout
+    assert completed_runs(invoke, pg_repo) == 1  # the head (same commit) reused the base run
+    # Same commit, same URL template, another database: nothing may be reused.
+    on_second = invoke("check", "-C", root, "--base", "main", env={"PGDB": second})
+    assert "75% (3/4)" in on_second.stdout and "100%" not in on_second.stdout
+    assert "base: reusing" not in on_second.stderr
+    assert completed_runs(invoke, pg_repo) == 2
+    # Within check.reuse_max_age the run on the same database is reused, and the output says
+    # why that is allowed for a server warehouse.
+    again = invoke("check", "-C", root, "--base", "main", env={"PGDB": second})
+    assert "75% (3/4)" in again.stdout
+    assert "base: reusing run" in again.stderr
+    assert "within check.reuse_max_age 24h" in again.stderr
+    assert "${PGDB}" in again.stderr and first not in again.stderr + again.stdout
+    assert completed_runs(invoke, pg_repo) == 2
+    # --fresh never reuses: both sides are run again.
+    fresh = invoke("check", "-C", root, "--base", "main", "--fresh", env={"PGDB": second})
+    assert "reusing" not in fresh.stderr and "75% (3/4)" in fresh.stdout
+    assert completed_runs(invoke, pg_repo) == 4
+
+
+@pytest.mark.postgres
+def test_a_server_run_older_than_reuse_max_age_is_run_again(
+    two_databases: tuple[str, str], pg_repo: GitRepo, invoke: Invoke
+) -> None:
+    first, _ = two_databases
+    root = str(pg_repo.root)
+    invoke("check", "-C", root, "--base", "main", env={"PGDB": first})
+    store = sqlite3.connect(pg_repo.root / ".sqlbench" / "runs.db")
+    with store:
+        store.execute("UPDATE sqlbench_runs SET finished_at = '2020-01-01 00:00:00'")
+    store.close()
+    old = invoke("check", "-C", root, "--base", "main", env={"PGDB": first})
+    assert "base: not reusing run" in old.stderr
+    assert "over check.reuse_max_age 24h" in old.stderr
+    assert completed_runs(invoke, pg_repo) == 2

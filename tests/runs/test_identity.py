@@ -1,0 +1,67 @@
+"""Which warehouse a run used is part of its identity (SPEC section 5)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from sqlbench.project.models import Settings
+from sqlbench.runs.identity import warehouse_identity
+
+PG = "postgresql+psycopg://analyst:${PGPASSWORD}@db.example:5432/${PGDB}"
+
+
+def test_one_variable_differing_is_another_warehouse() -> None:
+    settings = Settings(warehouse=PG)
+    one = warehouse_identity(settings, Path("."), {"PGDB": "prod", "PGPASSWORD": "a"})
+    two = warehouse_identity(settings, Path("."), {"PGDB": "ci", "PGPASSWORD": "a"})
+    assert one.hash != two.hash and one.hash is not None
+    assert not one.built  # a server: its data can change without a commit
+
+
+def test_the_password_is_neither_hashed_nor_shown() -> None:
+    settings = Settings(warehouse=PG)
+    one = warehouse_identity(settings, Path("."), {"PGDB": "prod", "PGPASSWORD": "s3cret"})
+    two = warehouse_identity(settings, Path("."), {"PGDB": "prod", "PGPASSWORD": "rotated"})
+    assert one.hash == two.hash
+    assert one.label == "postgresql+psycopg://analyst:***@db.example:5432/${PGDB}"
+    literal = warehouse_identity(Settings(warehouse="postgresql://u:s3cret@h/db"), Path("."))
+    assert "s3cret" not in literal.label
+
+
+def test_host_port_user_and_dialect_count() -> None:
+    def of(url: str, dialect: str | None = None) -> str | None:
+        return warehouse_identity(Settings(warehouse=url, dialect=dialect), Path("."), {}).hash
+
+    base = of("postgresql://u@h:5432/db")
+    assert len({base, of("postgresql://u@h:5433/db"), of("postgresql://v@h:5432/db")}) == 3
+    assert of("postgresql://u@other:5432/db") != base
+    assert of("postgresql://u@h:5432/db", dialect="duckdb") != base
+
+
+def test_an_unset_variable_makes_the_warehouse_unknown() -> None:
+    identity = warehouse_identity(Settings(warehouse=PG), Path("."), {})
+    assert identity.hash is None
+
+
+def test_a_duckdb_file_is_fingerprinted_by_content(tmp_path: Path) -> None:
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("CREATE TABLE t AS SELECT 1 AS x")
+    settings = Settings(warehouse="shop.duckdb")
+    before = warehouse_identity(settings, tmp_path)
+    assert before.built and before.hash is not None
+    assert warehouse_identity(settings, tmp_path).hash == before.hash
+    with duckdb.connect(str(path)) as conn:
+        conn.execute("INSERT INTO t VALUES (2)")
+        conn.execute("CHECKPOINT")
+    after = warehouse_identity(settings, tmp_path)
+    assert after.hash != before.hash
+    url_form = warehouse_identity(Settings(warehouse=f"duckdb:///{path}"), tmp_path)
+    assert url_form.hash == after.hash
+
+
+def test_the_built_in_memory_duckdb_is_built() -> None:
+    identity = warehouse_identity(Settings(), Path("."))
+    assert identity.built and identity.label == "in-memory DuckDB"
