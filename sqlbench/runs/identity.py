@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from sqlbench import __version__
+from sqlbench.errors import EnvVarError
 from sqlbench.project import load
 from sqlbench.project.dialect import warehouse_dialect
-from sqlbench.project.envvars import EnvVarError, resolve
+from sqlbench.project.envvars import resolve
 from sqlbench.project.models import (
     AgentConfig,
     CompareOptions,
