@@ -25,6 +25,7 @@ from sqlbench.project import load
 from sqlbench.project.dialect import warehouse_dialect
 from sqlbench.project.envvars import resolve
 from sqlbench.project.models import (
+    DEFAULT_WAREHOUSE,
     AgentConfig,
     CompareOptions,
     LlmSettings,
@@ -134,7 +135,8 @@ def source_key(source: SourceInfo) -> str | None:
 def warehouse_identity(
     settings: Settings, project_root: Path, environ: Mapping[str, str] | None = None
 ) -> WarehouseIdentity:
-    """The identity of the warehouse ``settings`` name (the one function that decides it).
+    """The identity of the warehouses ``settings`` name (the one function that decides it):
+    the top-level one and each of ``warehouses:``.
 
     ``${VAR}`` is resolved here only to hash it: two databases behind one URL template that
     differ in one variable are two warehouses. The password never enters the hash or label.
@@ -149,6 +151,23 @@ def warehouse_identity(
         >>> warehouse_identity(Settings(), Path(".")).built
         True
     """
+    default = _one_warehouse(settings, project_root, environ)
+    if not settings.warehouses:
+        return default
+    each = {DEFAULT_WAREHOUSE: default}
+    for name in sorted(settings.warehouses):
+        each[name] = _one_warehouse(settings.for_warehouse(name), project_root, environ)
+    hashes = {name: one.hash for name, one in each.items()}
+    return WarehouseIdentity(
+        None if None in hashes.values() else stable_hash(hashes),
+        ", ".join(f"{name}: {one.label}" for name, one in each.items()),
+        all(one.built for one in each.values()),
+    )
+
+
+def _one_warehouse(
+    settings: Settings, project_root: Path, environ: Mapping[str, str] | None
+) -> WarehouseIdentity:
     written = settings.warehouse
     dialect = settings.dialect
     if written is None:

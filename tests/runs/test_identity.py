@@ -65,3 +65,14 @@ def test_a_duckdb_file_is_fingerprinted_by_content(tmp_path: Path) -> None:
 def test_the_built_in_memory_duckdb_is_built() -> None:
     identity = warehouse_identity(Settings(), Path("."))
     assert identity.built and identity.label == "in-memory DuckDB"
+
+
+def test_every_named_warehouse_counts() -> None:
+    def of(db: str) -> str | None:
+        settings = Settings(warehouses={"pg": {"url": "postgresql://u@h/${DB}"}})  # type: ignore[dict-item]
+        return warehouse_identity(settings, Path("."), {"DB": db}).hash
+
+    assert of("one") != of("two")
+    mixed = Settings(warehouses={"pg": {"url": "postgresql://u@h/db"}})  # type: ignore[dict-item]
+    identity = warehouse_identity(mixed, Path("."))
+    assert not identity.built and identity.label.startswith("default: in-memory DuckDB, pg: ")
