@@ -11,6 +11,7 @@ from sqlbench.cli.init import init_command
 from sqlbench.cli.judge import judge_command
 from sqlbench.cli.merge import merge_command
 from sqlbench.cli.questions import questions_command
+from sqlbench.cli.report import report_command
 from sqlbench.cli.review import review_command
 from sqlbench.cli.run import run_command
 from sqlbench.cli.runs import runs_command
@@ -25,6 +26,7 @@ ALL: list[click.Command] = [
     runs_command,
     show_command,
     review_command,
+    report_command,
     compare_command,
     check_command,
     judge_command,

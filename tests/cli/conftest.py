@@ -6,6 +6,7 @@ import traceback
 from collections.abc import Callable, Mapping
 
 import pytest
+from browser import chromium, open_page  # noqa: F401  (fixtures for the page tests)
 from click.testing import CliRunner, Result
 
 from sqlbench.cli.main import get_cli
