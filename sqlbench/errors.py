@@ -92,6 +92,11 @@ class QueryErrorKind(StrEnum):
     """It ran past its timeout and was interrupted."""
     TOO_MANY_ROWS = "too_many_rows"
     """It returned more than max_rows rows."""
+    TOO_LARGE = "too_large"
+    """Its result passed max_result_mb bytes, or the engine ran out of memory running it."""
+    SQL_LIMIT = "sql_limit"
+    """The SQL text is longer than max_sql_kb or nested deeper than sqlbench parses; it was
+    neither parsed nor run."""
     NOT_READ_ONLY = "not_read_only"
     """The statement guard refused it: not exactly one read-only query."""
     CONNECTION = "connection"

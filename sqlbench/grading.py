@@ -45,6 +45,8 @@ _AGENT_SQL_PROBLEM = {
     QueryErrorKind.RUNTIME: "the agent's SQL failed",
     QueryErrorKind.TIMEOUT: "the agent's SQL timed out",
     QueryErrorKind.TOO_MANY_ROWS: "the agent's SQL returned more rows than max_rows",
+    QueryErrorKind.TOO_LARGE: "the agent's SQL result is too large",
+    QueryErrorKind.SQL_LIMIT: "the agent's SQL is over sqlbench's size limits",
     QueryErrorKind.NOT_READ_ONLY: "not a read-only query",
     QueryErrorKind.CONNECTION: "the warehouse connection was lost running the agent's SQL",
 }
@@ -53,6 +55,8 @@ _TRUTH_PROBLEM = {
     QueryErrorKind.RUNTIME: "failed",
     QueryErrorKind.TIMEOUT: "timed out",
     QueryErrorKind.TOO_MANY_ROWS: "returned more rows than max_rows",
+    QueryErrorKind.TOO_LARGE: "is too large",
+    QueryErrorKind.SQL_LIMIT: "is over sqlbench's size limits",
     QueryErrorKind.NOT_READ_ONLY: "was refused",
     QueryErrorKind.CONNECTION: "lost the warehouse connection",
 }

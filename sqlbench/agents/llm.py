@@ -38,6 +38,7 @@ from sqlbench.agents.llm_prompt import (
     system_prompt,
 )
 from sqlbench.agents.transport import post_json
+from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import AgentError, Problem, QueryError, Severity
 from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
 from sqlbench.text import one_line
@@ -229,7 +230,8 @@ class LlmAgent:
             else min(self.run.query_timeout_s, max(left, 0.001))
         )
         try:
-            result = self.engine.run_agent(sql, timeout_s=timeout_s, max_rows=self.run.max_rows)
+            limits = self.run.model_copy(update={"query_timeout_s": timeout_s})
+            result = run_agent_sql(self.engine, sql, limits)
         except QueryError as err:
             return {"error": f"{err.kind.value}: {one_line(err.message, 300)}"}
         return preview(result.table)

@@ -96,13 +96,19 @@ class Engine(ABC):
         relative file paths inside the SQL resolve against ``project_root``."""
 
     @abstractmethod
-    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
-        """Run trusted SQL (ground truth). Over ``max_rows`` raises TOO_MANY_ROWS."""
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
+        """Run trusted SQL (ground truth). Over ``max_rows`` raises TOO_MANY_ROWS; past
+        ``max_bytes`` fetched (None: no limit), or the engine out of memory, TOO_LARGE."""
 
     @abstractmethod
-    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_agent(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run untrusted SQL behind the statement guard, read-only. Over ``max_rows`` raises
-        TOO_MANY_ROWS; refused statements raise NOT_READ_ONLY before reaching the database."""
+        TOO_MANY_ROWS, past ``max_bytes`` TOO_LARGE; refused statements raise NOT_READ_ONLY
+        before reaching the database. Checking the SQL counts against ``timeout_s``."""
 
     @abstractmethod
     def tables(self) -> list[TableInfo]:

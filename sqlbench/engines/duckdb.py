@@ -30,15 +30,19 @@ import pyarrow as pa
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.results import (
-    FETCH_CHUNK_ROWS,
     concat_batches,
     driver_message,
+    time_spent,
     timed_out,
+    too_large,
     too_many_rows,
 )
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.tempdirs import make_temp
 
+_BATCH_ROWS = 512
+"""Rows per Arrow batch: small enough that bytes are counted often (a row may be megabytes),
+large enough to cost little (1M narrow rows: about 0.2 s)."""
 _RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
 _LOCK_SETTINGS = (
     # Types Arrow has no exact equivalent for (UHUGEINT, TIMETZ) come as DuckDB's own bytes,
@@ -66,8 +70,15 @@ class DuckDBEngine(Engine):
 
     dialect = "duckdb"
 
-    def __init__(self, database: Path | None = None, *, display: str = "embedded DuckDB") -> None:
+    def __init__(
+        self,
+        database: Path | None = None,
+        *,
+        display: str = "embedded DuckDB",
+        memory_limit_mb: int | None = None,
+    ) -> None:
         self.display = display
+        self.memory_limit_mb = memory_limit_mb
         # Spilled intermediates go to a private folder, not ``.tmp/`` in the working directory.
         spill = str(make_temp("duckdb"))
         # Removed on close, or when an engine nobody closed is garbage-collected.
@@ -143,6 +154,10 @@ class DuckDBEngine(Engine):
         if self._locked:
             return
         try:
+            if self.memory_limit_mb is not None:
+                # After setup (which may build tables bigger than this; DuckDB spills them to
+                # the temp directory): agent SQL that needs more fails as out of memory.
+                self._con.execute(f"SET memory_limit = '{int(self.memory_limit_mb)}MB'")
             for statement in _LOCK_SETTINGS:
                 self._con.execute(statement)
         except duckdb.Error as err:
@@ -151,13 +166,18 @@ class DuckDBEngine(Engine):
             ) from err
         self._locked = True
 
-    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
         _check_one_select(sql, agent=False)
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=False)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
-    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_agent(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        start = time.monotonic()
         try:
             check_read_only(sql, self.dialect)
         except QueryError as err:
@@ -165,7 +185,10 @@ class DuckDBEngine(Engine):
                 raise self._syntax_error(sql, err) from err
             raise
         _check_one_select(sql, agent=True)
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=True)
+        spent = time_spent(start, timeout_s)
+        return self._run(
+            sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes, spent_s=spent
+        )
 
     def _syntax_error(self, sql: str, guard_error: QueryError) -> QueryError:
         """SQL sqlglot cannot parse: DuckDB's own parser (which runs nothing) says what is
@@ -186,7 +209,17 @@ class DuckDBEngine(Engine):
             "lacks this syntax)",
         )
 
-    def _run(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+    def _run(
+        self,
+        sql: str,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        spent_s: float | None = None,
+    ) -> ResultSet:
+        """``spent_s``: agent SQL only, the part of ``timeout_s`` the guard took already."""
+        agent = spent_s is not None
         self.lock()
         with self._cursor_lock:
             cursor = self._con.cursor()
@@ -196,28 +229,42 @@ class DuckDBEngine(Engine):
             fired.set()
             cursor.interrupt()
 
-        timer = threading.Timer(timeout_s, interrupt)
+        budget = timeout_s - (spent_s or 0.0)
+        timer = threading.Timer(budget, interrupt)
         timer.daemon = True
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + budget
         try:
             cursor.execute("BEGIN TRANSACTION READ ONLY")
             timer.start()
             relation = cursor.sql(sql)
             if relation is None:
                 raise QueryError(QueryErrorKind.RUNTIME, "the statement returned no result set")
-            reader = relation.to_arrow_reader(min(FETCH_CHUNK_ROWS, max_rows + 1))
+            reader = relation.to_arrow_reader(min(_BATCH_ROWS, max_rows + 1))
             batches: list[pa.RecordBatch] = []
-            count = 0
+            count = held = 0
             for batch in reader:
                 batches.append(batch)
                 count += batch.num_rows
+                held += batch.nbytes
                 if count > max_rows:
                     raise too_many_rows(max_rows)
+                if max_bytes is not None and held > max_bytes:
+                    raise too_large(max_bytes, held)
                 if time.monotonic() > deadline:
                     raise timed_out(timeout_s)
             return ResultSet(concat_batches(batches, reader.schema))
+        except duckdb.OutOfMemoryException as err:
+            raise too_large(max_bytes, out_of_memory=_oom_text(err)) from err
         except duckdb.Error as err:
             raise _query_error(err, fired.is_set(), timeout_s, agent) from err
+        except OSError as err:
+            # Errors met while exporting Arrow batches come as OSError: the timer's interrupt,
+            # or a batch whose strings pass Arrow's 2 GB limit.
+            if fired.is_set():
+                raise timed_out(timeout_s) from err
+            if "string size" in str(err) or "Out of Memory" in str(err):
+                raise too_large(max_bytes, out_of_memory=_oom_text(err)) from err
+            raise
         finally:
             timer.cancel()
             cursor.close()
@@ -242,6 +289,11 @@ class DuckDBEngine(Engine):
         """Close the database (in memory: everything set up is gone)."""
         self._con.close()
         self._remove_spill()
+
+
+def _oom_text(err: Exception) -> str:
+    """DuckDB's out-of-memory message without its list of suggestions."""
+    return driver_message(str(err).split("Possible solutions", 1)[0])
 
 
 def _check_one_select(sql: str, *, agent: bool) -> None:

@@ -228,6 +228,12 @@ def check_read_only(sql: str, dialect: str) -> None:
 def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     try:
         parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
+    except RecursionError as err:
+        # Nesting the depth check does not count (NOT NOT NOT ..., long CASE chains).
+        raise QueryError(
+            QueryErrorKind.SQL_LIMIT,
+            "it is nested too deeply for sqlbench's SQL parser (sqlglot); it was not run",
+        ) from err
     except SqlglotError as err:
         # Never run either way (what cannot be parsed cannot be shown to be read-only); only
         # the words differ. A plain query that does not parse is a syntax error; one whose

@@ -34,6 +34,8 @@ _KIND_PHRASES = {
     QueryErrorKind.RUNTIME: "fails",
     QueryErrorKind.TIMEOUT: "times out",
     QueryErrorKind.TOO_MANY_ROWS: "returns more rows than max_rows",
+    QueryErrorKind.TOO_LARGE: "returns more bytes than max_result_mb",
+    QueryErrorKind.SQL_LIMIT: "is over sqlbench's SQL size limits",
     QueryErrorKind.NOT_READ_ONLY: "was refused",
     QueryErrorKind.CONNECTION: "lost the warehouse connection",
 }
@@ -123,7 +125,12 @@ def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> lis
 
     try:
         sql = transpile_truth(truth.sql, dialect, engine.dialect)
-        first = engine.run_truth(sql, timeout_s=run.gold_timeout_s, max_rows=run.max_rows)
+        first = engine.run_truth(
+            sql,
+            timeout_s=run.gold_timeout_s,
+            max_rows=run.max_rows,
+            max_bytes=run.max_result_bytes,
+        )
     except QueryError as err:
         phrase = _KIND_PHRASES.get(err.kind, "fails")
         return [
@@ -144,7 +151,12 @@ def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> lis
     elif all(column.null_count == len(column) for column in first.table.columns):
         warn("returns only NULLs, so an answer of NULLs would pass")
     try:
-        second = engine.run_truth(sql, timeout_s=run.gold_timeout_s, max_rows=run.max_rows)
+        second = engine.run_truth(
+            sql,
+            timeout_s=run.gold_timeout_s,
+            max_rows=run.max_rows,
+            max_bytes=run.max_result_bytes,
+        )
     except QueryError as err:
         warn(f"is non-deterministic: it ran once, then failed: {err.message}")
         return problems

@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from sqlbench.engines.base import ColumnInfo, TableInfo
-from sqlbench.engines.results import driver_message, timed_out
+from sqlbench.engines.results import driver_message, timed_out, too_large
 from sqlbench.engines.setup_sql import SetupStatement
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 
@@ -33,7 +33,15 @@ class Profile:
     """Whether a cursor left mid-result would drain every remaining row on close, so its query
     must be stopped first (``stop_statement``) or its connection dropped."""
 
-    def begin(self, dbapi: Any, *, timeout_s: float, max_rows: int, agent: bool) -> None:
+    def begin(
+        self,
+        dbapi: Any,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        agent: bool,
+        max_bytes: int | None = None,
+    ) -> None:
         """Start the query's transaction (read-only where the database has one) and timeout."""
 
     def cursor(self, dbapi: Any) -> Any:
@@ -102,7 +110,15 @@ class PostgresProfile(Profile):
         register_loaders(dbapi)
         super().prepare_connection(dbapi, statements)
 
-    def begin(self, dbapi: Any, *, timeout_s: float, max_rows: int, agent: bool) -> None:
+    def begin(
+        self,
+        dbapi: Any,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        agent: bool,
+        max_bytes: int | None = None,
+    ) -> None:
         with dbapi.cursor() as cur:
             cur.execute("SET TRANSACTION READ ONLY")
             cur.execute(f"SET LOCAL statement_timeout = {_ms(timeout_s)}")
@@ -124,6 +140,8 @@ class PostgresProfile(Profile):
             return timed_out(timeout_s)
         if state == "42601":
             return QueryError(QueryErrorKind.SYNTAX, message)
+        if state in ("53200", "54000"):  # out_of_memory, program_limit_exceeded
+            return too_large(None, out_of_memory=message)
         if state == "25006":
             return QueryError(QueryErrorKind.NOT_READ_ONLY, _DENIED + message)
         return QueryError(QueryErrorKind.RUNTIME, message)
@@ -170,7 +188,15 @@ class MySqlProfile(Profile):
         self.mariadb = mariadb
         """MariaDB (``max_statement_time``) rather than MySQL (``max_execution_time``)."""
 
-    def begin(self, dbapi: Any, *, timeout_s: float, max_rows: int, agent: bool) -> None:
+    def begin(
+        self,
+        dbapi: Any,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        agent: bool,
+        max_bytes: int | None = None,
+    ) -> None:
         with dbapi.cursor() as cur:
             if self.mariadb:
                 cur.execute(f"SET SESSION max_statement_time = {max(timeout_s, 0.001):.3f}")
@@ -207,6 +233,8 @@ class MySqlProfile(Profile):
             return timed_out(timeout_s)
         if code == 1064:
             return QueryError(QueryErrorKind.SYNTAX, message)
+        if code in (1037, 1038, 1041):  # out of memory, out of sort memory, out of resources
+            return too_large(None, out_of_memory=message)
         if code in (1792, 1227):
             return QueryError(QueryErrorKind.NOT_READ_ONLY, _DENIED + message)
         return QueryError(QueryErrorKind.RUNTIME, message)
@@ -242,13 +270,25 @@ class SqliteProfile(Profile):
     label = "SQLite"
     temporary_setup = True
 
-    def begin(self, dbapi: Any, *, timeout_s: float, max_rows: int, agent: bool) -> None:
+    def begin(
+        self,
+        dbapi: Any,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        agent: bool,
+        max_bytes: int | None = None,
+    ) -> None:
+        # No single text or blob past the result limit: SQLite builds them in this process.
+        if max_bytes is not None:
+            dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1, min(max_bytes, _SQLITE_LENGTH)))
         deadline = time.monotonic() + timeout_s
         dbapi.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
         # Ground truth too: it is a query, and nothing may attach or create files.
         dbapi.set_authorizer(_sqlite_authorizer)
 
     def end(self, dbapi: Any, *, agent: bool) -> None:
+        dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _SQLITE_LENGTH)
         dbapi.set_progress_handler(None, 0)
         dbapi.set_authorizer(None)
         dbapi.rollback()
@@ -262,6 +302,8 @@ class SqliteProfile(Profile):
             return timed_out(timeout_s)
         if "syntax error" in lowered or "incomplete input" in lowered:
             return QueryError(QueryErrorKind.SYNTAX, message)
+        if "string or blob too big" in lowered or "out of memory" in lowered:
+            return too_large(None, out_of_memory=message)
         if (
             "not authorized" in lowered
             or "readonly database" in lowered
@@ -304,6 +346,9 @@ class SqliteProfile(Profile):
                 tables.append(TableInfo(name, columns, None))
         return tables
 
+
+_SQLITE_LENGTH = 1_000_000_000
+"""SQLite's default longest text or blob (SQLITE_MAX_LENGTH)."""
 
 _SQLITE_READS = frozenset(
     {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -25,7 +26,13 @@ from sqlalchemy.pool import QueuePool
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
-from sqlbench.engines.results import driver_message, fetch_rows, normalize_table, rows_to_table
+from sqlbench.engines.results import (
+    driver_message,
+    fetch_rows,
+    normalize_table,
+    rows_to_table,
+    time_spent,
+)
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.envvars import redact
@@ -42,6 +49,15 @@ _INSTALL_HINTS = {
     "trino": "pip install 'trino[sqlalchemy]'",
     "databricks": "pip install databricks-sqlalchemy",
 }
+
+
+@dataclass(frozen=True)
+class _Limits:
+    timeout_s: float
+    max_rows: int
+    max_bytes: int | None
+    spent_s: float = 0.0
+    """Of ``timeout_s``, what checking the agent's SQL took already."""
 
 
 class _ConnectionLost(Exception):
@@ -153,34 +169,45 @@ class SqlAlchemyEngine(Engine):
                 f"setup failed on the warehouse {self.display}: {self._message(err)}"
             ) from err
 
-    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=False)
+        limits = _Limits(timeout_s, max_rows, max_bytes)
+        return self._run(sql, limits, agent=False)
 
-    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_agent(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        start = time.monotonic()
         check_read_only(sql, self.dialect)
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, agent=True)
+        spent = time_spent(start, timeout_s)
+        return self._run(sql, _Limits(timeout_s, max_rows, max_bytes, spent), agent=True)
 
-    def _run(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+    def _run(self, sql: str, limits: _Limits, *, agent: bool) -> ResultSet:
         lost: _ConnectionLost | None = None
         for _attempt in range(2):  # a lost connection is retried once, on a fresh one
             try:
-                return self._attempt(sql, timeout_s=timeout_s, max_rows=max_rows, agent=agent)
+                return self._attempt(sql, limits, agent=agent)
             except _ConnectionLost as err:
                 lost = err
         raise QueryError(
             QueryErrorKind.CONNECTION, f"lost the connection to the warehouse twice: {lost}"
         ) from lost
 
-    def _attempt(self, sql: str, *, timeout_s: float, max_rows: int, agent: bool) -> ResultSet:
+    def _attempt(self, sql: str, limits: _Limits, *, agent: bool) -> ResultSet:
+        timeout_s, max_rows = limits.timeout_s, limits.max_rows
         raw = self._checkout()
         dbapi = raw.dbapi_connection
         cursor: Any = None
         drop = False
-        deadline = time.monotonic() + timeout_s
+        budget = timeout_s - limits.spent_s
+        deadline = time.monotonic() + budget
         try:
-            self._profile.begin(dbapi, timeout_s=timeout_s, max_rows=max_rows, agent=agent)
+            self._profile.begin(
+                dbapi, timeout_s=budget, max_rows=max_rows, agent=agent, max_bytes=limits.max_bytes
+            )
             cursor = self._profile.cursor(dbapi)
             cursor.execute(sql)
             if cursor.description is None:
@@ -191,7 +218,13 @@ class SqlAlchemyEngine(Engine):
                 self._profile.before_fetch(dbapi, deadline - time.monotonic())
                 return cursor.fetchmany(size)
 
-            rows = fetch_rows(fetchmany, max_rows=max_rows, deadline=deadline, timeout_s=timeout_s)
+            rows = fetch_rows(
+                fetchmany,
+                max_rows=max_rows,
+                deadline=deadline,
+                timeout_s=timeout_s,
+                max_bytes=limits.max_bytes,
+            )
             return ResultSet(normalize_table(rows_to_table(names, rows)))
         except QueryError:
             if cursor is not None and self._profile.unbuffered_cursor:

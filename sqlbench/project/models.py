@@ -15,6 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
+MAX_TIMEOUT_S = 86_400
+"""Longest timeout a setting may name (one day)."""
+MAX_CONCURRENCY = 256
+MAX_RETRIES = 20
+MAX_ROWS = 100_000_000
+MAX_RESULT_MB = 65_536
+MAX_SQL_KB = 65_536
+
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True, frozen=True)
@@ -53,9 +61,9 @@ class CompareOptions(_Strict):
     """ignore: rows are a multiset; strict: in order; auto: strict iff the gold's outer ORDER BY."""
     rows: RowsMode = "bag"
     """bag: duplicates count; set: duplicates ignored (BIRD-style)."""
-    abs_tol: float = Field(1e-9, ge=0)
+    abs_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
     """Absolute numeric tolerance."""
-    rel_tol: float = Field(1e-9, ge=0)
+    rel_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
@@ -73,23 +81,39 @@ class CompareOverrides(_Strict):
 
     order: OrderMode | None = None
     rows: RowsMode | None = None
-    abs_tol: float | None = Field(None, ge=0)
-    rel_tol: float | None = Field(None, ge=0)
+    abs_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
+    rel_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
     columns: ColumnsMode | None = None
 
 
 class RunSettings(_Strict):
-    """``run:`` defaults for ``sqlbench run``."""
+    """``run:`` defaults for ``sqlbench run``. Every number has a range (a timeout of ``.inf``
+    or 10^12 is refused, naming the key and the range): limits only bound anything if they are
+    finite."""
 
-    concurrency: int = Field(8, ge=1)
-    agent_timeout_s: float = Field(120, gt=0)
-    query_timeout_s: float = Field(30, gt=0)
-    """Timeout for the agent's SQL."""
-    gold_timeout_s: float = Field(300, gt=0)
+    concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)
+    agent_timeout_s: float = Field(120, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    query_timeout_s: float = Field(30, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    """Timeout for the agent's SQL; parsing and checking it count against it too."""
+    gold_timeout_s: float = Field(300, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
     """Timeout for ground-truth SQL."""
-    retries: int = Field(2, ge=0)
+    retries: int = Field(2, ge=0, le=MAX_RETRIES)
     """Agent calls retried on transient errors."""
-    max_rows: int = Field(100_000, ge=1)
+    max_rows: int = Field(100_000, ge=1, le=MAX_ROWS)
+    max_result_mb: float = Field(256, gt=0, le=MAX_RESULT_MB, allow_inf_nan=False)
+    """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
+    max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
+    """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
+
+    @property
+    def max_result_bytes(self) -> int:
+        """``max_result_mb`` in bytes."""
+        return int(self.max_result_mb * 2**20)
+
+    @property
+    def max_sql_bytes(self) -> int:
+        """``max_sql_kb`` in bytes."""
+        return int(self.max_sql_kb * 2**10)
 
 
 class WarehouseLimits(_Strict):

@@ -25,6 +25,45 @@ def _model_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
+_RANGE_ERRORS = frozenset(
+    {"finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal"}
+)
+
+
+def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
+    """``a finite number from 0 (excluded) to 86400`` for a field with bounds; None without.
+
+    Example:
+        >>> from sqlbench.project.models import Settings
+        >>> _allowed_range(Settings, ("run", "agent_timeout_s"))
+        'a finite number above 0 and at most 86400'
+    """
+    if model is None or not loc:
+        return None
+    owner = _submodel(model, tuple(loc[:-1]))
+    field = owner.model_fields.get(str(loc[-1])) if owner is not None else None
+    if field is None:
+        return None
+    low = high = ""
+    for bound in field.metadata:
+        for attr, words in (
+            ("gt", "above"),
+            ("ge", "at least"),
+            ("lt", "below"),
+            ("le", "at most"),
+        ):
+            value = getattr(bound, attr, None)
+            if value is not None:
+                text = f"{words} {value:g}" if isinstance(value, float) else f"{words} {value}"
+                if attr in ("gt", "ge"):
+                    low = text
+                else:
+                    high = text
+    if not (low or high):
+        return None
+    return "a finite number " + " and ".join(t for t in (low, high) if t)
+
+
 def _submodel(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
     """The pydantic model found at ``loc`` under ``model`` (skipping list indexes)."""
     current: type[BaseModel] = model
@@ -98,7 +137,9 @@ def pydantic_problems(
             message = f"missing required key {str(loc[-1])!r}"
             line = line_of(data, loc[:-1])
         else:
-            message = f"{dotted}: {details['msg']} (got {describe(details.get('input'))})"
+            allowed = _allowed_range(model, loc) if kind in _RANGE_ERRORS else None
+            what = f"must be {allowed}" if allowed else details["msg"]
+            message = f"{dotted}: {what} (got {describe(details.get('input'))})"
             line = line_of(data, loc)
         problems.append(error(context + message, path, line))
     return problems

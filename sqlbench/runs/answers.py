@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlbench.agents.base import Agent, Answer, Request
-from sqlbench.agents.call import ask
+from sqlbench.agents.call import ask, one_line
 from sqlbench.engines.base import Engine, ResultSet
+from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import QueryError
 from sqlbench.grading import (
     AgentOutcome,
@@ -27,6 +28,7 @@ from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
+from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.models import ToolCallRecord, TrialResult
 from sqlbench.runs.previews import (
     difference_of,
@@ -37,6 +39,9 @@ from sqlbench.runs.previews import (
 )
 from sqlbench.runs.truths import TruthCache
 from sqlbench.truth import ground_truths
+from sqlbench.verdicts import Verdict
+
+_MAX_REASON = 400
 
 TRACE_TEXT_LIMIT = 4000
 """Longest tool-call argument/output (as JSON text) kept in a run; longer ones are cut."""
@@ -110,34 +115,59 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             dialect=context.engine.dialect,
             branch=context.branch,
         )
-        answer = ask(
-            context.agent,
-            request,
-            timeout_s=context.settings.agent_timeout_s,
-            retries=context.settings.retries,
-        )
+        answer = _ask(context, request)
         outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
         start = time.perf_counter()
-        graded = grade(
-            question,
-            truths,
-            answer,
-            outcome,
-            options=context.compare.merged(question.compare),
-            dialect=context.truth_dialect,
-        )
+        try:
+            graded = grade(
+                question,
+                truths,
+                answer,
+                outcome,
+                options=context.compare.merged(question.compare),
+                dialect=context.truth_dialect,
+            )
+        except Exception as err:
+            graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
         compare_ms = (time.perf_counter() - start) * 1000.0
         timings = {
             "truth": round(truth_ms, 3),
             "agent_sql": round(sql_ms, 3),
             "compare": round(compare_ms, 3),
         }
-        trial = with_metrics(question, _trial(base, graded, truths, answer, outcome, timings))
+        try:
+            trial = _trial(base, graded, truths, answer, outcome, timings)
+        except Exception as err:  # noqa: BLE001 - keep the verdict, leave out what failed
+            reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
+            trial = TrialResult(
+                **base,
+                verdict=graded.verdict,
+                reason=one_line(reason, _MAX_REASON),
+                matched_truth=graded.matched_truth,
+                agent_sql=answer.sql,
+                agent_error=answer.error,
+                timings_ms=timings,
+            )
+        trial = with_metrics(question, trial)
         if context.judge is not None:
             trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)
         return trial
     finally:
         context.truths.release(sqls)
+
+
+def _ask(context: GradingContext, request: Request) -> Answer:
+    """The agent's answer; ``ask`` turns agent failures into ``Answer.error`` already, and
+    anything else it raises is this answer's agent error too."""
+    try:
+        return ask(
+            context.agent,
+            request,
+            timeout_s=context.settings.agent_timeout_s,
+            retries=context.settings.retries,
+        )
+    except Exception as err:
+        return Answer(error=fault_reason("reading the agent's answer", err))
 
 
 def _run_agent_sql(
@@ -148,11 +178,11 @@ def _run_agent_sql(
         return None, 0.0
     start = time.perf_counter()
     try:
-        outcome: AgentOutcome = engine.run_agent(
-            answer.sql, timeout_s=settings.query_timeout_s, max_rows=settings.max_rows
-        )
+        outcome: AgentOutcome = run_agent_sql(engine, answer.sql, settings)
     except QueryError as err:
         outcome = err
+    except Exception as err:
+        outcome = stage_error("running it", err)
     return outcome, (time.perf_counter() - start) * 1000.0
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
+from sqlbench.agents.call import one_line
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
 from sqlbench.errors import SqlbenchError
@@ -36,6 +37,7 @@ from sqlbench.runs.events import (
     RunNotice,
     RunStarted,
 )
+from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.models import RunStatus, TrialResult
 from sqlbench.runs.plan import RunOptions, RunPlan, plan_run
 from sqlbench.runs.results import RunResult
@@ -293,11 +295,36 @@ class _Run:
                 with self._record_lock:
                     if self._stop.is_set():
                         return
-                    self.store.record(self.info.id, result)
+                    result = self._record(result)
             except BaseException as err:  # handed to the caller's thread, which re-raises it
                 self._events.put(("crash", err))
                 return
             self._events.put(("graded", result))
+
+    def _record(self, result: TrialResult) -> TrialResult:
+        """Store one result; one whose content cannot be stored (a value the record cannot
+        hold) is stored as an error saying so, with its verdict and reason kept in the reason.
+        A store that fails on that too is the run's failure."""
+        try:
+            self.store.record(self.info.id, result)
+            return result
+        except _CONTENT_FAULTS as err:
+            kept = f"was {result.verdict.value}: {result.reason}"
+            stored = TrialResult(
+                space=result.space,
+                name=result.name,
+                trial=result.trial,
+                position=result.position,
+                question=result.question,
+                tags=result.tags,
+                truth_sql=result.truth_sql,
+                also_accept=result.also_accept,
+                verdict=Verdict.ERROR,
+                reason=one_line(f"{fault_reason('storing this answer', err)}; {kept}", 400),
+                timings_ms=result.timings_ms,
+            )
+            self.store.record(self.info.id, stored)
+            return stored
 
     def _prefetch(self, warehouses: RunWarehouses, items: list[_Item], lookahead: int) -> None:
         """Run ground truths of upcoming items while the workers wait on the agent."""
@@ -339,6 +366,10 @@ class _Run:
                 custom_metrics=tuple(self.project.settings.metrics),
             ),
         )
+
+
+_CONTENT_FAULTS = (ValueError, TypeError, OverflowError, RecursionError, MemoryError)
+"""What storing a result raises for its content (the store itself failing is not one)."""
 
 
 def _describe(err: BaseException) -> str:

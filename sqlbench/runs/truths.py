@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 from sqlbench.engines.base import Engine
 from sqlbench.errors import QueryError
 from sqlbench.grading import TruthOutcome
+from sqlbench.runs.faults import stage_error
 from sqlbench.truth import transpile_truth
 
 
@@ -32,6 +33,7 @@ class TruthCache:
             dialects are transpiled (a ground truth that cannot be is an error outcome).
         timeout_s: ``gold_timeout_s``.
         max_rows: ``max_rows``.
+        max_bytes: ``max_result_mb`` in bytes (None: no byte limit).
         uses: For each SQL text, how many answers will ask for it.
     """
 
@@ -43,11 +45,13 @@ class TruthCache:
         max_rows: int,
         uses: Iterable[str],
         dialect: str | None = None,
+        max_bytes: int | None = None,
     ) -> None:
         self._engine = engine
         self._dialect = dialect or engine.dialect
         self._timeout_s = timeout_s
         self._max_rows = max_rows
+        self._max_bytes = max_bytes
         self._pending: Counter[str] = Counter(uses)
         self._entries: dict[str, _Entry] = {}
         self._lock = threading.Lock()
@@ -101,11 +105,16 @@ class TruthCache:
             try:
                 runnable = transpile_truth(sql, self._dialect, self._engine.dialect)
                 result = self._engine.run_truth(
-                    runnable, timeout_s=self._timeout_s, max_rows=self._max_rows
+                    runnable,
+                    timeout_s=self._timeout_s,
+                    max_rows=self._max_rows,
+                    max_bytes=self._max_bytes,
                 )
                 outcome = TruthOutcome(sql=sql, result=result)
             except QueryError as err:
                 outcome = TruthOutcome(sql=sql, error=err)
+            except Exception as err:
+                outcome = TruthOutcome(sql=sql, error=stage_error("running it", err))
             entry.outcome = outcome
             with self._lock:
                 self.executed += 1

@@ -77,6 +77,7 @@ class RunWarehouses:
             engine,
             timeout_s=settings.run.gold_timeout_s,
             max_rows=settings.run.max_rows,
+            max_bytes=settings.run.max_result_bytes,
             uses=Counter(sqls).elements(),
             dialect=dialect,
         )

@@ -144,3 +144,109 @@ def test_errors_say_what_went_wrong(warehouse: Warehouse) -> None:
     assert caught.value.kind is QueryErrorKind.RUNTIME
     assert "no_such_column" in caught.value.message
     assert "\n" not in caught.value.message
+
+
+WIDE_ROWS = {  # 2,000 rows of 10 KB: 20 MB, over a 1 MB limit long before the end
+    "duckdb": "SELECT repeat('x', 10000) AS v FROM range(2000)",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 2000) "
+    "SELECT printf('%.*c', 10000, 'x') AS v FROM r",
+    "postgres": "SELECT repeat('x', 10000) AS v FROM generate_series(1, 2000)",
+    "mariadb": "SELECT repeat('x', 10000) AS v FROM seq_1_to_2000",
+}
+WIDE_ROWS["duckdb_file"] = WIDE_ROWS["duckdb"]
+ONE_HUGE_VALUE = {  # one value of 64 MB, over a 1 MB limit
+    "duckdb": "SELECT repeat('x', 67108864) AS v",
+    "sqlite": "SELECT hex(zeroblob(33554432)) AS v",
+    "postgres": "SELECT repeat('x', 67108864) AS v",
+    "mariadb": "SELECT repeat('x', 67108864) AS v",
+}
+ONE_HUGE_VALUE["duckdb_file"] = ONE_HUGE_VALUE["duckdb"]
+MB = 2**20
+
+
+@pytest.mark.parametrize("agent", [True, False], ids=["agent", "truth"])
+def test_a_result_over_max_result_mb_is_too_large_with_the_size_reached(
+    warehouse: Warehouse, agent: bool
+) -> None:
+    run = warehouse.engine.run_agent if agent else warehouse.engine.run_truth
+    with pytest.raises(QueryError) as caught:
+        run(WIDE_ROWS[warehouse.kind], timeout_s=30, max_rows=100_000, max_bytes=MB)
+    assert caught.value.kind is QueryErrorKind.TOO_LARGE
+    message = caught.value.message
+    assert message.startswith("the result reached ") and "over run.max_result_mb=1;" in message
+    reached = float(message.split("reached ")[1].split(" MB")[0])
+    # Counted while fetching: stopped within one chunk past the limit, not at 20 MB.
+    assert 1.0 < reached < 10
+    # Under the limit the same rows are fine.
+    fine = run(WIDE_ROWS[warehouse.kind], timeout_s=30, max_rows=100_000, max_bytes=64 * MB)
+    assert fine.num_rows == 2000
+
+
+def test_one_huge_value_is_too_large(warehouse: Warehouse) -> None:
+    if warehouse.kind == "mariadb":
+        pytest.skip("MariaDB returns NULL for a repeat() past max_allowed_packet (a warning)")
+    with pytest.raises(QueryError) as caught:
+        warehouse.engine.run_agent(
+            ONE_HUGE_VALUE[warehouse.kind], timeout_s=30, max_rows=10, max_bytes=MB
+        )
+    assert caught.value.kind is QueryErrorKind.TOO_LARGE
+    if warehouse.kind == "sqlite":
+        # SQLite builds the value in this process: it is refused at the limit, not fetched.
+        assert "string or blob too big" in caught.value.message
+
+
+def test_the_check_counts_against_the_query_timeout(
+    warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlbench.engines.guard as guard
+
+    original = guard.sqlglot.parse
+
+    def slow_parse(*args: object, **kwargs: object) -> object:
+        time.sleep(1.2)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(guard.sqlglot, "parse", slow_parse)
+    with pytest.raises(QueryError) as caught:
+        warehouse.engine.run_agent("SELECT 1 AS x", timeout_s=1.0, max_rows=10)
+    assert caught.value.kind is QueryErrorKind.TIMEOUT
+    assert caught.value.message == (
+        "parsing and checking the SQL took its whole 1 s timeout; it was not run"
+    )
+
+
+def test_agent_sql_over_max_sql_kb_or_too_deep_is_not_parsed_or_run(
+    warehouse: Warehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlbench.engines.guard as guard
+    from sqlbench.engines.limits import run_agent_sql
+    from sqlbench.project.models import RunSettings
+
+    parsed: list[str] = []
+    original = guard.sqlglot.parse
+    monkeypatch.setattr(
+        guard.sqlglot, "parse", lambda sql, **kw: parsed.append(sql) or original(sql, **kw)
+    )
+    run = RunSettings(max_sql_kb=4, query_timeout_s=30)
+    in_list = f"SELECT 1 AS x WHERE 1 IN ({','.join(map(str, range(2000)))})"  # 9 KB
+    started = time.monotonic()
+    with pytest.raises(QueryError) as caught:
+        run_agent_sql(warehouse.engine, in_list, run)
+    assert caught.value.kind is QueryErrorKind.SQL_LIMIT
+    assert caught.value.message == (
+        "the SQL is 8.71 KB, over run.max_sql_kb=4; it was not parsed or run"
+    )
+    deep = "SELECT " + "(" * 3000 + "1" + ")" * 3000
+    with pytest.raises(QueryError) as caught:
+        run_agent_sql(warehouse.engine, deep, RunSettings())
+    assert caught.value.kind is QueryErrorKind.SQL_LIMIT
+    assert "nests parentheses 3000 deep, over sqlbench's limit of 30" in caught.value.message
+    assert parsed == [] and time.monotonic() - started < 1
+    # Nesting the parenthesis count misses (NOT NOT ...) overflows the parser: a verdict too.
+    with pytest.raises(QueryError) as caught:
+        run_agent_sql(warehouse.engine, "SELECT " + "NOT " * 3000 + "TRUE", RunSettings())
+    assert caught.value.kind is QueryErrorKind.SQL_LIMIT
+    assert "nested too deeply for sqlbench's SQL parser" in caught.value.message
+    # Under the limits, the same engine still answers.
+    fine = run_agent_sql(warehouse.engine, "SELECT " + "(" * 30 + "1" + ")" * 30 + " AS x", run)
+    assert fine.table.column(0).to_pylist() == [1]

@@ -19,10 +19,12 @@ class CountingEngine(DuckDBEngine):
         self.calls: list[str] = []
         self._count_lock = threading.Lock()
 
-    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         with self._count_lock:
             self.calls.append(sql)
-        return super().run_truth(sql, timeout_s=timeout_s, max_rows=max_rows)
+        return super().run_truth(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
 
 def test_each_distinct_sql_runs_once_across_threads() -> None:
