@@ -127,7 +127,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 options=context.compare.merged(question.compare),
                 dialect=context.truth_dialect,
             )
-        except Exception as err:
+        except Exception as err:  # this answer's fault, not the run's
             graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
         compare_ms = (time.perf_counter() - start) * 1000.0
         timings = {
@@ -137,7 +137,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         }
         try:
             trial = _trial(base, graded, truths, answer, outcome, timings)
-        except Exception as err:  # noqa: BLE001 - keep the verdict, leave out what failed
+        except Exception as err:  # keep the verdict, leave out what failed
             reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
             trial = TrialResult(
                 **base,
@@ -166,7 +166,7 @@ def _ask(context: GradingContext, request: Request) -> Answer:
             timeout_s=context.settings.agent_timeout_s,
             retries=context.settings.retries,
         )
-    except Exception as err:
+    except Exception as err:  # this answer's fault, not the run's
         return Answer(error=fault_reason("reading the agent's answer", err))
 
 
@@ -181,7 +181,7 @@ def _run_agent_sql(
         outcome: AgentOutcome = run_agent_sql(engine, answer.sql, settings)
     except QueryError as err:
         outcome = err
-    except Exception as err:
+    except Exception as err:  # parse, guard, execute, fetch or convert
         outcome = stage_error("running it", err)
     return outcome, (time.perf_counter() - start) * 1000.0
 

@@ -113,7 +113,7 @@ class TruthCache:
                 outcome = TruthOutcome(sql=sql, result=result)
             except QueryError as err:
                 outcome = TruthOutcome(sql=sql, error=err)
-            except Exception as err:
+            except Exception as err:  # one ground truth's fault is its question's
                 outcome = TruthOutcome(sql=sql, error=stage_error("running it", err))
             entry.outcome = outcome
             with self._lock:
