@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlbench.agents.base import Agent, Answer, Request
-from sqlbench.agents.call import ask, one_line
+from sqlbench.agents.call import ask
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import QueryError
@@ -38,6 +38,7 @@ from sqlbench.runs.previews import (
     unmatched_rows,
 )
 from sqlbench.runs.truths import TruthCache
+from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
 

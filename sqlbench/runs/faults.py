@@ -11,8 +11,8 @@ do with a result that ran is an ``error`` verdict naming the stage.
 
 from __future__ import annotations
 
-from sqlbench.agents.call import one_line
 from sqlbench.errors import QueryError, QueryErrorKind
+from sqlbench.text import one_line
 
 _MAX_DETAIL = 200
 

@@ -21,7 +21,6 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
-from sqlbench.agents.call import one_line
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
 from sqlbench.errors import SqlbenchError
@@ -43,6 +42,7 @@ from sqlbench.runs.plan import RunOptions, RunPlan, plan_run
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
+from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
 
