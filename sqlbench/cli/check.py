@@ -65,7 +65,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     metavar="RULES",
     default=None,
     help="Comma-separated rules that fail the check: regression, significant_drop, "
-    "below_floor, must_pass. Default: check.fail_on in sqlbench.yml "
+    "below_floor, must_pass, answer_changed. Default: check.fail_on in sqlbench.yml "
     "(regression,must_pass).",
 )
 @click.option(

@@ -5,6 +5,7 @@ Numbers and sentences about a ``RunDiff`` are built here once, so every format s
 
 from __future__ import annotations
 
+from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
 from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod
@@ -20,6 +21,8 @@ SECTION_TITLES: dict[ChangeKind, str] = {
     ChangeKind.SKIPPED: "Skipped on one side only (not counted)",
 }
 """Heading of each kind of change, in report order."""
+ANSWER_CHANGES_TITLE = "Answer changes: the expected result differs, whatever the verdicts"
+"""Heading of the questions whose ground-truth result differs between the sides."""
 
 
 def points(value: float) -> str:
@@ -74,6 +77,14 @@ def outcome_text(outcome: QuestionOutcome | None) -> str:
 def transition(change: Change) -> str:
     """``pass → fail``."""
     return f"{outcome_text(change.base)} → {outcome_text(change.head)}"
+
+
+def verdicts_text(diff: RunDiff, answer: AnswerChange) -> str:
+    """``pass → pass``: the question's verdicts on each side, beside its answer change."""
+    key = (answer.space, answer.name)
+    base = next((o for o in diff.base.outcomes if (o.space, o.name) == key), None)
+    head = next((o for o in diff.head.outcomes if (o.space, o.name) == key), None)
+    return f"{outcome_text(base)} → {outcome_text(head)}"
 
 
 def reason_text(outcome: QuestionOutcome | None) -> str:

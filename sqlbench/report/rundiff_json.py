@@ -8,6 +8,7 @@ from typing import Any
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
 from sqlbench.runs.accuracy import Accuracy
+from sqlbench.runs.models import Preview
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""
@@ -38,7 +39,17 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
             "regressions": len(diff.regressions),
             "fixes": len(diff.fixes),
             "flaky": len(diff.flaky),
+            "answer_changes": len(diff.answer_changes),
         },
+        "answer_changes": [
+            {
+                "space": change.space,
+                "name": change.name,
+                "base": _truth(change.base_fingerprint, change.base, change.base_only),
+                "head": _truth(change.head_fingerprint, change.head, change.head_only),
+            }
+            for change in diff.answer_changes
+        ],
         "metrics": {
             delta.name: {
                 "base_mean": delta.base_mean,
@@ -91,6 +102,16 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },
+    }
+
+
+def _truth(
+    fingerprint: str | None, preview: Preview | None, only_here: list[list[Any]]
+) -> dict[str, Any]:
+    return {
+        "fingerprint": fingerprint,
+        "preview": preview.model_dump(mode="json") if preview is not None else None,
+        "rows_only_here": only_here,
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlbench.report.markdown_cell import cell
 from sqlbench.report.rundiff_format import (
+    ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
     accuracy_text,
     conclusion_text,
@@ -15,6 +16,7 @@ from sqlbench.report.rundiff_format import (
     source_text,
     test_text,
     transition,
+    verdicts_text,
 )
 from sqlbench.rundiff.diff import ChangeKind, RunDiff
 from sqlbench.rundiff.policy import CheckResult
@@ -92,5 +94,18 @@ def _body(diff: RunDiff) -> list[str]:
             lines.append(
                 f"| `{cell(change.full_name)}` | {transition(change)} "
                 f"| {cell(reason_text(change.base))} | {cell(reason_text(change.head))} |"
+            )
+    if diff.answer_changes:
+        lines += [
+            "",
+            f"#### {ANSWER_CHANGES_TITLE} ({len(diff.answer_changes)})",
+            "",
+            "| question | verdicts | expected result: base → head |",
+            "|---|---|---|",
+        ]
+        for answer in diff.answer_changes:
+            lines.append(
+                f"| `{cell(answer.full_name)}` | {cell(verdicts_text(diff, answer))} "
+                f"| {cell(answer.summary())} |"
             )
     return lines

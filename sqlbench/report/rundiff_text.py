@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlbench.report.rundiff_format import (
+    ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
     accuracy_text,
     conclusion_text,
@@ -13,6 +14,7 @@ from sqlbench.report.rundiff_format import (
     side_text,
     test_text,
     transition,
+    verdicts_text,
 )
 from sqlbench.rundiff.diff import ChangeKind, RunDiff
 from sqlbench.rundiff.policy import CheckResult
@@ -65,6 +67,11 @@ def render(diff: RunDiff) -> str:
             lines.append(f"  {change.full_name.ljust(name_width)}  {transition(change)}")
             lines.append(f"      base: {reason_text(change.base)}")
             lines.append(f"      head: {reason_text(change.head)}")
+    answers = diff.answer_changes
+    lines += ["", f"{ANSWER_CHANGES_TITLE}: " + (f"{len(answers)}" if answers else "none")]
+    for answer in answers:
+        lines.append(f"  {answer.full_name}  {verdicts_text(diff, answer)}")
+        lines.append(f"      expected: {answer.summary()}")
     metric_lines = metric_delta_lines(diff)
     if metric_lines:
         lines += ["", "Metrics (means on each side; paired over shared questions):"]

@@ -1,20 +1,35 @@
 """Answer changes (SPEC section 2, ``compare``): questions whose ground-truth result differs
 between two runs, whatever their verdicts — a data-model change that alters an expected answer
-is what a reviewer must see even when the agent kept passing.
+is what a reviewer must see even when the agent kept passing (both sides read the same view).
 
-Built from the result previews each run stores (columns, types, total rows, and the rows
-themselves when both previews are complete); issue 11 adds stored ground-truth fingerprints,
-which decide this exactly for results longer than a preview.
+Each run stores, per question, a fingerprint of its main ground truth's result
+(``TrialResult.truth_fingerprint``: row order, column names and numeric typing aside) and a
+preview. Two fingerprints decide exactly, however long the results; runs stored before
+fingerprints existed fall back to their previews (columns, types, total rows, and the rows
+themselves when both previews are complete). A change is shown with the preview rows found on
+one side only.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from sqlbench.runs.models import Preview, TrialResult
+from sqlbench.runs.models import JsonValue, Preview, TrialResult
+
+Key = tuple[str, str]
+"""``(space, name)``."""
+
+
+class TruthAnswer(NamedTuple):
+    """One run's ground-truth result for one question, as stored."""
+
+    fingerprint: str | None
+    """``sqlbench.runs.previews.result_fingerprint``; None in runs stored before it existed."""
+    preview: Preview | None
+    """Its first rows."""
 
 
 class AnswerChange(NamedTuple):
@@ -22,19 +37,85 @@ class AnswerChange(NamedTuple):
 
     space: str
     name: str
-    base: Preview
-    head: Preview
+    base: Preview | None
+    head: Preview | None
+    base_fingerprint: str | None = None
+    head_fingerprint: str | None = None
+
+    @property
+    def full_name(self) -> str:
+        """``space/name``."""
+        return f"{self.space}/{self.name}"
+
+    @property
+    def base_only(self) -> list[list[JsonValue]]:
+        """Previewed base rows that the head's preview does not have (duplicates counted)."""
+        return _only_in(self.base, self.head)
+
+    @property
+    def head_only(self) -> list[list[JsonValue]]:
+        """Previewed head rows that the base's preview does not have."""
+        return _only_in(self.head, self.base)
+
+    def summary(self) -> str:
+        """One line: the row counts and the rows that differ (from the previews).
+
+        Example:
+            >>> p = lambda rows: Preview(columns=["n"], types=["int64"], rows=rows,
+            ...     row_numbers=list(range(len(rows))), differs=[False] * len(rows),
+            ...     total_rows=len(rows))
+            >>> AnswerChange("s", "q", p([[6]]), p([[3]])).summary()
+            '1 row -> 1 row; base only: [6]; head only: [3]'
+        """
+        parts = [f"{_rows(self.base)} -> {_rows(self.head)}"]
+        base_only, head_only = self.base_only, self.head_only
+        if base_only:
+            parts.append(f"base only: {_row_list(base_only)}")
+        if head_only:
+            parts.append(f"head only: {_row_list(head_only)}")
+        if not base_only and not head_only:
+            parts.append("the previewed rows agree; the difference is further down")
+        return "; ".join(parts)
+
+
+def truth_answer(trials: Iterable[TrialResult]) -> TruthAnswer | None:
+    """The ground-truth answer a question's trials recorded (the first trial that has one)."""
+    for trial in trials:
+        if trial.truth_fingerprint is not None or trial.expected_preview is not None:
+            return TruthAnswer(trial.truth_fingerprint, trial.expected_preview)
+    return None
 
 
 def answer_changes(base: Iterable[TrialResult], head: Iterable[TrialResult]) -> list[AnswerChange]:
-    """The questions on both sides whose ground-truth previews differ, in head's order."""
-    base_by = _first_previews(base)
+    """The questions on both sides whose ground-truth results differ, in head's order."""
+    return changes_between(_by_question(base), _by_question(head))
+
+
+def changes_between(
+    base: Mapping[Key, TruthAnswer | None], head: Mapping[Key, TruthAnswer | None]
+) -> list[AnswerChange]:
+    """The questions in both mappings whose answers differ, in ``head``'s order. A question
+    with nothing recorded on a side (no ground truth, or a failing one) is not listed."""
     changes = []
-    for key, head_preview in _first_previews(head).items():
-        base_preview = base_by.get(key)
-        if base_preview is not None and previews_differ(base_preview, head_preview):
-            changes.append(AnswerChange(key[0], key[1], base_preview, head_preview))
+    for key, new in head.items():
+        old = base.get(key)
+        if old is not None and new is not None and answers_differ(old, new):
+            changes.append(
+                AnswerChange(
+                    key[0], key[1], old.preview, new.preview, old.fingerprint, new.fingerprint
+                )
+            )
     return changes
+
+
+def answers_differ(base: TruthAnswer, head: TruthAnswer) -> bool:
+    """Fingerprints decide when both sides have one; else the previews (``previews_differ``);
+    with neither on both sides nothing can be told, so no change is claimed."""
+    if base.fingerprint is not None and head.fingerprint is not None:
+        return base.fingerprint != head.fingerprint
+    if base.preview is not None and head.preview is not None:
+        return previews_differ(base.preview, head.preview)
+    return False
 
 
 def previews_differ(base: Preview, head: Preview) -> bool:
@@ -57,14 +138,40 @@ def previews_differ(base: Preview, head: Preview) -> bool:
     return Counter(map(_row_key, base.rows)) != Counter(map(_row_key, head.rows))
 
 
+def _by_question(trials: Iterable[TrialResult]) -> dict[Key, TruthAnswer | None]:
+    grouped: dict[Key, list[TrialResult]] = {}
+    for trial in trials:
+        grouped.setdefault((trial.space, trial.name), []).append(trial)
+    return {key: truth_answer(group) for key, group in grouped.items()}
+
+
 def _row_key(row: list[Any]) -> str:
     return json.dumps(row, sort_keys=True, default=str)
 
 
-def _first_previews(trials: Iterable[TrialResult]) -> dict[tuple[str, str], Preview]:
-    found: dict[tuple[str, str], Preview] = {}
-    for trial in trials:
-        key = (trial.space, trial.name)
-        if key not in found and trial.expected_preview is not None:
-            found[key] = trial.expected_preview
+def _only_in(one: Preview | None, other: Preview | None) -> list[list[JsonValue]]:
+    if one is None:
+        return []
+    remaining = Counter(_row_key(row) for row in (other.rows if other is not None else []))
+    found = []
+    for row in one.rows:
+        key = _row_key(row)
+        if remaining[key] > 0:
+            remaining[key] -= 1
+        else:
+            found.append(row)
     return found
+
+
+def _rows(preview: Preview | None) -> str:
+    if preview is None:
+        return "? rows"
+    return f"{preview.total_rows} row{'s' if preview.total_rows != 1 else ''}"
+
+
+def _row_list(rows: list[list[JsonValue]], limit: int = 3) -> str:
+    shown = ", ".join(
+        "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in row) + "]"
+        for row in rows[:limit]
+    )
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")

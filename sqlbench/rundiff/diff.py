@@ -25,6 +25,7 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
+from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
     Conclusion,
@@ -55,6 +56,8 @@ class QuestionOutcome:
     """The question's tags, when the run recorded them."""
     metrics: tuple[tuple[str, float], ...] = ()
     """``(metric, mean score over trials)`` for each section 6 metric scored."""
+    truth: TruthAnswer | None = None
+    """The ground-truth result's fingerprint and preview, when the run recorded one."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -160,6 +163,7 @@ def side_from_run(
             tuple(t.reason for t in trials),
             tuple(trials[0].tags),
             question_scores(trials),
+            truth_answer(trials),
         )
         for (space, name), trials in grouped.items()
     )
@@ -226,6 +230,9 @@ class RunDiff:
     alpha: float = field(default=0.05)
     metrics: tuple[MetricDelta, ...] = ()
     """Section 6 metrics on both sides with a paired test (``sqlbench.rundiff.metrics``)."""
+    answer_changes: tuple[AnswerChange, ...] = ()
+    """Questions whose ground-truth result differs between the sides, whatever the verdicts
+    (``sqlbench.rundiff.answers``)."""
 
     @property
     def difference(self) -> float:
@@ -300,6 +307,12 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
         interval,
         alpha,
         metric_deltas(_scores(base), _scores(head), alpha),
+        tuple(
+            changes_between(
+                {(o.space, o.name): o.truth for o in base.outcomes},
+                {(o.space, o.name): o.truth for o in head.outcomes},
+            )
+        ),
     )
 
 

@@ -5,7 +5,9 @@ Rules (SPEC section 1, ``check:``; default ``[regression, must_pass]``):
 - ``regression``: any question passing on base that does not pass on head (flaky excluded);
 - ``significant_drop``: head is significantly worse (``sqlbench.rundiff.stats`` at ``alpha``);
 - ``below_floor``: head accuracy under ``floor``;
-- ``must_pass``: a head question tagged ``must_pass_tag`` that does not pass (every trial).
+- ``must_pass``: a head question tagged ``must_pass_tag`` that does not pass (every trial);
+- ``answer_changed``: a question's ground-truth result differs between base and head
+  (reported always, failing only when listed).
 
 Every rule is evaluated and reported; only the rules in ``fail_on`` fail the check. Metric
 gates (``check: metrics: {name: {min, no_significant_drop}}``) are always enforced when
@@ -210,6 +212,17 @@ def _evaluate(
             bool(failing),
             message + (f": {', '.join(failing)}" if failing else ""),
             failing,
+        )
+    )
+    changed = tuple(c.full_name for c in diff.answer_changes)
+    results.append(
+        RuleResult(
+            "answer_changed",
+            "answer_changed" in enforced,
+            bool(changed),
+            f"{len(changed)} expected answer{'s' if len(changed) != 1 else ''} changed"
+            + (f": {', '.join(changed)}" if changed else ""),
+            changed,
         )
     )
     results += [_metric_gate(diff, name, gate, policy.alpha) for name, gate in policy.metric_gates]

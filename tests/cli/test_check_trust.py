@@ -6,6 +6,7 @@ The warehouse tests use the real PostgreSQL: two databases behind one URL templa
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import uuid
@@ -150,3 +151,120 @@ def test_a_server_run_older_than_reuse_max_age_is_run_again(
     assert "base: not reusing run" in old.stderr
     assert "over check.reuse_max_age 24h" in old.stderr
     assert completed_runs(invoke, pg_repo) == 2
+
+
+VIEW_MODEL = """\
+CREATE TABLE orders AS SELECT * FROM (VALUES
+  (1, 'EU', 120.0), (2, 'EU', 180.0), (3, 'US', 200.0), (4, 'US', 110.0),
+  (5, 'APAC', 175.0), (6, 'APAC', 105.0), (7, 'EU', 40.0)
+) AS t(id, region, amount);
+CREATE VIEW big_orders AS SELECT * FROM orders WHERE amount >= {limit};
+"""
+VIEW_QUESTIONS = """\
+space: sales
+eval_questions:
+  - name: big_order_count
+    question: How many big orders are there?
+    sql: SELECT COUNT(*) FROM big_orders
+  - name: big_orders_by_region
+    question: How many big orders does each region have?
+    sql: SELECT region, COUNT(*) FROM big_orders GROUP BY region
+  - name: order_count
+    question: How many orders are there?
+    sql: SELECT COUNT(*) FROM orders
+"""
+VIEW_AGENT = """\
+SQL = {
+    "big_order_count": "SELECT COUNT(*) AS n FROM big_orders",
+    "big_orders_by_region": "SELECT region, COUNT(*) AS n FROM big_orders GROUP BY 1",
+    "order_count": "SELECT COUNT(*) FROM orders",
+}
+
+
+def answer(request):
+    return SQL[request["name"]]
+"""
+
+
+def view_project(*, limit: int, fail_on: str = "") -> dict[str, str]:
+    settings = "setup:\n  - models/*.sql\ndefault_agent: analyst\n"
+    if fail_on:
+        settings += f"check:\n  fail_on: [{fail_on}]\n"
+    return {
+        "sqlbench.yml": settings,
+        "models/orders.sql": VIEW_MODEL.format(limit=limit),
+        "eval_questions/sales.yml": VIEW_QUESTIONS,
+        "agents/analyst.yml": (
+            "agents:\n  - name: analyst\n    kind: python\n    function: analyst_agent:answer\n"
+        ),
+        "analyst_agent.py": VIEW_AGENT,
+    }
+
+
+@pytest.fixture
+def view_repo(tmp_path: Path) -> GitRepo:
+    """``main``: big orders are >= 100 (6 of them); ``dev``: >= 150 (3), the agent still
+    passes everything; ``strict``: dev's change with ``fail_on: [regression, answer_changed]``."""
+    repo = GitRepo.init(tmp_path / "views")
+    repo.commit(view_project(limit=100), "model")
+    repo.commit({"models/orders.sql": VIEW_MODEL.format(limit=150)}, "big means 150", branch="dev")
+    repo.commit(
+        view_project(limit=150, fail_on="regression, answer_changed"), "strict", branch="strict"
+    )
+    return repo
+
+
+def test_a_view_change_lists_answer_changes_where_no_verdict_moved(
+    view_repo: GitRepo, invoke: Invoke
+) -> None:
+    root = str(view_repo.root)
+    text = invoke("compare", "-C", root, "--base", "main", "--head", "dev").stdout
+    assert "Regressions: passed on base, not on head: none" in text
+    assert "Answer changes: the expected result differs, whatever the verdicts: 2" in text
+    assert "  sales/big_order_count  pass → pass\n      expected: 1 row -> 1 row; " in text
+    assert "base only: [6]; head only: [3]" in text
+    assert "sales/order_count" not in text.split("Answer changes", 1)[1]
+    data = json.loads(
+        invoke("compare", "-C", root, "--base", "main", "--head", "dev", "--format", "json").stdout
+    )
+    assert [(c["space"], c["name"]) for c in data["answer_changes"]] == [
+        ("sales", "big_order_count"),
+        ("sales", "big_orders_by_region"),
+    ]
+    first = data["answer_changes"][0]
+    assert first["base"]["preview"]["rows"] == [[6]] and first["head"]["preview"]["rows"] == [[3]]
+    assert first["base"]["rows_only_here"] == [[6]] and data["counts"]["answer_changes"] == 2
+    markdown = invoke(
+        "compare", "-C", root, "--base", "main", "--head", "dev", "--format", "markdown"
+    ).stdout
+    assert "#### Answer changes: the expected result differs, whatever the verdicts (2)" in markdown
+    assert "| `sales/big_order_count` | pass → pass | 1 row -> 1 row; base only: [6]; head" in (
+        markdown
+    )
+
+
+def test_answer_changes_are_reported_by_check_and_fail_it_when_asked(
+    view_repo: GitRepo, tmp_path: Path, invoke: Invoke
+) -> None:
+    root = str(view_repo.root)
+    summary = tmp_path / "summary.md"
+    passed = invoke(
+        "check", "-C", root, "--base", "main", "--head", "dev", "--markdown", str(summary)
+    )
+    assert "Check passed" in passed.stdout
+    assert "warn  answer_changed (not enforced): 2 expected answers changed" in passed.stdout
+    assert "| answer_changed | no | ⚠️ 2 expected answers changed" in summary.read_text()
+    # The reused runs still carry their ground-truth fingerprints: reuse hides nothing.
+    failed = invoke(
+        "check", "-C", root, "--base", "main", "--head", "strict", "--markdown", str(summary),
+        exit_code=1,
+    )  # fmt: skip
+    assert "base: reusing run" in failed.stderr
+    assert "FAIL  answer_changed: 2 expected answers changed: sales/big_order_count, " in (
+        failed.stdout
+    )
+    flag = invoke(
+        "check", "-C", root, "--base", "main", "--head", "dev", "--fail-on", "answer_changed",
+        exit_code=1,
+    )  # fmt: skip
+    assert "reusing run" in flag.stderr and "sqlbench check failed (answer_changed)" in flag.stdout

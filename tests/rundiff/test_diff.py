@@ -216,7 +216,8 @@ def test_renderers_show_both_reasons_and_the_conclusion() -> None:
     document = json.loads(rundiff_json.render(diff))
     assert document["schema_version"] == 1
     assert document["conclusion"] == "inconclusive"
-    assert document["counts"] == {"regressions": 1, "fixes": 0, "flaky": 0}
+    assert document["counts"] == {"regressions": 1, "fixes": 0, "flaky": 0, "answer_changes": 0}
+    assert document["answer_changes"] == []
     assert document["changes"][0]["base"]["reason"] == "result sets match: pass #0"
     assert document["changes"][1] == {
         "kind": "added",
