@@ -125,9 +125,16 @@ def _resolved(value: str | None, env: Mapping[str, str], where: str) -> str | No
 class Judge:
     """Asks the judge, through the cache. Safe to share between the run's worker threads."""
 
-    def __init__(self, endpoint: JudgeEndpoint, cache: JudgeCache | None) -> None:
+    def __init__(
+        self,
+        endpoint: JudgeEndpoint,
+        cache: JudgeCache | None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.endpoint = endpoint
         self.cache = cache
+        self.env = dict(env or {})
+        """The run's environment: proxy settings for the judge's requests."""
         self.requests = 0
         """Calls that reached the endpoint (not answered from the cache)."""
         self._count_lock = threading.Lock()
@@ -185,7 +192,7 @@ class Judge:
                 self.requests += 1
             try:
                 return judge_post(
-                    url, payload, headers, endpoint.timeout_s, endpoint.shown_url or None
+                    url, payload, headers, endpoint.timeout_s, self.env, endpoint.shown_url or None
                 )
             except AgentTransientError as err:
                 if attempt >= endpoint.retries:
@@ -218,11 +225,13 @@ def judge_post(
     payload: Any,
     headers: Mapping[str, str],
     timeout_s: float,
+    env: Mapping[str, str],
     shown_url: str | None = None,
 ) -> Any:
-    """The one place a judge request goes over HTTP (the project's transport)."""
+    """The one place a judge request goes over HTTP (the project's transport; ``env`` gives
+    its proxy settings)."""
     return post_json(
-        url, payload, headers=headers, timeout_s=timeout_s, env={}, shown_url=shown_url
+        url, payload, headers=headers, timeout_s=timeout_s, env=env, shown_url=shown_url
     )
 
 

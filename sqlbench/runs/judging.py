@@ -44,10 +44,11 @@ def judge_run(
     Raises:
         SqlbenchError: No judge is configured, or the run is not found.
     """
-    endpoint, why = resolve_judge(project.settings.judge, os.environ if env is None else env)
+    environ = os.environ if env is None else env
+    endpoint, why = resolve_judge(project.settings.judge, environ)
     if endpoint is None:
         raise SqlbenchError(f"cannot judge: {why}")
-    judge = Judge(endpoint, store)
+    judge = Judge(endpoint, store, environ)
     info = store.find_run(ref)
     questions = {q.full_name: q for q in project.questions}
     custom = tuple(project.settings.metrics)

@@ -215,7 +215,7 @@ class _Run:
         """The judge for judged metrics, or the notice saying once why they are not computed."""
         settings = self.project.settings
         endpoint, why = resolve_judge(settings.judge, env)
-        self.judge = Judge(endpoint, self.store) if endpoint is not None else None
+        self.judge = Judge(endpoint, self.store, env) if endpoint is not None else None
         self.judge_note = ""
         if self.judge is None and wants_judge(self.plan.questions, settings.metrics):
             self.judge_note = f"judged metrics are not computed: {why}"

@@ -151,6 +151,9 @@ def test_run_sql_then_submit_over_a_real_engine(
         "rows": [[1, "94.50"], [2, "126.00"], [3, "73.50"]],
     }
     assert submit.name == "submit_sql" and submit.output == "submitted"
+    assert run_sql.error is None  # the trace's timings and errors (SPEC section 6)
+    assert run_sql.started_ms is not None and run_sql.started_ms >= 0
+    assert run_sql.duration_ms is not None and run_sql.duration_ms >= 0
 
     first = server.received[0]
     assert first.path == "/v1/chat/completions"
@@ -191,6 +194,8 @@ def test_guard_refusals_and_errors_go_back_to_the_model(
     assert outputs[2] == {"error": "run_sql needs a non-empty `sql` argument"}
     assert answer.tool_calls[2].arguments == "not json"
     assert outputs[3]["error"].startswith("unknown tool 'lookup_docs'")
+    errors = [call.error for call in answer.tool_calls]
+    assert all(errors[:4]) and errors[0] is not None and errors[0].startswith("not_read_only")
     # The refused DROP never reached the database.
     assert engine.run_truth(
         "SELECT count(*) AS n FROM orders", timeout_s=5, max_rows=10
