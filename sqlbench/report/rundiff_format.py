@@ -152,7 +152,7 @@ def metric_delta_lines(diff: RunDiff) -> list[str]:
             paired = (
                 f"{points(delta.paired_mean_difference)} on {test.questions} shared, "
                 f"{test.method}"
-                + (f" p = {format_p(test.p_value)}" if test.p_value is not None else "")
+                + (f" {format_p(test.p_value)}" if test.p_value is not None else "")
                 + f": {test.conclusion.value}"
             )
         lines.append(f"{delta.name}: base {base} → head {head} ({paired})")

@@ -247,12 +247,12 @@ def _metric_gate(diff: RunDiff, name: str, gate: MetricGate, alpha: float) -> Ru
             assert test.p_value is not None
             problems.append(
                 f"significant drop from base {_percent(delta.base_mean)} "
-                f"(p = {format_p(test.p_value)}, alpha {alpha:g})"
+                f"({format_p(test.p_value)}, alpha {alpha:g})"
             )
         elif test.p_value is None:
             facts.append(f"drop test: {test.questions} shared questions cannot show one")
         else:
-            facts.append(f"no significant drop (p = {format_p(test.p_value)})")
+            facts.append(f"no significant drop ({format_p(test.p_value)})")
     if problems:
         worst = f"; dropped most: {', '.join(dropped)}" if dropped else ""
         return RuleResult(rule, True, True, "; ".join(problems) + worst)
