@@ -85,3 +85,13 @@ def percent(value: float) -> str:
     if whole in ("0%", "100%") and 0 < value < 1:
         return f"{value:.1%}"
     return whole
+
+
+def likeness(a: str, b: str) -> float:
+    """How alike two texts read, 0 to 1 (difflib's ratio); used to pair similar items.
+
+    Example:
+        >>> likeness("SELECT a", "SELECT a"), likeness("abc", "xyz")
+        (1.0, 0.0)
+    """
+    return difflib.SequenceMatcher(None, a, b).ratio()

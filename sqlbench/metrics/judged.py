@@ -19,7 +19,6 @@ answer.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import re
@@ -32,7 +31,7 @@ from sqlbench.metrics.names import ANSWER_CORRECTNESS, LOGICAL_CONSISTENCY, TOOL
 from sqlbench.metrics.summary import band
 from sqlbench.project.models import CustomMetric, ExpectedTool, Question
 from sqlbench.runs.models import MetricResult, ToolCallRecord, TrialResult
-from sqlbench.text import one_line
+from sqlbench.text import likeness, one_line
 
 _SYSTEM = (
     "You are a strict evaluator of a data agent's behaviour. Reply with one JSON object and "
@@ -327,7 +326,7 @@ def parse_reply(text: str, lowest: float = 0.0, highest: float = 1.0) -> tuple[f
 
 
 def _alike(expected: Any, actual: Any) -> float:
-    return difflib.SequenceMatcher(None, _text(expected), _text(actual)).ratio()
+    return likeness(_text(expected), _text(actual))
 
 
 def _text(value: Any) -> str:
