@@ -111,7 +111,29 @@ def _read(root: Path, rel: str, problems: list[Problem]) -> Any:
     return doc.data
 
 
-def _read_files(root: Path, problems: list[Problem]) -> _Files:
+class SettingsFile(NamedTuple):
+    """``sqlbench.yml`` (or ``sqlbench.yaml``) as read by ``read_settings``."""
+
+    settings: Settings
+    """The parsed settings (defaults where the file is missing or broken)."""
+    data: YamlMap | None
+    """The file's YAML mapping with line marks; None when missing, empty or not a mapping."""
+    path: str
+    """``sqlbench.yml`` or ``sqlbench.yaml``, relative to the project root."""
+    problems: list[Problem]
+    """What is wrong with the file (errors and warnings)."""
+    files: int
+    """How many settings files exist (0, 1, or 2 with an error)."""
+
+
+def read_settings(root: Path) -> SettingsFile:
+    """The one reader of a project's ``sqlbench.yml``: what ``load_project`` and the store
+    opener (``runs/locate.py``, which must work while question files are broken) both use.
+
+    Args:
+        root: The project folder.
+    """
+    problems: list[Problem] = []
     present = [name for name in SETTINGS_FILES if (root / name).is_file()]
     settings_path = present[0] if present else SETTINGS_FILES[0]
     if len(present) > 1:
@@ -126,7 +148,15 @@ def _read_files(root: Path, problems: list[Problem]) -> _Files:
     settings_data = _read(root, settings_path, problems) if present else None
     settings, settings_problems = parse_settings(settings_data, settings_path)
     problems.extend(settings_problems)
-    count = len(present)
+    data = settings_data if isinstance(settings_data, YamlMap) else None
+    return SettingsFile(settings, data, settings_path, problems, len(present))
+
+
+def _read_files(root: Path, problems: list[Problem]) -> _Files:
+    settings_file = read_settings(root)
+    problems.extend(settings_file.problems)
+    settings, settings_path = settings_file.settings, settings_file.path
+    count = settings_file.files
 
     questions: list[Question] = []
     question_entries: list[YamlMap] = []
@@ -155,7 +185,7 @@ def _read_files(root: Path, problems: list[Problem]) -> _Files:
     problems.extend(agent_problems)
     return _Files(
         settings,
-        settings_data if isinstance(settings_data, YamlMap) else None,
+        settings_file.data,
         settings_path,
         questions,
         question_entries,

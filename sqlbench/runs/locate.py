@@ -12,9 +12,7 @@ from pathlib import Path
 
 from sqlbench.errors import ProjectError, ProjectInvalid, Severity
 from sqlbench.project import envvars
-from sqlbench.project.load import SETTINGS_FILES, is_project_dir
-from sqlbench.project.schema import parse_settings
-from sqlbench.project.yamlload import load_yaml
+from sqlbench.project.load import is_project_dir, read_settings
 from sqlbench.runs.store import RunStore
 
 
@@ -31,30 +29,29 @@ def store_setting(project_dir: Path) -> str | None:
             f"{folder.resolve()} is not a sqlbench project (no sqlbench.yml or "
             "eval_questions/); pass the project folder with -C DIR"
         )
-    for name in SETTINGS_FILES:
-        path = folder / name
-        if not path.is_file():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise ProjectError("not UTF-8 text", name) from err
-        except OSError as err:
-            raise ProjectError(f"cannot read: {err.strerror or err}", name) from err
-        document = load_yaml(text, name)
-        settings, problems = parse_settings(document.data, name)
-        problems = [*document.problems, *problems]
-        if any(p.severity is Severity.ERROR for p in problems):
-            raise ProjectInvalid(problems)
-        return settings.store
-    return None
+    read = read_settings(folder)
+    errors = [p for p in read.problems if p.severity is Severity.ERROR]
+    if len(errors) == 1 and errors[0].line is None:  # unreadable file: one plain sentence
+        raise ProjectError(errors[0].message, errors[0].path)
+    if errors:
+        raise ProjectInvalid(read.problems)
+    return read.settings.store
 
 
-def open_project_store(project_dir: Path, env: Mapping[str, str] | None = None) -> RunStore:
-    """The run store of the project in ``project_dir`` (``store:``, else ``.sqlbench/``)."""
-    setting = store_setting(project_dir)
+def open_store(
+    project_dir: Path, setting: str | None, env: Mapping[str, str] | None = None
+) -> RunStore:
+    """The one way to open a run store: ``setting`` (``store:`` from ``sqlbench.yml`` as
+    written; ``${ENV}`` resolved here from ``env``, default ``os.environ``), else
+    ``.sqlbench/runs.db`` in ``project_dir``."""
     if setting is not None:
         setting = envvars.resolve(
             setting, os.environ if env is None else env, where="sqlbench.yml store"
         )
     return RunStore.for_project(Path(project_dir).resolve(), setting)
+
+
+def open_project_store(project_dir: Path, env: Mapping[str, str] | None = None) -> RunStore:
+    """The run store of the project in ``project_dir`` (``store:``, else ``.sqlbench/``),
+    reading only ``sqlbench.yml``."""
+    return open_store(project_dir, store_setting(project_dir), env)

@@ -26,8 +26,8 @@ from sqlbench.agents.registry import agent_notice, build_agent
 from sqlbench.errors import SqlbenchError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
-from sqlbench.project import envvars
 from sqlbench.project.models import Project, Question
+from sqlbench.runs import locate
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.events import (
     ProgressCallback,
@@ -51,11 +51,9 @@ def open_store(project: Project, options: RunOptions | None = None) -> RunStore:
     """The store ``project`` names (``store:``, ``${ENV}`` resolved), else ``.sqlbench/runs.db``
     in ``options.project_dir`` (the checkout) or ``project.root``."""
     options = options or RunOptions()
-    setting = project.settings.store
-    if setting is not None:
-        env = options.env if options.env is not None else os.environ
-        setting = envvars.resolve(setting, env, where="sqlbench.yml store")
-    return RunStore.for_project(options.project_dir or project.root, setting)
+    return locate.open_store(
+        options.project_dir or project.root, project.settings.store, options.env
+    )
 
 
 def run_benchmark(
