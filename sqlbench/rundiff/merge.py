@@ -9,9 +9,6 @@ needs the project as it was at the shards' commit (read from git, the checkout u
 
 from __future__ import annotations
 
-import os
-import secrets
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,10 +16,10 @@ from typing import Any
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import close_project, load_project
 from sqlbench.project.models import Project
-from sqlbench.runs.identity import question_set_hash, source_key
-from sqlbench.runs.liveness import current_user, this_host
-from sqlbench.runs.models import RunInfo, RunStatus, TrialResult, utc_now
+from sqlbench.runs.identity import identity_of, question_set_hash, source_key
+from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
 from sqlbench.runs.plan import Shard, pick_questions
+from sqlbench.runs.record import new_run_fields
 from sqlbench.runs.store import RunStore
 
 _SAME = (
@@ -108,19 +105,14 @@ def merge_shards(
             f"the shards do not cover {missing[0]} ({len(missing)} question(s) missing)"
         )
     merged = [t.model_copy(update={"position": order[(t.space, t.name)]}) for t in trials]
-    now = utc_now()
+    fields = new_run_fields(name, prefix="merged-")
+    now = fields["created_at"]
     update: dict[str, Any] = {
-        "id": uuid.uuid4().hex,
-        "name": name or f"merged-{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
+        **fields,
         "status": RunStatus.COMPLETED,
-        "created_at": now,
-        "updated_at": now,
         # The oldest shard's: a server warehouse's run is reusable only within
         # check.reuse_max_age of when its data was read.
         "finished_at": min((i.finished_at or now for i in infos), default=now),
-        "created_by": current_user(),
-        "host": this_host(),
-        "pid": os.getpid(),
         "question_set_hash": full_hash,
         "question_count": len(selected),
         "shard": None,
@@ -163,8 +155,7 @@ def _project_at(project_dir: Path, info: RunInfo) -> Project:
     if not info.dirty:
         return load_project(project_dir, branch=info.commit)
     project = load_project(project_dir)
-    stored = f"{info.commit}+{info.working_tree_hash}"
-    if source_key(project.source) != stored:
+    if source_key(project.source) != identity_of(info).source:
         close_project(project)
         raise SqlbenchError(
             f"run {info.name} was made on uncommitted edits that the working "

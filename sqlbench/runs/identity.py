@@ -121,15 +121,26 @@ def compare_hash(compare: CompareOptions) -> str:
     return stable_hash(options)
 
 
-def source_key(source: SourceInfo) -> str | None:
-    """The project version: the commit, with the working-tree hash appended when dirty."""
-    if source.commit is None:
+def version_key(commit: str | None, dirty: bool, working_tree_hash: str | None) -> str | None:
+    """The project version a run evaluated: the commit, with the working-tree hash appended
+    when dirty; None when unknown. The one rule for both a project and a stored run.
+
+    Example:
+        >>> version_key("abc", False, None), version_key("abc", True, "f00")
+        ('abc', 'abc+f00')
+        >>> version_key(None, False, None) is None
+        True
+    """
+    if commit is None:
         return None
-    if source.dirty:
-        if source.working_tree_hash is None:
-            return None
-        return f"{source.commit}+{source.working_tree_hash}"
-    return source.commit
+    if dirty:
+        return f"{commit}+{working_tree_hash}" if working_tree_hash else None
+    return commit
+
+
+def source_key(source: SourceInfo) -> str | None:
+    """The version of a loaded project (``version_key`` of its source)."""
+    return version_key(source.commit, source.dirty, source.working_tree_hash)
 
 
 def warehouse_identity(
@@ -265,17 +276,44 @@ def run_identity(
     )
 
 
+def identity_fields(
+    project: Project,
+    agent: AgentConfig,
+    questions: Sequence[Question],
+    warehouse: WarehouseIdentity | None = None,
+) -> dict[str, Any]:
+    """The ``RunInfo`` fields that make up a new run's identity (with what they hash, for
+    people to read), so that ``identity_of(info) == run_identity(project, agent, questions,
+    warehouse)``; ``warehouse`` defaults as in ``run_identity``.
+    """
+    if warehouse is None:
+        warehouse = warehouse_identity(project.settings, project.root)
+    identity = run_identity(project, agent, questions, warehouse)
+    source = project.source
+    return {
+        "branch": source.branch,
+        "commit": source.commit,
+        "dirty": source.dirty,
+        "working_tree_hash": source.working_tree_hash,
+        "environment": source.environment.value,
+        "question_set_hash": identity.question_set_hash,
+        "agent_name": agent.name,
+        "agent_kind": agent.kind,
+        "agent_settings": agent_settings(agent, project.settings.llm),
+        "agent_settings_hash": identity.agent_settings_hash,
+        "sqlbench_version": identity.sqlbench_version,
+        "compare": project.settings.compare.model_dump(mode="json"),
+        "compare_hash": identity.compare_hash,
+        "warehouse": warehouse.label,
+        "warehouse_hash": warehouse.hash,
+        "warehouse_built": warehouse.built,
+    }
+
+
 def identity_of(info: RunInfo) -> RunIdentity:
     """The identity a stored run has."""
-    source: str | None
-    if info.commit is None:
-        source = None
-    elif info.dirty:
-        source = f"{info.commit}+{info.working_tree_hash}" if info.working_tree_hash else None
-    else:
-        source = info.commit
     return RunIdentity(
-        source=source,
+        source=version_key(info.commit, info.dirty, info.working_tree_hash),
         question_set_hash=info.question_set_hash,
         agent_settings_hash=info.agent_settings_hash,
         sqlbench_version=info.sqlbench_version,

@@ -10,24 +10,22 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import secrets
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlbench import __version__
 from sqlbench.errors import AgentError, SqlbenchError
 from sqlbench.project.models import AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
 from sqlbench.runs.identity import (
-    agent_settings,
+    identity_fields,
     identity_of,
     run_identity,
     source_key,
     warehouse_identity,
 )
-from sqlbench.runs.liveness import current_user, this_host
-from sqlbench.runs.models import RunInfo, RunStatus, utc_now
+from sqlbench.runs.liveness import this_host
+from sqlbench.runs.models import RunInfo, RunStatus
+from sqlbench.runs.record import new_run_fields
 from sqlbench.runs.store import RunStore
 from sqlbench.text import suggest
 
@@ -156,34 +154,11 @@ def plan_run(
         )
         raise SqlbenchError(f"no questions to run: {where}")
     warehouse = warehouse_identity(project.settings, project.root, options.env)
-    identity = run_identity(project, config, questions, warehouse)
-    now = utc_now()
     info = RunInfo(
-        id=uuid.uuid4().hex,
-        name=options.name or f"{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}",
+        **new_run_fields(options.name),
+        **identity_fields(project, config, questions, warehouse),
         status=RunStatus.RUNNING,
-        created_at=now,
-        updated_at=now,
-        created_by=current_user(),
-        host=this_host(),
-        pid=os.getpid(),
-        branch=project.source.branch,
-        commit=project.source.commit,
-        dirty=project.source.dirty,
-        working_tree_hash=project.source.working_tree_hash,
-        environment=project.source.environment.value,
-        question_set_hash=identity.question_set_hash,
         question_count=len(questions),
-        agent_name=config.name,
-        agent_kind=config.kind,
-        agent_settings=agent_settings(config, project.settings.llm),
-        agent_settings_hash=identity.agent_settings_hash,
-        sqlbench_version=__version__,
-        compare=project.settings.compare.model_dump(mode="json"),
-        compare_hash=identity.compare_hash,
-        warehouse=warehouse.label,
-        warehouse_hash=warehouse.hash,
-        warehouse_built=warehouse.built,
         repeat=options.repeat or 1,
         shard=str(options.shard) if options.shard else None,
         select=list(options.select),

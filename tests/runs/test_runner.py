@@ -117,6 +117,18 @@ def test_results_are_in_the_store_and_match_what_is_returned(project_dir: Path) 
     assert (project_dir / ".sqlbench" / "runs.db").is_file()
 
 
+def test_a_stored_run_has_the_identity_its_project_gives(project_dir: Path) -> None:
+    """One identity rule: the record's fields (built by identity_fields) read back by
+    identity_of equal run_identity of the project, agent and questions (issue 10)."""
+    from sqlbench.runs.identity import identity_of, run_identity
+    from sqlbench.runs.plan import agent_config
+
+    project = load_project(project_dir)
+    run = run_benchmark(project, options=RunOptions(name="same"))
+    config = agent_config(project, project.settings.default_agent)
+    assert identity_of(run.info) == run_identity(project, config, project.questions)
+
+
 def test_previews_are_capped(tmp_path: Path, fake_agent: Callable[[FakeAgent], None]) -> None:
     root = write_project(
         tmp_path,

@@ -1,0 +1,47 @@
+"""The one constructor of the fields every new run record starts with (``run``, ``merge``):
+a fresh id, its name, timestamps, and who runs it where. Identity fields (project version,
+question set, agent settings, compare options) come from ``runs/identity.py``."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import uuid
+from typing import Any
+
+from sqlbench.runs.liveness import current_user, this_host
+from sqlbench.runs.models import utc_now
+
+
+def default_run_name(prefix: str = "") -> str:
+    """``<prefix>YYYYmmdd-HHMMSS-xxxx``: creation time (UTC) plus a short unique suffix.
+
+    Example:
+        >>> default_run_name("merged-").startswith("merged-")
+        True
+    """
+    return f"{prefix}{utc_now():%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
+
+
+def new_run_fields(name: str | None, *, prefix: str = "") -> dict[str, Any]:
+    """``RunInfo`` fields of a run record made now by this process.
+
+    Args:
+        name: The user's name for the run; None: ``default_run_name(prefix)``.
+        prefix: Prefix of the default name (``merged-`` for merged shards).
+
+    Example:
+        >>> fields = new_run_fields("nightly")
+        >>> fields["name"], fields["pid"] == os.getpid(), len(fields["id"])
+        ('nightly', True, 32)
+    """
+    now = utc_now()
+    return {
+        "id": uuid.uuid4().hex,
+        "name": name or default_run_name(prefix),
+        "created_at": now,
+        "updated_at": now,
+        "created_by": current_user(),
+        "host": this_host(),
+        "pid": os.getpid(),
+    }
