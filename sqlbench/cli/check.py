@@ -8,8 +8,15 @@ from pathlib import Path
 import click
 
 from sqlbench import secrets
-from sqlbench.cli.compare import note, progress_display, side_run_options
-from sqlbench.cli.options import check_output_folder, project_dir_option, stdout_to_stderr
+from sqlbench.cli.options import (
+    check_output_folder,
+    head_option,
+    needs_project,
+    note,
+    progress_display,
+    side_run_options,
+    stdout_to_stderr,
+)
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import close_project
@@ -43,7 +50,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
 
 
 @click.command("check")
-@project_dir_option
+@needs_project
 @click.option(
     "--base",
     "base_ref",
@@ -51,13 +58,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     required=True,
     help="Git ref the change goes into (main, origin/main, a sha).",
 )
-@click.option(
-    "--head",
-    "head_ref",
-    metavar="REF",
-    default=None,
-    help="Git ref of the change. Default: the working tree.",
-)
+@head_option
 @side_run_options
 @click.option(
     "--fail-on",

@@ -2,73 +2,27 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
 
 import click
 
 from sqlbench.cli.options import (
     format_option,
+    head_option,
+    needs_project,
+    note,
     output_option,
-    project_dir_option,
+    progress_display,
+    side_run_options,
     stdout_to_stderr,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
-from sqlbench.report.run_progress import RunProgress
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.sides import SideOptions, ref_side, stored_side
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.store import RunStore
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def side_run_options(func: F) -> F:
-    """``--agent``, ``--repeat``, ``--concurrency`` and ``--fresh``: how a side is run when it
-    must be."""
-    func = click.option(
-        "--fresh",
-        is_flag=True,
-        default=False,
-        help="Run every side again: never reuse a stored run, even one with the same identity "
-        "(a warehouse whose data changed without a commit).",
-    )(func)
-    func = click.option(
-        "--concurrency",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Questions in flight at once when a side must be run. Default: run.concurrency.",
-    )(func)
-    func = click.option(
-        "--repeat",
-        type=click.IntRange(min=1),
-        default=1,
-        show_default=True,
-        metavar="K",
-        help="Answers per question on each side: per-question pass rates, flaky questions, "
-        "a paired test over questions. A stored run is reused only with the same K.",
-    )(func)
-    return click.option(
-        "--agent",
-        "agent_name",
-        metavar="NAME",
-        default=None,
-        help="Agent on both sides. Default: each side's default_agent.",
-    )(func)
-
-
-def note(message: str) -> None:
-    """A one-line note for the user on stderr."""
-    click.echo(f"Note: {message}", err=True)
-
-
-def progress_display() -> RunProgress:
-    """Live progress on stderr for a side that has to be run."""
-    return RunProgress(sys.stderr, live=sys.stderr.isatty())
 
 
 def render_diff(diff: RunDiff, fmt: str) -> str:
@@ -81,7 +35,7 @@ def render_diff(diff: RunDiff, fmt: str) -> str:
 
 
 @click.command("compare")
-@project_dir_option
+@needs_project
 @click.argument("runs", nargs=-1, metavar="[A B]")
 @click.option(
     "--base",
@@ -90,13 +44,7 @@ def render_diff(diff: RunDiff, fmt: str) -> str:
     default=None,
     help="Git ref of the base side (run unless a stored run matches it).",
 )
-@click.option(
-    "--head",
-    "head_ref",
-    metavar="REF",
-    default=None,
-    help="Git ref of the head side. Default: the working tree.",
-)
+@head_option
 @side_run_options
 @click.option(
     "--alpha",

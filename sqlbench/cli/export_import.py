@@ -12,14 +12,14 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import output_option, project_dir_option, write_output
+from sqlbench.cli.options import needs_project, output_option, run_name_option, write_output
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.runs.locate import open_project_store
 
 
 @click.command("export")
-@project_dir_option
+@needs_project
 @click.argument("run_ref", metavar="RUN")
 @output_option
 @click.pass_context
@@ -35,15 +35,9 @@ def export_command(
 
 
 @click.command("import")
-@project_dir_option
+@needs_project
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@click.option(
-    "--name",
-    "run_name",
-    default=None,
-    metavar="RUN",
-    help="Store the run under another name (when its name is taken here).",
-)
+@run_name_option("Store the run under another name (when its name is taken here).")
 @click.pass_context
 def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: str | None) -> None:
     """Store a run exported by `sqlbench export` (`-` reads standard input). A run already in

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import project_dir_option
+from sqlbench.cli.options import needs_project
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import load_project
 from sqlbench.report.metric_format import metric_lines
@@ -16,7 +16,7 @@ from sqlbench.runs.locate import open_project_store
 
 
 @click.command("judge")
-@project_dir_option
+@needs_project
 @click.argument("run_ref", metavar="RUN")
 @click.pass_context
 def judge_command(ctx: click.Context, project_dir: Path, run_ref: str) -> None:

@@ -6,22 +6,16 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import project_dir_option
+from sqlbench.cli.options import needs_project, run_name_option
 from sqlbench.exitcodes import ExitCode
 from sqlbench.rundiff.merge import merge_shards
 from sqlbench.runs.locate import open_project_store
 
 
 @click.command("merge")
-@project_dir_option
+@needs_project
 @click.argument("runs", nargs=-1, required=True, metavar="RUN...")
-@click.option(
-    "--name",
-    "run_name",
-    default=None,
-    metavar="RUN",
-    help="Name of the merged run. Default: merged-<time>-<suffix>.",
-)
+@run_name_option("Name of the merged run. Default: merged-<time>-<suffix>.")
 @click.pass_context
 def merge_command(
     ctx: click.Context, project_dir: Path, runs: tuple[str, ...], run_name: str | None

@@ -17,17 +17,21 @@ group), e.g. ``SQLBENCH_RUN_BRANCH=main``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
 from click.core import ParameterSource
 
 from sqlbench import secrets
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.root import find_project_root
+from sqlbench.project.root import find_project_root, require_project
+
+if TYPE_CHECKING:
+    from sqlbench.report.run_progress import RunProgress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -63,6 +67,22 @@ def project_dir_option(func: F) -> F:
         callback=_project_dir,
         help=PROJECT_DIR_HELP,
     )(func)
+
+
+def needs_project(func: F) -> F:
+    """The command works on a project: ``--project-dir/-C DIR`` (see ``project_dir_option``)
+    must hold one, checked before the command does anything, with the one "not a project"
+    sentence. With ``--branch REF`` the project is read from the ref, so only the folder's
+    git repository is needed and the check is left to loading.
+    """
+
+    @functools.wraps(func)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("branch") is None:
+            require_project(kwargs["project_dir"])
+        return func(*args, **kwargs)
+
+    return project_dir_option(cast(F, checked))
 
 
 def branch_option(func: F) -> F:
@@ -149,6 +169,79 @@ def select_option(func: F) -> F:
         multiple=True,
         help="Questions to pick: name, space/name, a glob (sales/rev*) or tag:NAME. Repeatable.",
     )(func)
+
+
+def side_run_options(func: F) -> F:
+    """``--agent``, ``--repeat``, ``--concurrency`` and ``--fresh``: how a side is run when it
+    must be."""
+    func = click.option(
+        "--fresh",
+        is_flag=True,
+        default=False,
+        help="Run every side again: never reuse a stored run, even one with the same identity "
+        "(a warehouse whose data changed without a commit).",
+    )(func)
+    func = click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Questions in flight at once when a side must be run. Default: run.concurrency.",
+    )(func)
+    func = click.option(
+        "--repeat",
+        type=click.IntRange(min=1),
+        default=1,
+        show_default=True,
+        metavar="K",
+        help="Answers per question on each side: per-question pass rates, flaky questions, "
+        "a paired test over questions. A stored run is reused only with the same K.",
+    )(func)
+    return click.option(
+        "--agent",
+        "agent_name",
+        metavar="NAME",
+        default=None,
+        help="Agent on both sides. Default: each side's default_agent.",
+    )(func)
+
+
+def note(message: str) -> None:
+    """A one-line note for the user on stderr."""
+    click.echo(f"Note: {message}", err=True)
+
+
+def progress_display() -> RunProgress:
+    """Live progress on stderr for a run (or a comparison side that has to be run)."""
+    # Imported on use: commands that run nothing (validate, runs, --help) stay light.
+    from sqlbench.report.run_progress import RunProgress
+
+    return RunProgress(sys.stderr, live=sys.stderr.isatty())
+
+
+def head_option(func: F) -> F:
+    """``--head REF`` (default: the working tree): the head side of ``compare`` and ``check``;
+    passed as ``head_ref``."""
+    return click.option(
+        "--head",
+        "head_ref",
+        metavar="REF",
+        default=None,
+        help="Git ref of the head side (the change). Default: the working tree.",
+    )(func)
+
+
+def run_name_option(help_text: str) -> Callable[[F], F]:
+    """``--name RUN``: the name of the run a command stores (``run``, ``merge``, ``import``);
+    passed as ``run_name``.
+
+    Args:
+        help_text: What the name is for in this command.
+    """
+
+    def decorate(func: F) -> F:
+        return click.option("--name", "run_name", default=None, metavar="RUN", help=help_text)(func)
+
+    return decorate
 
 
 def write_output(text: str, output: Path | None) -> None:

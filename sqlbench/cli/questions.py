@@ -11,8 +11,8 @@ import click
 from sqlbench.cli.options import (
     branch_option,
     format_option,
+    needs_project,
     output_option,
-    project_dir_option,
     select_option,
     space_option,
     write_output,
@@ -84,7 +84,7 @@ def render_json(questions: Sequence[Question]) -> str:
 
 
 @click.command("questions")
-@project_dir_option
+@needs_project
 @branch_option
 @space_option
 @select_option

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import project_dir_option
+from sqlbench.cli.options import needs_project
 from sqlbench.cli.show import find_question
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report.run_format import accuracy_line, human_line
@@ -16,7 +16,7 @@ from sqlbench.verdicts import Verdict
 
 
 @click.command("review")
-@project_dir_option
+@needs_project
 @click.argument("run_ref", metavar="RUN")
 @click.argument("question")
 @click.argument("decision", type=click.Choice(["pass", "fail"]))

@@ -10,8 +10,10 @@ import click
 from sqlbench.cli.options import (
     branch_option,
     format_option,
+    needs_project,
     output_option,
-    project_dir_option,
+    progress_display,
+    run_name_option,
     select_option,
     space_option,
     stdout_to_stderr,
@@ -20,7 +22,6 @@ from sqlbench.cli.options import (
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.load import load_project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
-from sqlbench.report.run_progress import RunProgress
 from sqlbench.runs.plan import RunOptions, Shard
 from sqlbench.runs.results import RunResult
 
@@ -49,7 +50,7 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
 
 
 @click.command("run")
-@project_dir_option
+@needs_project
 @branch_option
 @click.option(
     "--agent",
@@ -74,13 +75,7 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
     metavar="K",
     help="Ask the agent K times per question: pass rate, pass@k, pass^k, flaky.",
 )
-@click.option(
-    "--name",
-    "run_name",
-    default=None,
-    metavar="RUN",
-    help="Name the run. Default: creation time plus a short unique suffix.",
-)
+@run_name_option("Name the run. Default: creation time plus a short unique suffix.")
 @click.option(
     "--resume",
     default=None,
@@ -142,7 +137,7 @@ def run_command(
     project = load_project(project_dir, branch=branch)
     if project.source.dev_mode_note:
         click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
-    display = RunProgress(sys.stderr, live=sys.stderr.isatty())
+    display = progress_display()
     try:
         with stdout_to_stderr(), display:
             run = run_benchmark(project, agent_name, options, progress=display)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
+from sqlbench.cli.options import format_option, needs_project, output_option, write_output
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_text
 from sqlbench.runs.locate import open_project_store
@@ -50,7 +50,7 @@ def runs_to_json(runs: list[RunSummary]) -> str:
 
 
 @click.command("runs")
-@project_dir_option
+@needs_project
 @click.option(
     "--limit", "-n", type=click.IntRange(min=1), default=None, help="Show only the newest N runs."
 )

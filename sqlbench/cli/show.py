@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import format_option, output_option, project_dir_option, write_output
+from sqlbench.cli.options import format_option, needs_project, output_option, write_output
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_json, run_text
@@ -37,7 +37,7 @@ def find_question(run: RunResult, name: str) -> QuestionResult:
 
 
 @click.command("show")
-@project_dir_option
+@needs_project
 @click.argument("run_ref", metavar="RUN")
 @click.argument("question", required=False)
 @click.option(

@@ -15,8 +15,8 @@ from sqlbench.agents.llm import endpoint_warnings
 from sqlbench.cli.options import (
     branch_option,
     format_option,
+    needs_project,
     output_option,
-    project_dir_option,
     write_output,
 )
 from sqlbench.errors import Problem, SqlbenchError
@@ -99,7 +99,7 @@ def render_json(check: ProjectCheck, problems: Sequence[Problem], executed: bool
 
 
 @click.command("validate")
-@project_dir_option
+@needs_project
 @branch_option
 @click.option(
     "--execute",

@@ -39,7 +39,7 @@ from sqlbench.project.models import (
     Settings,
     SourceInfo,
 )
-from sqlbench.project.root import find_project_root, is_project_dir
+from sqlbench.project.root import find_project_root, is_project_dir, require_project
 from sqlbench.project.schema import (
     parse_agent_file,
     parse_certified_file,
@@ -313,10 +313,7 @@ def _check(
                 f"ref {extracted.ref!r} has no sqlbench project in {folder} (no "
                 "sqlbench.yml or eval_questions/ there)"
             )
-        raise ProjectError(
-            f"{folder} is not a sqlbench project (no sqlbench.yml or "
-            "eval_questions/); run `sqlbench init` to create one"
-        )
+        require_project(folder)
     problems: list[Problem] = []
     files = _read_files(root, problems)
     cross = _cross_file(files, root)

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from sqlbench.errors import ProjectError, ProjectInvalid, Severity
 from sqlbench.project import envvars
-from sqlbench.project.load import is_project_dir, read_settings
+from sqlbench.project.load import read_settings
+from sqlbench.project.root import require_project
 from sqlbench.runs.store import RunStore
 
 
@@ -23,12 +24,7 @@ def store_setting(project_dir: Path) -> str | None:
         ProjectError: The folder holds no sqlbench project.
         ProjectInvalid: ``sqlbench.yml`` itself has errors.
     """
-    folder = Path(project_dir)
-    if not folder.is_dir() or not is_project_dir(folder):
-        raise ProjectError(
-            f"{folder.resolve()} is not a sqlbench project (no sqlbench.yml or "
-            "eval_questions/); pass the project folder with -C DIR"
-        )
+    folder = require_project(project_dir)
     read = read_settings(folder)
     errors = [p for p in read.problems if p.severity is Severity.ERROR]
     if len(errors) == 1 and errors[0].line is None:  # unreadable file: one plain sentence

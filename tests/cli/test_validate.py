@@ -84,6 +84,31 @@ def test_json_format_and_output_file(invoke, tmp_path: Path) -> None:
     assert data["source"]["branch"]
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run"],
+        ["questions"],
+        ["runs"],
+        ["show", "r1"],
+        ["compare", "a", "b"],
+        ["check", "--base", "main"],
+        ["merge", "a", "b"],
+        ["export", "r1"],
+        ["judge", "r1"],
+    ],
+)
+def test_every_project_command_says_not_a_project_the_same_way(
+    invoke, tmp_path: Path, command: list[str]
+) -> None:
+    """``needs_project`` (cli/options.py): one check, one sentence, before any work."""
+    result = invoke(*command, "-C", str(tmp_path), exit_code=2)
+    assert result.stderr == (
+        f"Error: {tmp_path.resolve()} is not a sqlbench project (no sqlbench.yml or "
+        "eval_questions/); run `sqlbench init` to create one\n"
+    )
+
+
 def test_not_a_project_is_one_sentence_and_exit_2(invoke, tmp_path: Path) -> None:
     result = invoke("validate", "-C", str(tmp_path), exit_code=2)
     assert result.stdout == ""
