@@ -1,4 +1,5 @@
-"""Shared fixtures. User state (stores, caches) is pointed at tmp_path by an autouse fixture."""
+"""Shared fixtures. An autouse fixture keeps the user's sqlbench environment variables (LLM
+endpoint, CI summary file) out of every test."""
 
 from __future__ import annotations
 
@@ -10,8 +11,7 @@ SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks
 
 
 @pytest.fixture(autouse=True)
-def _isolated_user_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SQLBENCH_HOME", str(tmp_path / "sqlbench-home"))
+def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for var in (
         "SQLBENCH_LLM_BASE_URL",
         "SQLBENCH_LLM_MODEL",

@@ -90,8 +90,8 @@ def accuracy_of(
     Example:
         >>> accuracy_of([(1, 1), (0, 1), (1, 1)], IntervalMethod.WILSON).label()
         '67% (2/3)'
-        >>> accuracy_of([(2, 3), (3, 3)], None).value
-        0.8333333333333334
+        >>> round(accuracy_of([(2, 3), (3, 3)], None).value, 4)
+        0.8333
     """
     rates = [passed / trials for passed, trials in counts if trials]
     passed = sum(p for p, trials in counts if trials)

@@ -1,15 +1,19 @@
-"""The one helper CLI tests go through: run a command with CliRunner, assert its exit code."""
+"""The one helper CLI tests go through (run a command with CliRunner, assert its exit code) and
+the shared branch repository."""
 
 from __future__ import annotations
 
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 import pytest
+from branch_project import make_repo
 from browser import chromium, open_page  # noqa: F401  (fixtures for the page tests)
 from click.testing import CliRunner, Result
 
 from sqlbench.cli.main import get_cli
+from sqlbench.testing import GitRepo
 
 Invoke = Callable[..., Result]
 
@@ -46,3 +50,10 @@ def invoke() -> Invoke:
         return result
 
     return run
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    """The branch project's repository (``branch_project.make_repo``): ``main`` checked out,
+    ``dev`` and ``flaky`` branches. Modules that need another repository define their own."""
+    return make_repo(tmp_path / "repo")

@@ -8,18 +8,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from branch_project import BROKEN_QUESTIONS, make_repo, project_files
+from branch_project import BROKEN_QUESTIONS, project_files
 from click.testing import Result
 
 from sqlbench.testing import GitRepo
 
 Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return make_repo(tmp_path / "repo")
 
 
 def regressions_in_markdown(markdown: str) -> list[str]:

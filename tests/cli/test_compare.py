@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 
-import pytest
-from branch_project import BROKEN_QUESTIONS, make_repo
+from branch_project import BROKEN_QUESTIONS
 from click.testing import Result
 
 from sqlbench.testing import GitRepo
 
 Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return make_repo(tmp_path / "repo")
 
 
 def test_compare_two_stored_runs(repo: GitRepo, invoke: Invoke) -> None:

@@ -7,18 +7,11 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-from branch_project import make_repo
 from click.testing import Result
 
 from sqlbench.testing import GitRepo
 
 Invoke = Callable[..., Result]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> GitRepo:
-    return make_repo(tmp_path / "repo")
 
 
 def test_export_import_into_a_fresh_store_is_reused_by_check(
