@@ -3,7 +3,7 @@
 Usage::
 
     @click.command("validate")
-    @project_dir_option
+    @needs_project
     @branch_option
     @format_option("text", "json")
     @output_option
