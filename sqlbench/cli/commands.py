@@ -17,6 +17,7 @@ from sqlbench.cli.run import run_command
 from sqlbench.cli.runs import runs_command
 from sqlbench.cli.show import show_command
 from sqlbench.cli.validate import validate_command
+from sqlbench.cli.view import view_command
 
 ALL: list[click.Command] = [
     init_command,
@@ -27,6 +28,7 @@ ALL: list[click.Command] = [
     show_command,
     review_command,
     report_command,
+    view_command,
     compare_command,
     check_command,
     judge_command,

@@ -145,6 +145,13 @@
   function previewPair(q) {
     var left = q.expected, right = q.actual;
     if (!left && !right) return null;
+    if (!left || !right) {
+      var only = left ? simplePreview("Expected (ground truth)", left) : simplePreview("Agent", right);
+      return el("div", { className: "block" }, [
+        el("h3", { text: "Result" }), only,
+        el("div", { className: "note", text: left ? "the agent's SQL gave no result" : "no ground-truth result" })
+      ]);
+    }
     var lc = left ? left.columns : [], rc = right ? right.columns : [];
     var table = el("table", { className: "preview" });
     var head = el("tr");
@@ -194,9 +201,10 @@
     var names = el("tr");
     p.columns.forEach(function (c) { names.appendChild(el("th", { text: c })); });
     table.appendChild(names);
-    p.rows.forEach(function (row) {
+    p.rows.forEach(function (row, i) {
       var tr = el("tr");
-      row.forEach(function (v) { tr.appendChild(el("td", { className: v === null ? "null" : "", text: text(v) })); });
+      var mark = p.differs && p.differs[i] ? "differs " : "";
+      row.forEach(function (v) { tr.appendChild(el("td", { className: mark + (v === null ? "null" : ""), text: text(v) })); });
       table.appendChild(tr);
     });
     return el("div", null, [el("h3", { text: title + " (" + p.total_rows + " rows)" }), el("div", { className: "scroll" }, [table])]);
@@ -309,6 +317,22 @@
   function fromHash() {
     var match = /^#q=(.*)$/.exec(location.hash);
     if (match) select(decodeURIComponent(match[1]), false);
+  }
+  // In the viewer, a run still in progress keeps its headline current.
+  if (DATA.viewer && DATA.run.status === "Running") {
+    var poll = function () {
+      fetch(DATA.viewer.runs_api, { cache: "no-store" })
+        .then(function (response) { return response.json(); })
+        .then(function (data) {
+          var run = data.runs.filter(function (r) { return r.id === DATA.run.id; })[0];
+          if (!run) return;
+          document.getElementById("accuracy").textContent = "Accuracy: " + run.accuracy;
+          document.getElementById("run-status").textContent = run.status + (run.status === "Running" ? " " + run.graded + "/" + run.planned + " (reload for the questions graded since)" : " (reload for every question)");
+          if (run.status === "Running") setTimeout(poll, 1000);
+        })
+        .catch(function () { setTimeout(poll, 5000); });
+    };
+    setTimeout(poll, 1000);
   }
   window.addEventListener("hashchange", fromHash);
   applyFilters();

@@ -1,0 +1,58 @@
+(function () {
+  "use strict";
+  // The run list, refreshed every second from the store (a run in progress in another
+  // terminal shows its progress and then its final accuracy without a reload).
+  var DATA = JSON.parse(document.getElementById("sqlbench-data").textContent);
+  var body = document.querySelector("#runs tbody");
+  function cell(value, className) {
+    var td = document.createElement("td");
+    td.textContent = value;
+    if (className) td.className = className;
+    return td;
+  }
+  function ago(iso) {
+    var seconds = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+    if (seconds < 60) return seconds + " s ago";
+    if (seconds < 3600) return Math.round(seconds / 60) + " min ago";
+    if (seconds < 86400) return Math.round(seconds / 3600) + " h ago";
+    return new Date(iso).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  }
+  function draw(runs) {
+    var fragment = document.createDocumentFragment();
+    runs.forEach(function (run) {
+      var tr = document.createElement("tr");
+      tr.setAttribute("data-run", run.name);
+      var name = document.createElement("td");
+      var link = document.createElement("a");
+      link.href = "/runs/" + encodeURIComponent(run.id);
+      link.textContent = run.name;
+      name.appendChild(link);
+      tr.appendChild(name);
+      tr.appendChild(cell(run.environment));
+      tr.appendChild(cell(run.source));
+      tr.appendChild(cell(run.agent));
+      var status = run.status + (run.status === "Running" ? " " + run.graded + "/" + run.planned : "");
+      tr.appendChild(cell(status, "status status-" + run.status.toLowerCase()));
+      tr.appendChild(cell(run.total ? run.accuracy : "–", "acc"));
+      tr.appendChild(cell(run.created_by));
+      tr.appendChild(cell(ago(run.updated_at)));
+      fragment.appendChild(tr);
+    });
+    body.textContent = "";
+    body.appendChild(fragment);
+    document.getElementById("empty").hidden = runs.length > 0;
+  }
+  function refresh() {
+    fetch(DATA.viewer.runs_api, { cache: "no-store" })
+      .then(function (response) { return response.json(); })
+      .then(function (data) {
+        draw(data.runs);
+        document.getElementById("refreshed").textContent = "updated " + new Date().toLocaleTimeString();
+      })
+      .catch(function () {
+        document.getElementById("refreshed").textContent = "the viewer has stopped";
+      })
+      .then(function () { setTimeout(refresh, 1000); });
+  }
+  refresh();
+})();

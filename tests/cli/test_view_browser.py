@@ -1,0 +1,138 @@
+"""``sqlbench view`` in real Chromium: the run list follows a run made by another process, and
+a decision made in a run's page is stored as ``sqlbench review`` stores it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sqlbench.runs.locate import open_project_store
+from sqlbench.view import ViewServer
+
+pytestmark = pytest.mark.browser
+
+RUN_LOOP = Path(__file__).resolve().parents[1] / "fixtures" / "run_loop"
+SCREENSHOTS = os.environ.get("SQLBENCH_SCREENSHOTS")
+"""A folder to save the pages' screenshots in (for people to look at), when set."""
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[Path, ViewServer]]:
+    project = Path(shutil.copytree(RUN_LOOP, tmp_path / "project"))
+    with open_project_store(project) as store:
+        server = ViewServer(store)
+        server.start()
+        try:
+            yield project, server
+        finally:
+            server.shutdown()
+
+
+def _shot(page: Any, name: str) -> None:
+    if SCREENSHOTS:
+        page.screenshot(path=str(Path(SCREENSHOTS) / name), full_page=True)
+
+
+def test_run_list_follows_a_run_from_another_process(
+    served: tuple[Path, ViewServer], open_page: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    project, server = served
+    watched = open_page(server.url)
+    page = watched.page
+    page.wait_for_selector("#empty:not([hidden])")
+    page.evaluate("window.__samePage = true")
+    # A run started from another terminal, 0.4 s per question.
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sqlbench",
+            "run",
+            "-C",
+            str(project),
+            "--agent",
+            "slow",
+            "--concurrency",
+            "1",
+            "--name",
+            "live",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        status = page.locator("tr[data-run='live'] td.status")
+        expect(status).to_have_text(re.compile(r"^Running [1-9]\d*/11$"), timeout=30_000)
+        _shot(page, "viewer-live-run.png")
+        assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    expect(status).to_have_text("Completed", timeout=10_000)
+    assert page.inner_text("tr[data-run='live'] td.acc") == "20% (2/10)"
+    assert page.evaluate("window.__samePage") is True  # no reload
+    origin = server.url.rstrip("/")
+    assert [u for u in watched.requests if not u.startswith(origin)] == []
+    assert watched.problems() == []
+
+
+def test_a_decision_made_in_the_viewer_counts(
+    served: tuple[Path, ViewServer], open_page: Any, invoke: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    project, server = served
+    invoke("run", "-C", str(project), "--name", "r1")
+    watched = open_page(server.url)
+    page = watched.page
+    page.click("tr[data-run='r1'] a")
+    page.wait_for_selector("#detail h2")
+    page.goto(page.url + "#q=sales%2Fno_truth")
+    page.reload()
+    assert page.inner_text("#detail h2") == "sales/no_truth"
+    page.fill("input[aria-label='review note']", "the names are right")
+    page.click("#review-pass")
+    expect(page.locator("#accuracy")).to_contain_text("person", timeout=10_000)
+    assert page.inner_text("#accuracy") == "Accuracy: 40% (4/10, 1 decided by a person)"
+    assert "Decided by a person: pass, decided by" in page.inner_text("#detail")
+    assert "the names are right" in page.inner_text("#detail")
+    _shot(page, "viewer-review.png")
+    with open_project_store(project) as store:
+        assert store.load_run("r1").accuracy.human == 1
+    origin = server.url.rstrip("/")
+    assert [u for u in watched.requests if not u.startswith(origin)] == []
+    assert watched.problems() == []
+
+
+def test_viewer_refuses_other_hosts_and_tokenless_decisions(
+    served: tuple[Path, ViewServer],
+) -> None:
+    import json
+    import urllib.error
+    import urllib.request
+
+    _, server = served
+    request = urllib.request.Request(server.url + "api/runs", headers={"Host": "evil.example"})
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 421
+    post = urllib.request.Request(
+        server.url + "api/review",
+        data=json.dumps({"run": "x", "question": "y", "verdict": "pass"}).encode(),
+        method="POST",
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(post, timeout=10)
+    assert refused.value.code == 403
+    assert server.url.startswith("http://127.0.0.1:")
