@@ -27,6 +27,7 @@ from pydantic import ValidationError
 from sqlbench.agents.base import Agent, Answer, Request
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
+from sqlbench.hygiene import clean_data
 from sqlbench.text import one_line
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
@@ -194,7 +195,27 @@ def ask(
             answer = Answer(error=one_line(f"{type(err).__name__}: {err}"))
             break
     latency_ms = (time.monotonic() - start) * 1000.0
-    return answer.model_copy(update={"latency_ms": latency_ms})
+    return _valid_unicode(answer).model_copy(update={"latency_ms": latency_ms})
+
+
+def _valid_unicode(answer: Answer) -> Answer:
+    """The answer with lone surrogates and NUL replaced (they cannot be stored, sent to a
+    database or written as JSON); SQL that held any is an agent error that says so."""
+    try:
+        if "\\u0000" not in answer.model_dump_json():
+            return answer
+    except ValueError:
+        pass
+    data, replaced = clean_data(answer.model_dump())
+    cleaned = Answer.model_validate(data)
+    if replaced and cleaned.sql != answer.sql and not cleaned.error:
+        cleaned = cleaned.model_copy(
+            update={
+                "error": "the agent's SQL held characters that are not valid text (a lone "
+                "surrogate or NUL); they were replaced with U+FFFD and the SQL was not run"
+            }
+        )
+    return cleaned
 
 
 class _AttemptTimeout(Exception):

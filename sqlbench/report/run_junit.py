@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from sqlbench.hygiene import xml_safe
 from sqlbench.report.metric_format import metric_detail
 from sqlbench.report.run_format import verdict_text
 from sqlbench.runs.results import QuestionResult, RunResult
@@ -49,7 +50,7 @@ def render(run: RunResult) -> str:
     )
     root.append(suite)
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    return xml_safe(ET.tostring(root, encoding="unicode", xml_declaration=True)) + "\n"
 
 
 def _message(question: QuestionResult) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlbench.report.markdown_cell import cell
+from sqlbench.report.markdown_cell import cell, code
 from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
     accuracy_line,
@@ -29,14 +29,14 @@ def render(run: RunResult) -> str:
     info = run.info
     status = "" if run.status is RunStatus.COMPLETED else f" — **{run.status.label}**"
     lines = [
-        f"## sqlbench run `{_code(info.name)}`{status}",
+        f"## sqlbench run `{code(info.name)}`{status}",
         "",
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         "",
         *_metric_list(run),
         *_warehouse_table(run),
-        f"Branch `{_code(info.source_label)}` ({info.environment}) · agent "
-        f"`{_code(info.agent_name)}` ({info.agent_kind})"
+        f"Branch `{code(info.source_label)}` ({info.environment}) · agent "
+        f"`{code(info.agent_name)}` ({info.agent_kind})"
         + (f" · shard {info.shard}" if info.shard else "")
         + (f" · repeat {info.repeat}" if info.repeat > 1 else ""),
         "",
@@ -45,7 +45,7 @@ def render(run: RunResult) -> str:
     ]
     for question in run.questions:
         lines.append(
-            f"| {_ICONS[question.verdict]} | `{cell(_code(question.full_name))}` | "
+            f"| {_ICONS[question.verdict]} | `{code(question.full_name)}` | "
             f"{verdict_text(question)} | {cell(question.reason)} | "
             f"{latency_text(question_latency(question))} |"
         )
@@ -63,9 +63,5 @@ def _warehouse_table(run: RunResult) -> list[str]:
     accuracies = run.by_warehouse()
     if not accuracies:
         return []
-    rows = [f"| `{_code(name)}` | {acc.label()} |" for name, acc in accuracies.items()]
+    rows = [f"| `{code(name)}` | {acc.label()} |" for name, acc in accuracies.items()]
     return ["| Warehouse | Accuracy |", "|---|---|", *rows, ""]
-
-
-def _code(text: str) -> str:
-    return text.replace("`", "'")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -15,6 +14,7 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
+from sqlbench.hygiene import SafeConsole
 from sqlbench.report.run_format import VERDICT_STYLES, latency_text
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunNotice, RunStarted
 from sqlbench.verdicts import Verdict
@@ -37,7 +37,7 @@ class RunProgress:
 
     def __init__(self, stream: TextIO, *, live: bool) -> None:
         self.live = live
-        self.console = Console(
+        self.console = SafeConsole(
             file=stream, force_terminal=live, no_color=not live, highlight=False, soft_wrap=True
         )
         self.run_name: str | None = None

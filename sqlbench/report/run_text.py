@@ -7,10 +7,11 @@ import json
 from collections.abc import Sequence
 
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from sqlbench.hygiene import SafeConsole
 from sqlbench.report.metric_format import metric_detail, metric_lines
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
@@ -45,7 +46,7 @@ _UNWRAPPED_WIDTH = 1000
 
 def _render(parts: Sequence[RenderableType], *, color: bool, width: int | None) -> str:
     buffer = io.StringIO()
-    console = Console(
+    console = SafeConsole(
         file=buffer,
         force_terminal=color,
         no_color=not color,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import xml.etree.ElementTree as ET
 
+from sqlbench.hygiene import xml_safe
 from sqlbench.report.rundiff_format import outcome_text, source_text
 from sqlbench.rundiff.diff import ChangeKind, QuestionOutcome
 from sqlbench.rundiff.policy import CheckResult
@@ -60,7 +61,8 @@ def render(result: CheckResult) -> str:
         root.set(key, suite.get(key, "0"))
     root.append(suite)
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+    body = xml_safe(ET.tostring(root, encoding="unicode"))
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + body + "\n"
 
 
 def _case(suite: ET.Element, classname: str, name: str, counts: dict[str, int]) -> ET.Element:

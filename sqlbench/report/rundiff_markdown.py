@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlbench.report.markdown_cell import cell
+from sqlbench.report.markdown_cell import cell, code
 from sqlbench.report.rundiff_format import (
     ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
@@ -42,7 +42,7 @@ def render_check(result: CheckResult) -> str:
     lines = [
         headline,
         "",
-        f"Base `{cell(source_text(diff.base))}` → head `{cell(source_text(diff.head))}`. "
+        f"Base `{code(source_text(diff.base))}` → head `{code(source_text(diff.head))}`. "
         f"Fails on: {', '.join(policy.fail_on) or 'nothing'} (alpha {policy.alpha:g}).",
         "",
         "| rule | enforced | outcome |",
@@ -86,13 +86,13 @@ def _body(diff: RunDiff) -> list[str]:
                 present = change.head if change.head is not None else change.base
                 summary = present.summary if present is not None else ""
                 lines.append(
-                    f"- `{cell(change.full_name)}` ({summary}): {cell(reason_text(present))}"
+                    f"- `{code(change.full_name)}` ({summary}): {cell(reason_text(present))}"
                 )
             continue
         lines += ["| question | base → head | base reason | head reason |", "|---|---|---|---|"]
         for change in changes:
             lines.append(
-                f"| `{cell(change.full_name)}` | {transition(change)} "
+                f"| `{code(change.full_name)}` | {transition(change)} "
                 f"| {cell(reason_text(change.base))} | {cell(reason_text(change.head))} |"
             )
     if diff.answer_changes:

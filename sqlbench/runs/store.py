@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from sqlbench import secrets
 from sqlbench.errors import StoreError
+from sqlbench.hygiene import clean_data
 from sqlbench.runs.database import create_store_engine, mask_url, store_url
 from sqlbench.runs.identity import RunIdentity, identity_of
 from sqlbench.runs.liveness import process_alive
@@ -539,11 +540,16 @@ class RunStore:
 
 def _scrubbed(model: _Model) -> _Model:
     """``model`` with every secret redacted (``sqlbench.secrets``): nothing resolved reaches
-    the store, whatever an agent, a driver or an HTTP reply put into a reason or a trace."""
-    text = model.model_dump_json()
-    if secrets.scrub(text) == text:
-        return model
-    return type(model).model_validate(secrets.scrub_data(model.model_dump(mode="json")))
+    the store, whatever an agent, a driver or an HTTP reply put into a reason or a trace; and
+    every string is valid Unicode (lone surrogates and NUL replaced, ``sqlbench.hygiene``)."""
+    try:
+        text = model.model_dump_json()
+        if secrets.scrub(text) == text and "\\u0000" not in text:
+            return model
+    except ValueError:  # a lone surrogate: not encodable
+        pass
+    data, _ = clean_data(secrets.scrub_data(model.model_dump(mode="json")))
+    return type(model).model_validate(data)
 
 
 def _run_row(info: RunInfo) -> dict[str, Any]:
