@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import re
 
-_ESCAPES = str.maketrans(
-    {"<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "`": "\\`", "*": "\\*", "_": "\\_"}
-)
+_ESCAPES = str.maketrans({"<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]", "`": "\\`"})
 
 
 def cell(text: str) -> str:
     r"""Text made safe for one Markdown table cell: one line, backslashes and pipes escaped,
-    HTML and link, code and emphasis syntax escaped.
+    HTML, link and code syntax escaped.
 
     Backslashes are escaped first, so a reason that already holds ``\|`` cannot end the cell.
 
