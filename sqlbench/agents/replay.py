@@ -23,7 +23,14 @@ from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
 from sqlbench.project.confine import outside_project
 from sqlbench.project.models import AgentConfig
-from sqlbench.project.yamlload import load_yaml, plain
+from sqlbench.project.yamlload import (
+    MAX_YAML_BYTES,
+    MAX_YAML_DEPTH,
+    load_yaml,
+    nesting_depth,
+    plain,
+    too_big,
+)
 
 _YAML_SUFFIXES = (".yml", ".yaml")
 _SUFFIXES = (".jsonl", ".json", *_YAML_SUFFIXES)
@@ -60,15 +67,17 @@ def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]
     if file.suffix.lower() not in _SUFFIXES:
         raise ProjectError(f"a replay file must end in {', '.join(_SUFFIXES)}", shown)
     try:
-        text = file.read_text(encoding="utf-8")
+        if file.suffix.lower() == ".jsonl":
+            items = _jsonl_items(file, shown)
+        else:
+            if file.stat().st_size > MAX_YAML_BYTES:
+                raise ProjectError(str(too_big(file.stat().st_size, shown).message), shown)
+            text = file.read_text(encoding="utf-8")
+            items = _document_items(text, shown, yaml=file.suffix.lower() in _YAML_SUFFIXES)
     except FileNotFoundError:
         raise ProjectError("the replay file does not exist", shown) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProjectError(f"cannot read the replay file: {err}", shown) from err
-    if file.suffix.lower() == ".jsonl":
-        items = _jsonl_items(text, shown)
-    else:
-        items = _document_items(text, shown, yaml=file.suffix.lower() in _YAML_SUFFIXES)
     records: dict[tuple[str | None, str], Record] = {}
     for value, line in items:
         if not isinstance(value, dict):
@@ -95,26 +104,66 @@ def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]
     return records
 
 
-def _jsonl_items(text: str, shown: str) -> list[tuple[Any, int]]:
-    items = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            items.append((json.loads(line), number))
-        except json.JSONDecodeError as err:
-            raise ProjectError(
-                f"not valid JSON: {err.msg} at column {err.colno}", shown, number
-            ) from err
-    return items
+MAX_JSONL_LINE_BYTES = 16 * 2**20
+"""Longest line of a JSONL replay file (one recorded answer, trace included)."""
+MAX_REPLAY_BYTES = 512 * 2**20
+"""Largest JSONL replay file (read line by line, so only one line is held at a time)."""
+
+
+def _jsonl_items(file: Path, shown: str) -> list[tuple[Any, int]]:
+    """One recorded answer per line, read line by line with a bounded line length, total
+    size and nesting depth (the same limits as YAML)."""
+    size = file.stat().st_size
+    if size > MAX_REPLAY_BYTES:
+        raise ProjectError(
+            f"the replay file is {size / 2**20:,.0f} MB, over sqlbench's limit of "
+            f"{MAX_REPLAY_BYTES // 2**20} MB; split it",
+            shown,
+        )
+    items: list[tuple[Any, int]] = []
+    with file.open("rb") as stream:
+        number = 0
+        while True:
+            raw = stream.readline(MAX_JSONL_LINE_BYTES + 1)
+            if not raw:
+                return items
+            number += 1
+            if len(raw) > MAX_JSONL_LINE_BYTES and not raw.endswith(b"\n"):
+                raise ProjectError(
+                    f"the line is longer than sqlbench's limit of {MAX_JSONL_LINE_BYTES:,} "
+                    "bytes for one recorded answer",
+                    shown,
+                    number,
+                )
+            line = raw.decode("utf-8")
+            if not line.strip():
+                continue
+            items.append((_json_value(line, shown, number), number))
+
+
+def _json_value(text: str, shown: str, line: int | None) -> Any:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ProjectError(
+            f"not valid JSON: {err.msg} at column {err.colno}", shown, line or err.lineno
+        ) from err
+    except RecursionError as err:
+        raise ProjectError(
+            "the JSON is nested too deeply for sqlbench to read", shown, line
+        ) from err
+    if nesting_depth(value) > MAX_YAML_DEPTH:
+        raise ProjectError(
+            f"the JSON is nested more than {MAX_YAML_DEPTH} levels deep; sqlbench reads no deeper",
+            shown,
+            line,
+        )
+    return value
 
 
 def _document_items(text: str, shown: str, *, yaml: bool) -> list[tuple[Any, int]]:
     if not yaml:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ProjectError(f"not valid JSON: {err.msg}", shown, err.lineno) from err
+        data = _json_value(text, shown, None)
         if not isinstance(data, list):
             raise ProjectError("a JSON replay file must hold a list of answers", shown, 1)
         return [(item, 1) for item in data]

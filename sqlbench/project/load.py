@@ -47,7 +47,7 @@ from sqlbench.project.schema import (
     parse_settings,
 )
 from sqlbench.project.source import environment_for, working_tree_source
-from sqlbench.project.yamlload import YamlMap, line_of, load_yaml
+from sqlbench.project.yamlload import MAX_YAML_BYTES, YamlMap, line_of, load_yaml, too_big
 
 SETTINGS_FILES = ("sqlbench.yml", "sqlbench.yaml")
 DEV_BRANCH = "dev"
@@ -97,6 +97,10 @@ def _read(root: Path, rel: str, problems: list[Problem]) -> Any:
         problems.append(Problem(Severity.ERROR, outside_message(rel), rel, None))
         return None
     try:
+        size = (root / rel).stat().st_size
+        if size > MAX_YAML_BYTES:  # refused before it is read into memory
+            problems.append(too_big(size, rel))
+            return None
         text = (root / rel).read_text(encoding="utf-8")
     except UnicodeDecodeError:
         problems.append(Problem(Severity.ERROR, "not UTF-8 text", rel, None))

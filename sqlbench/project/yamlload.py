@@ -137,9 +137,15 @@ def load_yaml(text: str, path: str) -> YamlDocument:
         >>> doc.data["a"], doc.data.key_lines["b"], str(doc.problems[0])[:48]
         (1, 2, "f.yml:3: error: duplicate key 'a' (first at line")
     """
+    refused = _check_limits(text, path)
+    if refused is not None:
+        return YamlDocument(None, [refused], False)
     loader = _Loader(text, path)
     try:
         data = loader.get_single_data()
+    except RecursionError:
+        problem = Problem(Severity.ERROR, _too_deep(), path, None)
+        return YamlDocument(None, [problem], False)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -157,6 +163,103 @@ def load_yaml(text: str, path: str) -> YamlDocument:
     finally:
         loader.dispose()
     return YamlDocument(data, loader.sqlbench_problems, data is None and _is_blank(text))
+
+
+MAX_YAML_BYTES = 8 * 2**20
+"""Largest YAML file sqlbench reads (8 MB: about 100,000 short questions, 40 s to load; more
+is a mistake or an attack, and would take minutes and gigabytes)."""
+MAX_YAML_DEPTH = 64
+"""Deepest nesting of mappings and lists in a YAML file."""
+MAX_ALIAS_NODES = 100_000
+"""How many values aliases (``*name``) may add to a file beyond what is written in it: enough
+for any ``<<: *defaults``, not for a "billion laughs" that expands to gigabytes."""
+
+
+def _check_limits(text: str, path: str) -> Problem | None:
+    """A problem when ``text`` is too large, nested too deeply, or its aliases expand too far;
+    read from libyaml's event stream (no recursion, nothing built) before anything is loaded.
+
+    Example:
+        >>> str(_check_limits("a: " + "[" * 70 + "]" * 70, "f.yml"))
+        'f.yml:1: error: the YAML is nested more than 64 levels deep; sqlbench reads no deeper'
+    """
+    size = len(text.encode("utf-8", "surrogatepass")) if len(text) > MAX_YAML_BYTES // 4 else 0
+    if size > MAX_YAML_BYTES:
+        return too_big(size, path)
+    sizes: dict[str, int] = {}
+    stack: list[list[Any]] = [[None, 0]]  # [anchor, values inside] per open collection
+    written = added = 0
+    try:
+        for event in yaml.parse(text, Loader=_SafeLoader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                if len(stack) > MAX_YAML_DEPTH:
+                    line = event.start_mark.line + 1
+                    return Problem(Severity.ERROR, _too_deep(), path, line)
+                stack.append([event.anchor, 0])
+            elif isinstance(event, yaml.CollectionEndEvent):
+                anchor, inside = stack.pop()
+                if anchor is not None:
+                    sizes[anchor] = inside + 1
+                stack[-1][1] += inside + 1
+                written += 1
+            elif isinstance(event, yaml.ScalarEvent):
+                if event.anchor is not None:
+                    sizes[event.anchor] = 1
+                stack[-1][1] += 1
+                written += 1
+            elif isinstance(event, yaml.AliasEvent):
+                expands = sizes.get(str(event.anchor), 1)
+                stack[-1][1] += expands
+                added += expands
+                if added > MAX_ALIAS_NODES:
+                    return Problem(
+                        Severity.ERROR,
+                        f"YAML aliases here expand the file past {MAX_ALIAS_NODES:,} values "
+                        f"(it writes {written:,}); a file that repeats itself this much is "
+                        'refused ("billion laughs")',
+                        path,
+                        event.start_mark.line + 1,
+                    )
+    except yaml.YAMLError:
+        return None  # the loader reports it, with its line
+    return None
+
+
+def too_big(size: int, path: str) -> Problem:
+    """The problem of a YAML file of ``size`` bytes, over ``MAX_YAML_BYTES``."""
+    return Problem(
+        Severity.ERROR,
+        f"the file is {size / 2**20:,.1f} MB, over sqlbench's limit of "
+        f"{MAX_YAML_BYTES // 2**20} MB for a YAML file; split it into several files",
+        path,
+        None,
+    )
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply lists and mappings nest in ``value`` (0 for a scalar), without recursion.
+
+    Example:
+        >>> nesting_depth({"a": [1, {"b": []}]}), nesting_depth("x")
+        (4, 0)
+    """
+    deepest = 0
+    pending: list[tuple[Any, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        pending.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def _too_deep() -> str:
+    return f"the YAML is nested more than {MAX_YAML_DEPTH} levels deep; sqlbench reads no deeper"
 
 
 def _is_blank(text: str) -> bool:

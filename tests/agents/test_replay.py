@@ -130,6 +130,37 @@ def test_json_list_file(tmp_path: Path, request_for: Callable[..., Request]) -> 
         ("a.yml", "name: q1\n", "agents/a.yml:1: a YAML replay file must hold a list"),
         ("a.yml", "- name: [\n", "agents/a.yml:2: YAML syntax error"),
         ("a.csv", "name,sql\n", "agents/a.csv: a replay file must end in .jsonl, .json, .yml"),
+        # Hostile files (issue 17): nesting past the parser's recursion, or past the depth
+        # limit, and a "billion laughs" of aliases, each a sentence with its line.
+        (
+            "a.jsonl",
+            '{"name": "q1"}\n' + "[" * 100_000 + "]" * 100_000 + "\n",
+            "agents/a.jsonl:2: the JSON is nested too deeply for sqlbench to read",
+        ),
+        (
+            "a.jsonl",
+            '{"name": "q1", "sql": ' + "[" * 80 + "]" * 80 + "}\n",
+            "agents/a.jsonl:1: the JSON is nested more than 64 levels deep",
+        ),
+        (
+            "a.json",
+            "[" * 100_000 + "]" * 100_000,
+            "agents/a.json: the JSON is nested too deeply for sqlbench to read",
+        ),
+        (
+            "a.yml",
+            "- name: q1\n  sql: " + "[" * 100 + "]" * 100 + "\n",
+            "agents/a.yml:2: the YAML is nested more than 64 levels deep",
+        ),
+        (
+            "a.yml",
+            "- &a [x, x, x, x, x, x, x, x, x, x]\n"
+            + "".join(
+                f"- &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh")
+            )
+            + "- name: q1\n",
+            "agents/a.yml:5: YAML aliases here expand the file past 100,000 values",
+        ),
     ],
 )
 def test_broken_files_are_project_errors_with_lines(
@@ -161,3 +192,20 @@ def test_empty_files_have_no_answers(tmp_path: Path, request_for: Callable[..., 
         )
         error = ask(agent, request_for("q1"), timeout_s=5, retries=0).error
         assert error == f"no recorded answer for auto/q1 in agents/{name}"
+
+
+def test_a_jsonl_line_past_the_limit_is_refused_without_reading_it_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlbench.agents.replay as replay
+
+    monkeypatch.setattr(replay, "MAX_JSONL_LINE_BYTES", 1000)
+    write_project(
+        tmp_path,
+        {"agents/a.jsonl": '{"name": "q1"}\n{"name": "q2", "sql": "' + "x" * 5000 + '"}\n'},
+    )
+    problems = validate_agent_config(replay_config(tmp_path, "a.jsonl"))
+    assert [p.message for p in problems] == [
+        "agent 'recorded': `path`: agents/a.jsonl:2: the line is longer than sqlbench's limit "
+        "of 1,000 bytes for one recorded answer"
+    ]

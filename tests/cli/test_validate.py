@@ -250,3 +250,59 @@ def test_an_llm_agent_without_an_endpoint_is_a_warning_at_its_line(invoke, tmp_p
     assert invoke("validate", "-C", str(tmp_path), env={"SQLBENCH_LLM_MODEL": "m"}).stdout == (
         "Valid: 1 question in 1 space, 0 certified queries, 2 agents (+ auto).\n"
     )
+
+
+LAUGHS = "lol0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)
+)
+
+
+def test_hostile_project_files_are_sentences_with_lines(invoke, tmp_path: Path) -> None:
+    """Issue 17: a "billion laughs" in sqlbench.yml, a question file nested past the depth
+    limit, settings of .inf and 10^12: every one a sentence with file:line, no traceback,
+    no gigabytes (the laughs would expand to 10^9 values)."""
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "run:\n  agent_timeout_s: .inf\n  query_timeout_s: 1e12\n"
+            "  max_result_mb: -1\n",
+            "eval_questions/laughs.yml": LAUGHS,
+            "eval_questions/deep.yml": "eval_questions: " + "[" * 100 + "]" * 100 + "\n",
+            "eval_questions/q.yml": GOOD_QUESTION,
+        },
+    )
+    result = invoke("validate", "-C", str(tmp_path), exit_code=1)
+    assert result.stdout.splitlines() == [
+        "eval_questions/deep.yml:1: error: the YAML is nested more than 64 levels deep; "
+        "sqlbench reads no deeper",
+        "eval_questions/laughs.yml:5: error: YAML aliases here expand the file past 100,000 "
+        'values (it writes 19); a file that repeats itself this much is refused ("billion '
+        'laughs")',
+        "sqlbench.yml:2: error: run.agent_timeout_s: must be a finite number above 0 and at "
+        "most 86400 (got inf)",
+        "sqlbench.yml:3: error: run.query_timeout_s: must be a finite number above 0 and at "
+        "most 86400 (got '1e12')",
+        "sqlbench.yml:4: error: run.max_result_mb: must be a finite number above 0 and at "
+        "most 65536 (got -1)",
+        "Found 5 errors in 4 files.",
+    ]
+
+
+def test_a_question_file_past_the_size_limit_is_refused_unread(
+    invoke, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlbench.project.load as load
+
+    monkeypatch.setattr(load, "MAX_YAML_BYTES", 1000)
+    monkeypatch.setattr("sqlbench.project.yamlload.MAX_YAML_BYTES", 1000)
+    big = {
+        "eval_questions": [
+            {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(100)
+        ]
+    }
+    write_project(tmp_path, {"eval_questions/big.yml": big, "eval_questions/q.yml": GOOD_QUESTION})
+    result = invoke("validate", "-C", str(tmp_path), exit_code=1)
+    assert result.stdout.splitlines()[0].startswith(
+        "eval_questions/big.yml: error: the file is 0.0 MB, over sqlbench's limit of 0 MB for "
+        "a YAML file; split it into several files"
+    )
