@@ -156,7 +156,8 @@ def test_json_list_file(tmp_path: Path, request_for: Callable[..., Request]) -> 
             "a.yml",
             "- &a [x, x, x, x, x, x, x, x, x, x]\n"
             + "".join(
-                f"- &{c} [{', '.join([f'*{p}'] * 10)}]\n" for p, c in zip("abcdefg", "bcdefgh")
+                f"- &{c} [{', '.join([f'*{p}'] * 10)}]\n"
+                for p, c in zip("abcdefg", "bcdefgh", strict=True)
             )
             + "- name: q1\n",
             "agents/a.yml:5: YAML aliases here expand the file past 100,000 values",
