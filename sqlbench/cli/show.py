@@ -98,5 +98,5 @@ def _question_json(question: QuestionResult) -> dict[str, object]:
         "reason": question.reason,
         "pass_rate": question.pass_rate,
         "flaky": question.flaky,
-        "trials": [t.model_dump(mode="json") for t in question.trials],
+        "trials": [run_json.trial_to_json(t) for t in question.trials],
     }

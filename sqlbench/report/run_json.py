@@ -77,6 +77,13 @@ def _metadata(info: RunInfo, run: RunResult) -> dict[str, Any]:
     }
 
 
+def trial_to_json(trial: TrialResult) -> dict[str, Any]:
+    """One trial as JSON, every stored field, metrics as ``{name: {score, ...detail}}``."""
+    data = trial.model_dump(mode="json")
+    data["metrics"] = {name: metric_json(result) for name, result in trial.metrics.items()}
+    return data
+
+
 def _trial(trial: TrialResult) -> dict[str, Any]:
     data = trial.model_dump(
         mode="json",

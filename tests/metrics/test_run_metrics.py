@@ -8,6 +8,7 @@ from pathlib import Path
 
 from sqlbench.project.load import load_project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
+from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
 from sqlbench.verdicts import Verdict
@@ -128,3 +129,20 @@ def test_stored_metrics_survive_the_store(tmp_path: Path) -> None:
     question = again.question("auto/checked")
     assert question is not None
     assert question.first.metrics["tool_selection_accuracy"].score == 1.0
+
+
+def test_show_json_of_one_question_has_the_metric_shape(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sqlbench.cli.main import get_cli
+
+    root = make_project(tmp_path)
+    run_benchmark(load_project(root), "rec", RunOptions(name="r1"))
+    result = CliRunner().invoke(
+        get_cli(), ["show", "-C", str(root), "r1", "checked", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    trial = json.loads(result.stdout)["result"]["trials"][0]
+    assert trial["truth_sql"] == "SELECT 1 AS one"
+    assert trial["metrics"]["tool_selection_accuracy"]["matched"] == ["list_tables", "run_sql"]
+    assert trial["metrics"]["tool_selection_accuracy"]["score"] == 1.0
