@@ -9,16 +9,18 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlbench.agents import AgentContext, ask, build_agent
     from sqlbench.compare import Comparison, compare_results
-    from sqlbench.project.load import load_project
     from sqlbench.runs.plan import RunOptions
     from sqlbench.runs.runner import run_benchmark
+    from sqlbench.validation import Validation, load_project, validate_project
 
 # Public names imported on first use, so `import sqlbench` stays light: name -> module.
 _LAZY: dict[str, str] = {
     "AgentContext": "sqlbench.agents",
     "ask": "sqlbench.agents",
     "build_agent": "sqlbench.agents",
-    "load_project": "sqlbench.project.load",
+    "load_project": "sqlbench.validation",
+    "validate_project": "sqlbench.validation",
+    "Validation": "sqlbench.validation",
     "compare_results": "sqlbench.compare",
     "run_benchmark": "sqlbench.runs.runner",
     "RunOptions": "sqlbench.runs.plan",
@@ -41,10 +43,12 @@ __all__ = [
     "AgentContext",
     "Comparison",
     "RunOptions",
+    "Validation",
     "__version__",
     "ask",
     "build_agent",
     "compare_results",
     "load_project",
     "run_benchmark",
+    "validate_project",
 ]

@@ -9,10 +9,10 @@ import click
 
 from sqlbench.cli.options import needs_project
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.load import load_project
 from sqlbench.report.metric_format import metric_lines
 from sqlbench.runs.judging import judge_run
 from sqlbench.runs.locate import open_project_store
+from sqlbench.validation import load_project
 
 
 @click.command("judge")

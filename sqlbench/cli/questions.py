@@ -18,10 +18,10 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.load import load_project
 from sqlbench.project.models import Question, TruthKind
 from sqlbench.project.select import select_questions
 from sqlbench.project.validate import plural
+from sqlbench.validation import load_project
 
 SCHEMA_VERSION = 1
 

@@ -20,10 +20,10 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.load import load_project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions, Shard
 from sqlbench.runs.results import RunResult
+from sqlbench.validation import load_project
 
 
 def render_run(run: RunResult, fmt: str, *, color: bool = False) -> str:

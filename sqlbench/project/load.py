@@ -40,6 +40,7 @@ from sqlbench.project.models import (
     SourceInfo,
 )
 from sqlbench.project.root import find_project_root, is_project_dir, require_project
+from sqlbench.project.rules import AgentValidator
 from sqlbench.project.schema import (
     parse_agent_file,
     parse_certified_file,
@@ -204,14 +205,13 @@ def _read_files(root: Path, problems: list[Problem]) -> _Files:
 def _read_agent_files(root: Path) -> tuple[list[AgentConfig], list[Problem], int]:
     """Agent definitions. A YAML file that a replay agent's ``path`` points at is a recording,
     not an agent definition, and is left out."""
-    kinds = rules.kinds_to_check()
     per_file: dict[str, tuple[list[AgentConfig], list[Problem]]] = {}
     for rel in _yaml_files(root, "agents"):
         file_problems: list[Problem] = []
         data = _read(root, rel, file_problems)
         configs: list[AgentConfig] = []
         if data is not None:
-            parsed = parse_agent_file(data, rel, (root / rel).parent, kinds)
+            parsed = parse_agent_file(data, rel, (root / rel).parent)
             configs, file_problems = parsed.agents, file_problems + parsed.problems
         per_file[rel] = (configs, file_problems)
     recordings = set()
@@ -275,12 +275,19 @@ def question_set_hash(questions: Sequence[Question]) -> str:
     return hashlib.sha256("\n".join(records).encode("utf-8")).hexdigest()
 
 
-def check_project(path: Path | str = ".", *, branch: str | None = None) -> ProjectCheck:
+def check_project(
+    path: Path | str = ".",
+    *,
+    branch: str | None = None,
+    validate_agent: AgentValidator | None = None,
+) -> ProjectCheck:
     """Read and check a project, collecting every problem in one pass.
 
     Args:
         path: The project folder (in the working tree, also for ``branch``).
         branch: A git ref to read the project from instead of the working tree.
+        validate_agent: The agents package's checks of one agent's kind and keys, passed in
+            from above (``sqlbench.validation`` does); None checks names and duplicates only.
 
     Raises:
         ProjectError: ``path`` is not a folder or holds no project (at ``branch``).
@@ -300,7 +307,7 @@ def check_project(path: Path | str = ".", *, branch: str | None = None) -> Proje
     elif branch is not None:
         extracted = gitfs.extract_project(folder, branch)
     try:
-        return _check(folder, extracted, branch if extracted else None, note)
+        return _check(folder, extracted, branch if extracted else None, note, validate_agent)
     except BaseException:
         if extracted is not None:
             extracted.cleanup()
@@ -308,7 +315,11 @@ def check_project(path: Path | str = ".", *, branch: str | None = None) -> Proje
 
 
 def _check(
-    folder: Path, extracted: gitfs.ExtractedTree | None, ref: str | None, note: str | None
+    folder: Path,
+    extracted: gitfs.ExtractedTree | None,
+    ref: str | None,
+    note: str | None,
+    validate_agent: AgentValidator | None,
 ) -> ProjectCheck:
     root = extracted.root if extracted is not None else folder
     if not is_project_dir(root):
@@ -320,7 +331,7 @@ def _check(
         require_project(folder)
     problems: list[Problem] = []
     files = _read_files(root, problems)
-    cross = _cross_file(files, root)
+    cross = _cross_file(files, root, validate_agent)
     problems.extend(cross.problems)
     all_agents = {"auto": AgentConfig(name="auto", kind="auto", base_dir=root), **cross.agents}
     settings = files.settings
@@ -363,12 +374,12 @@ class _CrossFile(NamedTuple):
     agents: dict[str, AgentConfig]
 
 
-def _cross_file(files: _Files, root: Path) -> _CrossFile:
+def _cross_file(files: _Files, root: Path, validate_agent: AgentValidator | None) -> _CrossFile:
     problems = rules.duplicate_questions(files.questions)
     by_name, certified_problems = rules.certified_by_name(files.certified)
     problems += certified_problems
     problems += rules.resolve_certified(files.questions, files.question_entries, by_name)
-    agents, agent_problems = rules.agent_problems(files.agents)
+    agents, agent_problems = rules.agent_problems(files.agents, validate_agent)
     problems += agent_problems
     default = rules.default_agent_problem(
         files.settings, files.settings_data, agents, files.settings_path
@@ -435,13 +446,20 @@ def _sql_dialect(files: _Files, warehouse: str | None, problems: list[Problem]) 
     return dialect
 
 
-def load_project(path: Path | str = ".", *, branch: str | None = None) -> Project:
+def load_project(
+    path: Path | str = ".",
+    *,
+    branch: str | None = None,
+    validate_agent: AgentValidator | None = None,
+) -> Project:
     """Load a project; see the module docstring for where its files come from.
+    ``sqlbench.load_project`` (``sqlbench.validation``) is this with every agent check.
 
     Args:
         path: The project folder (default: the current folder).
         branch: A git ref (branch, tag, commit, ``origin/main``) to load the project as
             committed there, the checkout untouched; None for the working tree.
+        validate_agent: See ``check_project``.
 
     Returns:
         The project; warnings are on ``project.warnings``.
@@ -451,7 +469,7 @@ def load_project(path: Path | str = ".", *, branch: str | None = None) -> Projec
         ProjectError: ``path`` holds no project.
         GitError: ``branch`` cannot be read.
     """
-    result = check_project(path, branch=branch)
+    result = check_project(path, branch=branch, validate_agent=validate_agent)
     if result.project is None:
         raise ProjectInvalid(result.problems)
     return result.project

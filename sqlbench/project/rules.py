@@ -7,13 +7,10 @@ and ground truth that will drift because it is relative to today.
 
 from __future__ import annotations
 
-import importlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from importlib.metadata import entry_points
 from pathlib import Path, PurePosixPath
-from types import ModuleType
 
 import sqlglot
 from sqlglot import Token, TokenType
@@ -32,22 +29,6 @@ from sqlbench.project.models import (
 from sqlbench.project.yamlload import YamlMap, line_of
 from sqlbench.sqlstatements import statements
 from sqlbench.text import suggest
-
-BUILTIN_KINDS = ("command", "http", "python", "replay", "llm")
-"""Agent kinds an agent file may use (``auto`` is implicit and needs no file)."""
-AGENT_ENTRY_POINTS = "sqlbench.agents"
-"""Entry-point group through which third parties add agent kinds."""
-
-
-def kinds_to_check() -> set[str] | None:
-    """The kinds the loader itself accepts, or None when the agents registry checks kinds.
-
-    Without the registry (see ``_agent_registry``): built-in kinds plus the names installed
-    packages declare as entry points.
-    """
-    if _agent_registry() is not None:
-        return None
-    return set(BUILTIN_KINDS) | {ep.name for ep in entry_points(group=AGENT_ENTRY_POINTS)}
 
 
 def _warning(message: str, path: str | None, line: int | None) -> Problem:
@@ -124,26 +105,18 @@ def resolve_certified(
     return problems
 
 
-def _agent_registry() -> ModuleType | None:
-    """``sqlbench.agents.registry`` (kind-specific key checks), or None while it does not exist.
-
-    The agents package is written alongside this one; until its registry module lands, agent
-    kinds' own keys go unchecked here. Only the module's absence is tolerated: once it exists it
-    is always called, and an import error inside it propagates.
-    """
-    try:
-        return importlib.import_module("sqlbench.agents.registry")
-    except ModuleNotFoundError as err:
-        if err.name != "sqlbench.agents.registry":
-            raise
-        return None
+AgentValidator = Callable[[AgentConfig], list[Problem]]
+"""Checks of one agent's kind and keys; the agents package's ``validate_agent_config``, passed
+in from above (``sqlbench.validation``) because agents/ imports project/, not the reverse."""
 
 
-def agent_problems(agents: Sequence[AgentConfig]) -> tuple[dict[str, AgentConfig], list[Problem]]:
-    """Agents by name; duplicate names, and each kind's own checks from the agents package."""
+def agent_problems(
+    agents: Sequence[AgentConfig], validate_agent: AgentValidator | None = None
+) -> tuple[dict[str, AgentConfig], list[Problem]]:
+    """Agents by name; duplicate names, and each agent's kind checks by ``validate_agent``
+    (none when None)."""
     by_name: dict[str, AgentConfig] = {}
     problems: list[Problem] = []
-    registry = _agent_registry()
     for agent in agents:
         first = by_name.setdefault(agent.name, agent)
         if first is not agent:
@@ -155,8 +128,8 @@ def agent_problems(agents: Sequence[AgentConfig]) -> tuple[dict[str, AgentConfig
                 )
             )
             continue
-        if registry is not None:
-            problems.extend(registry.validate_agent_config(agent))
+        if validate_agent is not None:
+            problems.extend(validate_agent(agent))
     return by_name, problems
 
 

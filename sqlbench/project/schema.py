@@ -9,7 +9,6 @@ are worded and located lives in ``problems``.
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -332,13 +331,11 @@ def parse_certified_file(data: Any, path: str) -> CertifiedFile:
     return CertifiedFile(found, kept, problems)
 
 
-def parse_agent_file(
-    data: Any, path: str, base_dir: Path, known_kinds: Collection[str] | None
-) -> AgentFile:
+def parse_agent_file(data: Any, path: str, base_dir: Path) -> AgentFile:
     """An ``agents`` file: one ``AgentConfig`` per entry (kind keys unchecked) and problems.
 
-    Kinds and their own keys are checked by the agents package (``rules.agent_problems``);
-    ``known_kinds`` is checked here only when given (while that package cannot check).
+    Kinds and their own keys are checked by the agents package's validator, passed in from
+    above (``rules.agent_problems``, ``sqlbench.validation``).
     """
     entries, problems = _top_level(data, path, "agents", AGENT_FILE_KEYS, "agent")
     found: list[AgentConfig] = []
@@ -374,16 +371,6 @@ def parse_agent_file(
             message = "'auto' is the built-in agent and cannot be redefined; pick another name"
         if message:
             problems.append(error(message, path, entry.key_lines["name"]))
-            continue
-        if known_kinds is not None and kind not in known_kinds:
-            hint = (
-                " ('auto' is built in and needs no file)"
-                if kind == "auto"
-                else suggest(kind, sorted(known_kinds), listing=True)
-            )
-            problems.append(
-                error(f"{context}unknown kind {kind!r}{hint}", path, entry.key_lines["kind"])
-            )
             continue
         options = {key: value for key, value in plain(entry).items() if key not in ("name", "kind")}
         found.append(

@@ -1,30 +1,15 @@
-"""``validate_project``: every problem of a project in one pass, and how to summarize them.
+"""How validation problems are counted and summarized.
 
 The checks themselves live in ``schema`` (one file at a time) and ``rules`` (across files);
-``load.check_project`` runs them all.
+``load.check_project`` runs them all, and ``sqlbench.validation.validate_project`` adds the
+agents' and the warehouse's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from sqlbench.errors import Problem, Severity
-from sqlbench.project.load import check_project
-
-
-def validate_project(path: Path | str = ".", *, branch: str | None = None) -> list[Problem]:
-    """Every problem in a project, errors and warnings, sorted by file and line.
-
-    Args:
-        path: The project folder.
-        branch: A git ref to validate the project as committed there (checkout untouched).
-
-    Raises:
-        ProjectError: ``path`` holds no project.
-        GitError: ``branch`` cannot be read.
-    """
-    return check_project(path, branch=branch).problems
 
 
 def count_problems(problems: Sequence[Problem]) -> tuple[int, int]:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
-from sqlbench.project.load import close_project, load_project
+from sqlbench.project.load import close_project
 from sqlbench.project.models import Project, parse_duration
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
@@ -28,6 +28,7 @@ from sqlbench.runs.identity import run_identity, warehouse_identity
 from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
 from sqlbench.runs.store import RunStore
+from sqlbench.validation import load_project
 
 Notify = Callable[[str], None]
 """Receives one-line notes for the user (which side was reused, an incomplete run...)."""

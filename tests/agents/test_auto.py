@@ -198,7 +198,7 @@ def demo_routes() -> list[tuple[str, TruthKind, str | None, str | None, float]]:
         or not (REPO_ROOT / "certified_queries").is_dir()
     ):
         pytest.skip("the demo project is not in this checkout")
-    from sqlbench.project.load import load_project
+    from sqlbench.validation import load_project
 
     project = load_project(REPO_ROOT)
     router = Router(project.certified_queries, DEFAULT_THRESHOLD)

@@ -17,12 +17,12 @@ from agent_servers import Received, Reply, ScriptedServer
 
 from sqlbench.metrics.judge import Judge, JudgeEndpoint
 from sqlbench.metrics.judged import judged_metrics, pair_calls, parse_reply
-from sqlbench.project.load import load_project
 from sqlbench.project.models import ExpectedTool, Question
 from sqlbench.runs.models import ToolCallRecord, TrialResult
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
+from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 Invoke = Callable[..., Result]
@@ -271,10 +271,10 @@ def test_judge_command_on_a_stored_run(
     ],
 )
 def test_custom_metric_problems_name_the_line(tmp_path: Path, metrics: str, message: str) -> None:
-    from sqlbench.project.validate import validate_project
+    from sqlbench.validation import validate_project
 
     root = project(tmp_path, "metrics:\n" + metrics)
-    problems = [str(p) for p in validate_project(root)]
+    problems = [str(p) for p in validate_project(root).problems]
     assert any(p.startswith(message) for p in problems), problems
 
 

@@ -306,3 +306,23 @@ def test_a_question_file_past_the_size_limit_is_refused_unread(
         "eval_questions/big.yml: error: the file is 0.0 MB, over sqlbench's limit of 0 MB for "
         "a YAML file; split it into several files"
     )
+
+
+def test_validate_project_returns_what_the_command_prints(invoke, tmp_path: Path) -> None:
+    """The Python API gets every problem `sqlbench validate` prints, the environment's
+    included (the command renders ``validate_project``'s result and adds nothing)."""
+    from sqlbench.report.validation import render_text
+    from sqlbench.validation import validate_project
+
+    write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": GOOD_QUESTION,
+            "agents/gen.yml": "agents:\n  - {name: gen, kind: llm}\n",
+        },
+    )
+    validation = validate_project(tmp_path, env={})
+    assert [p.message.split(":")[0] for p in validation.problems] == ["agent 'gen'"]
+    assert (validation.errors, validation.warnings, validation.executed) == (0, 1, False)
+    printed = invoke("validate", "-C", str(tmp_path)).stdout
+    assert printed == render_text(validation) + "\n"

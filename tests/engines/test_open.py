@@ -114,8 +114,8 @@ def test_setup_globs_expand_in_order_each_file_once(tmp_path: Path) -> None:
 
 
 def test_open_project_engine_opens_and_sets_up(tmp_path: Path) -> None:
-    from sqlbench.project.load import load_project
     from sqlbench.testing import write_project
+    from sqlbench.validation import load_project
 
     root = write_project(
         tmp_path,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from sqlbench.engines.preflight import preflight
 from sqlbench.errors import Problem, Severity
-from sqlbench.project.load import load_project
 from sqlbench.testing import write_project
+from sqlbench.validation import load_project
 
 SETUP = """
 CREATE TABLE people (id INTEGER, name VARCHAR, score INTEGER, joined DATE);

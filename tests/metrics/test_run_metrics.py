@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sqlbench.project.load import load_project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
+from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 QUESTIONS = """

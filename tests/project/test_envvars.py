@@ -65,7 +65,7 @@ def test_redact_puts_secrets_back_in_their_reference_form() -> None:
 
 
 def test_loaded_projects_keep_the_reference_form(tmp_path, monkeypatch) -> None:
-    from sqlbench.project.load import load_project
+    from sqlbench.validation import load_project
 
     monkeypatch.setenv("PGPASSWORD", "hunter2")
     write_project(

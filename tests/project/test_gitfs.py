@@ -11,10 +11,10 @@ import pytest
 
 from sqlbench.errors import GitError, ProjectError
 from sqlbench.project import gitfs
-from sqlbench.project.load import close_project, load_project
+from sqlbench.project.load import close_project
 from sqlbench.project.models import Environment
-from sqlbench.project.validate import validate_project
 from sqlbench.testing import GitRepo
+from sqlbench.validation import load_project, validate_project
 
 
 def _questions(*names: str, space: str = "sales") -> dict:
@@ -121,7 +121,7 @@ def test_the_extraction_lives_as_long_as_the_project(repo: GitRepo) -> None:
 def test_a_failed_load_leaves_no_extraction(repo: GitRepo, tmp_path: Path) -> None:
     repo.commit({"eval_questions/q.yml": "eval_questions:\n  - name: x\n"}, branch="broken")
     before = set(Path(os.environ.get("TMPDIR", "/tmp")).glob("sqlbench-broken-*"))
-    problems = validate_project(repo.root, branch="broken")
+    problems = validate_project(repo.root, branch="broken").problems
     assert [str(p) for p in problems] == [
         "eval_questions/q.yml:2: error: question 'x': missing required key 'question'"
     ]

@@ -9,9 +9,10 @@ import pytest
 
 import sqlbench
 from sqlbench.errors import ProjectError, ProjectInvalid, Severity
-from sqlbench.project.load import check_project, load_project, question_set_hash
+from sqlbench.project.load import question_set_hash
 from sqlbench.project.models import Environment, TruthKind
 from sqlbench.testing import write_project
+from sqlbench.validation import check_project, load_project
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 

@@ -9,8 +9,8 @@ import duckdb
 import pytest
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.load import check_project, load_project
 from sqlbench.project.scaffold import scaffold_project, template_files
+from sqlbench.validation import check_project, load_project
 
 
 def test_the_template_validates_without_any_problem(tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ import pytest
 import yaml
 
 from sqlbench.errors import ProjectInvalid, Severity
-from sqlbench.project.load import load_project
-from sqlbench.project.validate import validate_project
+from sqlbench.validation import load_project, validate_project
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "projects"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "expected.yml").is_file())
@@ -32,7 +31,7 @@ def test_there_is_a_fixture_per_rule() -> None:
 @pytest.mark.parametrize("name", CASES)
 def test_fixture_reports_exactly_the_expected_problems(name: str) -> None:
     expected = _expected(name)
-    got = [str(problem) for problem in validate_project(FIXTURES / name)]
+    got = [str(problem) for problem in validate_project(FIXTURES / name).problems]
     assert len(got) == len(expected), "\n".join(got)
     for want, have in zip(expected, got, strict=True):
         assert have.startswith(want), f"expected {want!r}\n     got {have!r}"
@@ -40,7 +39,7 @@ def test_fixture_reports_exactly_the_expected_problems(name: str) -> None:
 
 @pytest.mark.parametrize("name", [c for c in CASES if c != "good"])
 def test_load_project_raises_on_errors_and_keeps_warnings(name: str) -> None:
-    problems = validate_project(FIXTURES / name)
+    problems = validate_project(FIXTURES / name).problems
     if any(p.severity is Severity.ERROR for p in problems):
         with pytest.raises(ProjectInvalid) as caught:
             load_project(FIXTURES / name)

@@ -14,10 +14,10 @@ import pytest
 
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
-from sqlbench.project.load import load_project
 from sqlbench.runs.models import RunStatus
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project
+from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 POISON = "SELECT 42 AS poison"

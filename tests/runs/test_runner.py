@@ -15,7 +15,6 @@ import pytest
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError
-from sqlbench.project.load import load_project
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.models import RunStatus
@@ -23,6 +22,7 @@ from sqlbench.runs.plan import RunOptions, Shard, pick_questions
 from sqlbench.runs.runner import open_store, run_benchmark
 from sqlbench.runs.store import RunStore
 from sqlbench.testing import FakeAgent, write_project
+from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED

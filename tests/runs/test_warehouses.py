@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from sqlbench.errors import EngineError, ProjectInvalid
-from sqlbench.project.load import check_project, load_project
 from sqlbench.report import run_json, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
+from sqlbench.validation import check_project, load_project
 from sqlbench.verdicts import Verdict
 
 OLDEST = "SELECT name FROM singer WHERE age = (SELECT max(age) FROM singer)"
