@@ -46,7 +46,9 @@ LAYERS: list[list[str]] = [
     ["sqlbench.rundiff"],
     # 9: rendering
     ["sqlbench.report"],
-    # 10: the command line and test helpers for plugin authors
+    # 10: the local viewer (`sqlbench view`'s HTTP server)
+    ["sqlbench.view"],
+    # 11: the command line and test helpers for plugin authors
     ["sqlbench.cli", "sqlbench.__main__", "sqlbench.testing"],
 ]
 
