@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sqlbench.agents import AgentContext, ask, build_agent
     from sqlbench.compare import Comparison, compare_results
+    from sqlbench.metrics import summarize_metrics
     from sqlbench.runs.plan import RunOptions
+    from sqlbench.runs.judging import judge_run
     from sqlbench.runs.runner import run_benchmark
     from sqlbench.validation import Validation, load_project, validate_project
 
@@ -25,6 +27,8 @@ _LAZY: dict[str, str] = {
     "run_benchmark": "sqlbench.runs.runner",
     "RunOptions": "sqlbench.runs.plan",
     "Comparison": "sqlbench.compare",
+    "judge_run": "sqlbench.runs.judging",
+    "summarize_metrics": "sqlbench.metrics",
 }
 
 
