@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from sqlbench.agents import AgentContext, ask, build_agent
     from sqlbench.compare import Comparison, compare_results
     from sqlbench.metrics import summarize_metrics
-    from sqlbench.runs.plan import RunOptions
     from sqlbench.runs.judging import judge_run
+    from sqlbench.runs.plan import RunOptions
     from sqlbench.runs.runner import run_benchmark
     from sqlbench.validation import Validation, load_project, validate_project
 
