@@ -52,7 +52,9 @@ __all__ = [
     "ask",
     "build_agent",
     "compare_results",
+    "judge_run",
     "load_project",
     "run_benchmark",
+    "summarize_metrics",
     "validate_project",
 ]
