@@ -9,6 +9,7 @@ import click
 
 from sqlbench import secrets
 from sqlbench.cli.options import (
+    THRESHOLD,
     check_output_folder,
     head_option,
     needs_project,
@@ -71,10 +72,11 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
 )
 @click.option(
     "--floor",
-    type=click.FloatRange(0, 1),
+    type=THRESHOLD,
     default=None,
-    help="Minimum head accuracy (0-1); enforced (adds below_floor) unless --fail-on "
-    "says otherwise.",
+    metavar="X",
+    help="Minimum head accuracy: a fraction of 1 (0.8) or a percentage with its sign (80%); "
+    "enforced (adds below_floor) unless --fail-on says otherwise.",
 )
 @click.option(
     "--alpha",

@@ -270,3 +270,25 @@ def stdout_to_stderr() -> Iterator[None]:
     run.json`` stays valid JSON)."""
     with contextlib.redirect_stdout(sys.stderr):
         yield
+
+
+class ThresholdType(click.ParamType):  # type: ignore[type-arg]
+    """An accuracy threshold: a fraction of 1 (``0.9``) or a percentage with its sign
+    (``90%``); a bare number above 1 is refused with a sentence (``--fail-under``,
+    ``--floor``, and ``check.floor`` in sqlbench.yml share the rule)."""
+
+    name = "threshold"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float):
+            return value
+        from sqlbench.project.models import parse_threshold
+
+        where = f"--{param.name.replace('_', '-')}" if param and param.name else "threshold"
+        try:
+            return parse_threshold(value, where)
+        except ValueError as err:
+            self.fail(str(err), param, ctx)
+
+
+THRESHOLD = ThresholdType()

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.options import (
+    THRESHOLD,
     branch_option,
     format_option,
     needs_project,
@@ -38,14 +39,14 @@ def render_run(run: RunResult, fmt: str, *, color: bool = False) -> str:
 
 
 def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
-    """Why the run is under ``--fail-under`` (a percentage), or None when it is not."""
+    """Why the run is under ``--fail-under`` (a fraction of 1), or None when it is not."""
     if fail_under is None:
         return None
     value = run.accuracy.value
     if value is None:
-        return f"no question was graded, so accuracy cannot reach --fail-under {fail_under:g}%"
-    if value * 100 < fail_under:
-        return f"accuracy {value:.1%} is under --fail-under {fail_under:g}%"
+        return f"no question was graded, so accuracy cannot reach --fail-under {fail_under:.0%}"
+    if value < fail_under:
+        return f"accuracy {value:.1%} is under --fail-under {fail_under:.1%}"
     return None
 
 
@@ -90,10 +91,11 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
 )
 @click.option(
     "--fail-under",
-    type=click.FloatRange(0, 100),
+    type=THRESHOLD,
     default=None,
-    metavar="PCT",
-    help="Exit 1 when accuracy (in percent) is under PCT.",
+    metavar="X",
+    help="Exit 1 when accuracy is under X: a fraction of 1 (0.9) or a percentage with its "
+    "sign (90%); a bare number above 1 is refused.",
 )
 @format_option("table", "json", "markdown", "junit")
 @output_option

@@ -36,6 +36,47 @@ _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
+def parse_threshold(value: str | float, where: str) -> float:
+    """An accuracy threshold as a fraction of 1: ``0.9`` or ``"90%"`` (its sign says it is a
+    percentage). A bare number above 1 is refused: ``90`` could mean 90% or be a typo for 0.9,
+    and reading it either way silently makes a gate that never (or always) fails.
+
+    Raises:
+        ValueError: Not a number, out of range, or a bare number above 1.
+
+    Example:
+        >>> parse_threshold("90%", "--fail-under"), parse_threshold(0.9, "--fail-under")
+        (0.9, 0.9)
+        >>> parse_threshold("90", "--fail-under")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: --fail-under 90 is a bare number above 1: write a fraction of 1 (0.9) or ...
+    """
+    text = str(value).strip()
+    percent = text.endswith("%")
+    number_text = text[:-1].strip() if percent else text
+    try:
+        number = float(number_text)
+    except ValueError:
+        raise ValueError(
+            f"{where} {text!r} is not a threshold: write a fraction of 1 (0.9) or a "
+            "percentage with its sign (90%)"
+        ) from None
+    if number != number or number < 0:
+        raise ValueError(f"{where} {text} must be between 0 and 1 (or 0% and 100%)")
+    if percent:
+        if number > 100:
+            raise ValueError(f"{where} {text} is over 100%")
+        return number / 100
+    if number > 1:
+        fraction = f"{number / 100:g}" if number <= 100 else "0.9"
+        raise ValueError(
+            f"{where} {text} is a bare number above 1: write a fraction of 1 ({fraction}) "
+            f"or a percentage with its sign ({text}%)"
+        )
+    return number
+
+
 def parse_duration(text: str) -> timedelta:
     """A duration written as a number and a unit: ``90s``, ``30m``, ``24h``, ``7d``.
 
@@ -250,7 +291,9 @@ class CheckSettings(_Strict):
     """The pull-request check policy (``sqlbench check``)."""
 
     fail_on: list[CheckRule] = Field(default_factory=_default_fail_on)
-    floor: float | None = Field(None, ge=0, le=1)
+    floor: float | None = None
+    """Minimum head accuracy as a fraction of 1; written ``0.8`` or ``80%`` (a bare number
+    above 1 is refused)."""
     alpha: float = Field(0.05, gt=0, lt=1)
     must_pass_tag: str = "must-pass"
     metrics: dict[str, MetricGate] = Field(default_factory=dict)
@@ -259,6 +302,15 @@ class CheckSettings(_Strict):
     """How old a stored run against a warehouse sqlbench does not build (a server) may be and
     still be reused by ``compare``/``check``: ``90s``, ``30m``, ``24h``, ``7d``; ``0s``
     never reuses one."""
+
+    @field_validator("floor", mode="before")
+    @classmethod
+    def _floor(cls, value: Any) -> Any:
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int | float | str):
+            return parse_threshold(value, "check.floor")
+        return value
 
     @field_validator("reuse_max_age")
     @classmethod

@@ -267,7 +267,7 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[Any]) -> dict[str
         },
         "base_accuracy": f"{diff.base_accuracy.value:.0%}",
         "head_accuracy": f"{diff.head_accuracy.value:.0%}",
-        "difference": f"{diff.difference:+.0%}",
+        "difference": f"{diff.difference:+.0%}" if diff.difference is not None else "n/a",
         "p_value": format_p(diff.test.p_value) if diff.test.p_value is not None else "n/a",
         "conclusion": diff.conclusion.value,
         "paired": diff.paired,

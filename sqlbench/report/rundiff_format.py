@@ -130,11 +130,15 @@ def conclusion_text(diff: RunDiff) -> str:
 
 
 def difference_text(diff: RunDiff) -> str:
-    """``-20.0 points`` plus the paired bootstrap interval for repeated runs."""
-    text = points(diff.difference)
+    """``-20.0 points on 10 shared questions`` plus the paired bootstrap interval for repeated
+    runs; ``n/a`` when the sides share no question (an empty side)."""
+    if diff.difference is None:
+        return "n/a: the two sides share no question"
+    shared = f"{diff.paired} shared question{'s' if diff.paired != 1 else ''}"
+    text = f"{points(diff.difference)} on {shared}"
     if diff.difference_interval is not None:
         low, high = diff.difference_interval
-        text += f" (on shared questions, 95% paired bootstrap: {points(low)} to {points(high)})"
+        text += f" (95% paired bootstrap: {points(low)} to {points(high)})"
     return text
 
 

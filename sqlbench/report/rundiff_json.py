@@ -23,6 +23,8 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
         "base": _side(diff.base, diff.base_accuracy),
         "head": _side(diff.head, diff.head_accuracy),
         "difference": diff.difference,
+        "shared_questions": diff.paired,
+        "warnings": list(diff.warnings),
         "difference_interval": (
             list(diff.difference_interval) if diff.difference_interval is not None else None
         ),

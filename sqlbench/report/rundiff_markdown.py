@@ -66,6 +66,7 @@ def _body(diff: RunDiff) -> list[str]:
         f"| {interval_text(diff.head_accuracy)} |",
         "",
         f"**Difference (head − base):** {difference_text(diff)}  ",
+        *[f"**Warning:** {cell(warning)}  " for warning in diff.warnings],
         f"**Paired test:** {test_text(diff)}  ",
         f"**Conclusion:** {cell(conclusion_text(diff))}",
     ]

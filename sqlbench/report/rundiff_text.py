@@ -48,6 +48,7 @@ def render(diff: RunDiff) -> str:
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
     ]
     lines.append(f"Difference (head - base): {difference_text(diff)}")
+    lines += [f"Warning: {warning}" for warning in diff.warnings]
     for kind in ChangeKind:
         changes = diff.of_kind(kind)
         if not changes:

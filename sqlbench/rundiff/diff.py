@@ -230,15 +230,20 @@ class RunDiff:
     alpha: float = field(default=0.05)
     metrics: tuple[MetricDelta, ...] = ()
     """Section 6 metrics on both sides with a paired test (``sqlbench.rundiff.metrics``)."""
+    shared_difference: float | None = None
+    """Mean of head rate minus base rate over the paired questions; None when none."""
+    warnings: tuple[str, ...] = ()
+    """What makes this comparison weaker than it looks (a repeated run against a single one)."""
     answer_changes: tuple[AnswerChange, ...] = ()
     """Questions whose ground-truth result differs between the sides, whatever the verdicts
     (``sqlbench.rundiff.answers``)."""
 
     @property
-    def difference(self) -> float:
-        """Head accuracy minus base accuracy (each on its own question set; an empty side
-        counts as 0)."""
-        return (self.head_accuracy.value or 0.0) - (self.base_accuracy.value or 0.0)
+    def difference(self) -> float | None:
+        """Head minus base on the questions both sides share (``paired`` of them): the mean
+        per-question pass-rate difference. None when they share none (an empty side): two
+        accuracies over different question sets are not a difference."""
+        return self.shared_difference
 
     @property
     def conclusion(self) -> Conclusion:
@@ -307,12 +312,25 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
         interval,
         alpha,
         metric_deltas(_scores(base), _scores(head), alpha),
+        float(sum(differences) / len(differences)) if differences else None,
+        _warnings(base, head),
         tuple(
             changes_between(
                 {(o.space, o.name): o.truth for o in base.outcomes},
                 {(o.space, o.name): o.truth for o in head.outcomes},
             )
         ),
+    )
+
+
+def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:
+    if base.repeated == head.repeated or not base.outcomes or not head.outcomes:
+        return ()
+    repeated, single = ("base", "head") if base.repeated else ("head", "base")
+    return (
+        f"the {repeated} run asked each question several times (--repeat) and the {single} "
+        "run once: pass rates are compared with single verdicts, so a flaky question can "
+        "read as a change; compare runs made with the same --repeat",
     )
 
 

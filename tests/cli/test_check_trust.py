@@ -268,3 +268,57 @@ def test_answer_changes_are_reported_by_check_and_fail_it_when_asked(
         exit_code=1,
     )  # fmt: skip
     assert "reusing run" in flag.stderr and "sqlbench check failed (answer_changed)" in flag.stdout
+
+
+def test_check_floor_takes_the_same_units_as_fail_under(view_repo: GitRepo, invoke: Invoke) -> None:
+    root = view_repo.root
+    (root / "sqlbench.yml").write_text("setup: [models/*.sql]\ncheck:\n  floor: 90\n")
+    result = invoke("validate", "-C", str(root), exit_code=1)
+    assert "sqlbench.yml:3: error: check.floor" in result.stdout
+    assert "check.floor 90 is a bare number above 1: write a fraction of 1 (0.9) or a " in (
+        result.stdout
+    )
+    flag = invoke("check", "-C", str(root), "--base", "main", "--floor", "95", exit_code=2)
+    assert "--floor 95 is a bare number above 1" in flag.stderr
+    (root / "sqlbench.yml").write_text(
+        "setup: [models/*.sql]\ndefault_agent: analyst\ncheck:\n  floor: 99%\n"
+        "  fail_on: [below_floor]\n"
+    )
+    ok = invoke("check", "-C", str(root), "--base", "main", "--floor", "0.5")
+    assert "head accuracy 100.0% is at or over the floor 50%" in ok.stdout
+
+
+def test_an_empty_shard_is_an_empty_run_that_merge_accepts(
+    view_repo: GitRepo, invoke: Invoke
+) -> None:
+    root = str(view_repo.root)
+    outs = [
+        invoke("run", "-C", root, "--shard", f"{i}/5", "--name", f"part-{i}") for i in range(1, 6)
+    ]
+    empty = [o for o in outs if "Accuracy: n/a (0/0)" in o.stdout]
+    assert empty, "with 3 questions in 5 shards some shard is empty"
+    assert "holds none of the selected questions: an empty run (merge accepts it)" in (
+        empty[0].stderr
+    )
+    merged = invoke("merge", "-C", root, *[f"part-{i}" for i in range(1, 6)], "--name", "whole")
+    assert "Merged 5 shard runs into run whole: 3 questions" in merged.stdout
+
+
+def test_compare_against_an_empty_side_says_n_a_and_warns_on_repeat_mixes(
+    view_repo: GitRepo, invoke: Invoke
+) -> None:
+    root = str(view_repo.root)
+    outs = {
+        i: invoke("run", "-C", root, "--shard", f"{i}/5", "--name", f"part-{i}")
+        for i in range(1, 6)
+    }
+    empty = next(i for i, o in outs.items() if "Accuracy: n/a (0/0)" in o.stdout)
+    invoke("run", "-C", root, "--name", "single")
+    invoke("run", "-C", root, "--name", "thrice", "--repeat", "3")
+    against_empty = invoke("compare", "-C", root, f"part-{empty}", "single").stdout
+    assert "Difference (head - base): n/a: the two sides share no question" in against_empty
+    mixed = invoke("compare", "-C", root, "single", "thrice").stdout
+    assert "Difference (head - base): 0.0 points on 3 shared questions" in mixed
+    assert "Warning: the head run asked each question several times (--repeat) and the base" in (
+        mixed
+    )

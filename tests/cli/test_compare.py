@@ -21,7 +21,7 @@ def test_compare_two_stored_runs(repo: GitRepo, invoke: Invoke) -> None:
     out = result.stdout
     assert "base  before (main@" in out and "78% (7/9)" in out and "45%–94% (Wilson)" in out
     assert "head  after (dev@" in out and "60% (6/10)" in out
-    assert "Difference (head - base): -17.8 points" in out
+    assert "Difference (head - base): -22.2 points on 9 shared questions" in out
     section = out.split("Regressions: passed on base, not on head (2):", 1)[1]
     section = section.split("\n\n", 1)[0]
     assert [

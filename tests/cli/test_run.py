@@ -182,10 +182,28 @@ def test_output_into_a_missing_folder_is_refused_before_running(
 
 
 def test_fail_under(invoke, project: Path) -> None:
-    result = invoke("run", "-C", str(project), "--fail-under", "50", exit_code=1)
+    result = invoke("run", "-C", str(project), "--fail-under", "50%", exit_code=1)
     assert "Accuracy: 30% (3/10)" in result.stdout
-    assert "Failed: accuracy 30.0% is under --fail-under 50%." in result.stderr
-    invoke("run", "-C", str(project), "--fail-under", "30")
+    assert "Failed: accuracy 30.0% is under --fail-under 50.0%." in result.stderr
+    invoke("run", "-C", str(project), "--fail-under", "30%")
+    invoke("run", "-C", str(project), "--fail-under", "0.3")
+
+
+def test_fail_under_as_a_fraction_can_fail(invoke, project: Path) -> None:
+    # It used to read 0.9 as 0.9%, so a 30% run passed a gate meant as 90%.
+    result = invoke("run", "-C", str(project), "--fail-under", "0.9", exit_code=1)
+    assert "Failed: accuracy 30.0% is under --fail-under 90.0%." in result.stderr
+
+
+def test_a_bare_threshold_above_one_is_refused_before_running(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--fail-under", "90", exit_code=2)
+    assert (
+        "--fail-under 90 is a bare number above 1: write a fraction of 1 (0.9) or a percentage "
+        "with its sign (90%)" in result.stderr
+    )
+    assert "Traceback" not in result.output and asked(project) == []
+    bad = invoke("run", "-C", str(project), "--fail-under", "ninety", exit_code=2)
+    assert "is not a threshold" in bad.stderr
 
 
 def test_invalid_project_runs_nothing(invoke, project: Path) -> None:
