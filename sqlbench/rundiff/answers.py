@@ -65,9 +65,9 @@ class AnswerChange(NamedTuple):
             ...     row_numbers=list(range(len(rows))), differs=[False] * len(rows),
             ...     total_rows=len(rows))
             >>> AnswerChange("s", "q", p([[6]]), p([[3]])).summary()
-            '1 row -> 1 row; base only: [6]; head only: [3]'
+            '1 row → 1 row; base only: [6]; head only: [3]'
         """
-        parts = [f"{_rows(self.base)} -> {_rows(self.head)}"]
+        parts = [f"{_rows(self.base)} → {_rows(self.head)}"]
         base_only, head_only = self.base_only, self.head_only
         if base_only:
             parts.append(f"base only: {_row_list(base_only)}")
