@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
-from sqlbench.rundiff.answers import answer_changes
+from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
 from sqlbench.rundiff.stats import format_p
 from sqlbench.runs.models import HumanReview, Preview, RunSummary, TrialResult
@@ -28,7 +28,7 @@ def report_data(
     """Everything the page shows about ``run`` (and its comparison with ``base``)."""
     diff = _diff(base, run) if base is not None else None
     change_of = {(c.space, c.name): c.kind.value for c in diff.changes} if diff else {}
-    changed_answers = answer_changes(_trials(base), _trials(run)) if base is not None else []
+    changed_answers = list(diff.answer_changes) if diff is not None else []
     answer_changed = {(a.space, a.name) for a in changed_answers}
     questions = [
         _question(q, change_of.get((q.space, q.name)), (q.space, q.name) in answer_changed)
@@ -254,7 +254,7 @@ def aligned_rows(expected: Preview | None, actual: Preview | None) -> list[list[
     return pairs
 
 
-def _compare(diff: RunDiff, base: RunResult, changed: Sequence[Any]) -> dict[str, Any]:
+def _compare(diff: RunDiff, base: RunResult, changed: Sequence[AnswerChange]) -> dict[str, Any]:
     def names(kind: ChangeKind) -> list[str]:
         return [c.full_name for c in diff.of_kind(kind)]
 
@@ -279,7 +279,8 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[Any]) -> dict[str
         "removed": names(ChangeKind.REMOVED),
         "answer_changes": [
             {
-                "id": f"{a.space}/{a.name}",
+                "id": a.full_name,
+                "summary": a.summary(),
                 "base": _preview(a.base),
                 "head": _preview(a.head),
             }

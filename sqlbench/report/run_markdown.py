@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlbench.report.markdown_cell import cell, code
+from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
     accuracy_line,
@@ -49,6 +50,13 @@ def render(run: RunResult) -> str:
             f"{verdict_text(question)} | {cell(question.reason)} | "
             f"{latency_text(question_latency(question))} |"
         )
+    failing = [
+        (verdict_text(q), next(t for t in q.trials if t.verdict is q.verdict))
+        for q in run.questions
+        if q.decided_verdict in (Verdict.FAIL, Verdict.ERROR)
+    ]
+    if failing:
+        lines += ["", f"#### Failing questions ({len(failing)})", "", *details_blocks(failing)]
     return "\n".join(lines) + "\n"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sqlbench.report.markdown_cell import cell, code
+from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.rundiff_format import (
     ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
@@ -96,6 +97,14 @@ def _body(diff: RunDiff) -> list[str]:
                 f"| `{code(change.full_name)}` | {transition(change)} "
                 f"| {cell(reason_text(change.base))} | {cell(reason_text(change.head))} |"
             )
+        if kind is ChangeKind.REGRESSION:
+            shown = [
+                (transition(c), c.head.shown)
+                for c in changes
+                if c.head is not None and c.head.shown is not None
+            ]
+            if shown:
+                lines += ["", *details_blocks(shown)]
     if diff.answer_changes:
         lines += [
             "",

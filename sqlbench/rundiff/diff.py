@@ -58,6 +58,8 @@ class QuestionOutcome:
     """``(metric, mean score over trials)`` for each section 6 metric scored."""
     truth: TruthAnswer | None = None
     """The ground-truth result's fingerprint and preview, when the run recorded one."""
+    shown: TrialResult | None = field(default=None, compare=False, repr=False)
+    """The trial a report details (the first that did not pass), when built from a run."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -164,6 +166,7 @@ def side_from_run(
             tuple(trials[0].tags),
             question_scores(trials),
             truth_answer(trials),
+            next((t for t in trials if t.verdict is not Verdict.PASS), trials[0]),
         )
         for (space, name), trials in grouped.items()
     )

@@ -157,3 +157,28 @@ def test_report_of_the_run_loop_project_without_runs_is_one_sentence(invoke, tmp
     root = Path(shutil.copytree(RUN_LOOP, tmp_path / "empty"))
     result = invoke("report", "-C", str(root), exit_code=2)
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+
+
+def test_markdown_details_failing_and_regressed_questions(invoke, project: Path) -> None:
+    out = invoke("run", "-C", str(project), "--name", "md", "--format", "markdown").stdout
+    assert "#### Failing questions (5)" in out
+    block = out[out.index("<details><summary><code>sales/emea_names</code>") :]
+    block = block[: block.index("</details>")]
+    assert "Ground truth SQL:\n\n```sql\nSELECT name FROM customers WHERE region = 'EMEA'" in block
+    assert "Agent SQL:\n\n```sql\nSELECT name AS" in block
+    # Agent markup is escaped outside code fences (inside them Markdown shows it as text).
+    outside = re.sub(r"```sql\n.*?\n```", "", block, flags=re.S)
+    assert "&lt;script&gt;" in outside and SCRIPT not in outside and "<img" not in outside
+    assert "Expected result (" in block and "Agent result (" in block
+
+    scripted = project / "agents" / "scripted.py"
+    scripted.write_text(
+        scripted.read_text(encoding="utf-8").replace(
+            "SELECT count(*) AS how_many FROM customers", "SELECT 7 AS how_many"
+        ),
+        encoding="utf-8",
+    )
+    invoke("run", "-C", str(project), "--name", "md2")
+    out = invoke("compare", "-C", str(project), "md", "md2", "--format", "markdown").stdout
+    assert "<details><summary><code>sales/count_customers</code> (pass → fail)" in out
+    assert "```sql\nSELECT 7 AS how_many\n```" in out

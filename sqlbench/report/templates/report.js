@@ -197,6 +197,7 @@
     ]);
   }
   function simplePreview(title, p) {
+    if (!p) return el("div", null, [el("h3", { text: title }), el("div", { className: "note", text: "(not previewed)" })]);
     var table = el("table", { className: "preview" });
     var names = el("tr");
     p.columns.forEach(function (c) { names.appendChild(el("th", { text: c })); });
@@ -270,6 +271,7 @@
     if (!change) return null;
     return el("div", { className: "block", id: "answer-change" }, [
       el("h3", { text: "Answer change: the ground truth's result differs from base " + DATA.compare.base.name }),
+      el("div", { className: "note", text: change.summary }),
       el("div", { className: "sqls" }, [simplePreview("Base", change.base), simplePreview("This run", change.head)])
     ]);
   }
