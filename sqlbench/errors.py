@@ -57,6 +57,10 @@ class AgentTransientError(AgentError):
     """An agent failure worth retrying (HTTP 429/5xx, connection refused or reset)."""
 
 
+class PublicBenchmarkError(SqlbenchError):
+    """Files that are not a public benchmark's published layout (``init --from``)."""
+
+
 class EngineError(SqlbenchError):
     """The warehouse could not be opened or set up (bad URL, missing driver, failing setup SQL)."""
 

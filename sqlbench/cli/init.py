@@ -21,13 +21,52 @@ from sqlbench.project.scaffold import WORKFLOW_PATH, add_workflow, scaffold_proj
     help=f"Also write {WORKFLOW_PATH}, which runs `sqlbench check` on pull requests "
     "(docs/ci.md). In a folder that already holds a project, writes only that file.",
 )
+@click.option(
+    "--from",
+    "from_",
+    nargs=2,
+    metavar="spider|bird|defog PATH",
+    default=None,
+    help="Make the project from a public benchmark in its published layout at PATH (Spider: "
+    "dev.json, tables.json, database/; BIRD: dev.json or mini_dev_sqlite.json, dev_databases/; "
+    "defog: questions CSV, databases/). The databases stay where they are.",
+)
+@click.option(
+    "--predictions",
+    multiple=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="With --from: a published predictions file, replayed as the agent named by the "
+    "--agent that follows it (repeat the pair for several systems).",
+)
+@click.option(
+    "--agent",
+    "agents",
+    multiple=True,
+    metavar="NAME",
+    help="With --from: the agent name for the --predictions file given with it.",
+)
 @click.pass_context
-def init_command(ctx: click.Context, directory: Path, github_actions: bool) -> None:
+def init_command(
+    ctx: click.Context,
+    directory: Path,
+    github_actions: bool,
+    from_: tuple[str, str] | None,
+    predictions: tuple[Path, ...],
+    agents: tuple[str, ...],
+) -> None:
     """Create an example project in DIRECTORY (default: the current folder).
 
     Writes sqlbench.yml, eval_questions/, certified_queries/, agents/ and models/; refuses to
-    overwrite any existing file.
+    overwrite any existing file. With --from, makes the project from a public benchmark
+    instead: one warehouse and question file per database, the compare options closest to
+    the benchmark's official evaluator (and what still differs), each --predictions FILE
+    --agent NAME pair as a replay agent.
     """
+    if from_ is not None:
+        _init_from(ctx, directory, from_, predictions, agents, github_actions)
+    if predictions or agents:
+        raise click.UsageError("--predictions and --agent go with --from")
     if github_actions and any((directory / marker).exists() for marker in PROJECT_MARKERS):
         added = add_workflow(directory)
         click.echo(
@@ -49,4 +88,37 @@ def init_command(ctx: click.Context, directory: Path, github_actions: bool) -> N
         click.echo(
             f"  sqlbench init{folder} --github-actions   # add the pull-request check workflow"
         )
+    ctx.exit(ExitCode.OK)
+
+
+def _init_from(
+    ctx: click.Context,
+    directory: Path,
+    from_: tuple[str, str],
+    predictions: tuple[Path, ...],
+    agents: tuple[str, ...],
+    github_actions: bool,
+) -> None:
+    from sqlbench.public import KINDS, import_benchmark
+    from sqlbench.report.public_import import render_import
+
+    kind, path = from_
+    if kind not in KINDS:
+        raise click.BadParameter(
+            f"{kind!r} is not a benchmark sqlbench reads; use one of {', '.join(KINDS)}",
+            param_hint="--from",
+        )
+    if len(predictions) != len(agents):
+        raise click.UsageError(
+            f"{len(predictions)} --predictions but {len(agents)} --agent: give each "
+            "predictions file its agent name (--predictions FILE --agent NAME)"
+        )
+    if github_actions:
+        raise click.UsageError("--github-actions does not go with --from; add it afterwards")
+    result = import_benchmark(
+        kind, Path(path), directory, list(zip(predictions, agents, strict=True))
+    )
+    click.echo(render_import(result, directory))
+    if result.absent_warning:
+        click.echo(f"Warning: {result.absent_warning}.", err=True)
     ctx.exit(ExitCode.OK)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -21,8 +22,9 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
+from sqlbench.project.models import Project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
-from sqlbench.runs.plan import RunOptions, Shard
+from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.results import RunResult
 from sqlbench.validation import load_project
 
@@ -58,8 +60,9 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
     "agent_name",
     metavar="NAME",
     default=None,
-    help="Agent to evaluate: one of agents/*.yml, or auto. Default: default_agent "
-    "from sqlbench.yml (a resumed run: its own agent).",
+    help="Agent to evaluate: one of agents/*.yml, or auto. Several, comma-separated or as a "
+    "glob (--agent 'gpt*,llama'), make one run each with every ground truth executed once. "
+    "Default: default_agent from sqlbench.yml (a resumed run: its own agent).",
 )
 @space_option
 @select_option
@@ -139,10 +142,13 @@ def run_command(
     project = load_project(project_dir, branch=branch)
     if project.source.dev_mode_note:
         click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
+    names = expand_agents(project, agent_name) if agent_name is not None else []
+    if len(names) > 1:
+        _run_several(ctx, project, names, options, fmt, output, fail_under)
     display = progress_display()
     try:
         with stdout_to_stderr(), display:
-            run = run_benchmark(project, agent_name, options, progress=display)
+            run = run_benchmark(project, names[0] if names else None, options, progress=display)
     except KeyboardInterrupt:
         if display.run_name is not None:
             click.echo(
@@ -167,3 +173,59 @@ def run_command(
 def run_text_summary(run: RunResult) -> str:
     """``Run NAME: Accuracy: NN% (passed/total)`` for stderr when the report goes to a file."""
     return f"Run {run.info.name}: Accuracy: {run.accuracy.label()}"
+
+
+def _run_several(
+    ctx: click.Context,
+    project: Project,
+    names: list[str],
+    options: RunOptions,
+    fmt: str,
+    output: Path | None,
+    fail_under: float | None,
+) -> None:
+    """``--agent a,b,c``: one run per agent, ground truth executed once, every run rendered,
+    then one line per run; exit 1 when any run is under ``--fail-under``."""
+    from sqlbench.runs.runner import run_benchmarks
+
+    if fmt == "junit":
+        raise click.UsageError("--format junit holds one run: give --agent one agent")
+    display = progress_display()
+    try:
+        with stdout_to_stderr(), display:
+            runs = run_benchmarks(project, names, options, progress=display)
+    except KeyboardInterrupt:
+        if display.run_name is not None:
+            click.echo(
+                f"Interrupted: run {display.run_name} keeps what was graded; finish it "
+                f"with `sqlbench run --resume {display.run_name}` (the agents after it did "
+                "not run).",
+                err=True,
+            )
+        else:
+            click.echo("Interrupted.", err=True)
+        ctx.exit(ExitCode.INTERRUPTED)
+    color = fmt == "table" and output is None and sys.stdout.isatty()
+    write_output(render_runs_several(runs, fmt, color=color), output)
+    if output is not None:
+        for run in runs:
+            click.echo(run_text_summary(run), err=True)
+        click.echo(f"wrote {output}", err=True)
+    failed = [p for p in (under_threshold(run, fail_under) for run in runs) if p is not None]
+    for problem in failed:
+        click.echo(f"Failed: {problem}.", err=True)
+    ctx.exit(ExitCode.FAIL if failed else ExitCode.OK)
+
+
+def render_runs_several(runs: list[RunResult], fmt: str, *, color: bool = False) -> str:
+    """Several runs (``--agent a,b``) in one ``--format`` (JSON: ``{schema_version, runs}``)."""
+    if fmt == "json":
+        data = {
+            "schema_version": run_json.SCHEMA_VERSION,
+            "runs": [run_json.run_to_json(run) for run in runs],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    parts = [render_run(run, fmt, color=color) for run in runs]
+    if fmt == "markdown":
+        return "\n".join(parts)
+    return "\n".join(parts) + "\n" + run_text.render_agents_summary(runs)

@@ -78,16 +78,13 @@ def add_workflow(directory: Path | str) -> Scaffold:
     return Scaffold(root, [WORKFLOW_PATH], [])
 
 
-def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> Scaffold:
-    """Write the example project into ``directory`` (created if missing); with
-    ``github_actions``, also the pull-request check workflow.
+def ensure_new_project(root: Path, files: list[str]) -> None:
+    """Refuse to write a project into ``root`` when it is a file, already holds a project, is
+    inside one (a parent folder holds one), or holds any of ``files`` (relative paths).
 
     Raises:
-        SqlbenchError: ``directory`` is a file, already holds or is inside a sqlbench project
-            (a parent folder holds one), or any file
-            to be written exists already (nothing is written then).
+        SqlbenchError: One of those, in one sentence.
     """
-    root = Path(directory)
     if root.exists() and not root.is_dir():
         raise SqlbenchError(f"{root} exists and is not a folder")
     present = [marker for marker in PROJECT_MARKERS if (root / marker).exists()]
@@ -103,15 +100,28 @@ def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> 
             f"project in it. sqlbench commands run anywhere below {outer} use that project; "
             "to start a separate one, init a folder outside it"
         )
-    files = template_files()
-    if github_actions:
-        files[WORKFLOW_PATH] = workflow_template()
-    conflicts = [rel for rel in files if (root / rel).exists() and rel not in _OPTIONAL]
+    conflicts = [rel for rel in files if (root / rel).exists()]
     if conflicts:
         raise SqlbenchError(
             f"refusing to overwrite existing files in {root}: "
             f"{', '.join(conflicts)}; move them away or pick another folder"
         )
+
+
+def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> Scaffold:
+    """Write the example project into ``directory`` (created if missing); with
+    ``github_actions``, also the pull-request check workflow.
+
+    Raises:
+        SqlbenchError: ``directory`` is a file, already holds or is inside a sqlbench project
+            (a parent folder holds one), or any file
+            to be written exists already (nothing is written then).
+    """
+    root = Path(directory)
+    files = template_files()
+    if github_actions:
+        files[WORKFLOW_PATH] = workflow_template()
+    ensure_new_project(root, [rel for rel in files if rel not in _OPTIONAL])
     created: list[str] = []
     notes: list[str] = []
     for rel, content in files.items():

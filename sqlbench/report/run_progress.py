@@ -67,6 +67,7 @@ class RunProgress:
             self.console.print(f"Note: {event.message}", markup=False)
 
     def _started(self, event: RunStarted) -> None:
+        self.close()  # the previous run's bar, under `run --agent a,b`
         info = event.info
         self.run_name = info.name
         self._width = len(str(event.total))

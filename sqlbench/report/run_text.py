@@ -29,6 +29,7 @@ from sqlbench.report.run_format import (
 from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
 from sqlbench.text import percent
+from sqlbench.verdicts import Verdict
 
 _STATUS_STYLES = {
     RunStatus.RUNNING: "cyan",
@@ -89,6 +90,27 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)
+
+
+def render_agents_summary(runs: Sequence[RunResult], *, width: int | None = None) -> str:
+    """After ``run --agent a,b``: one row per run, with accuracy to a tenth of a percent (the
+    precision papers report) and the verdict counts."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in ("Agent", "Run", "Accuracy", "Pass", "Fail", "Review", "Error"):
+        table.add_column(
+            header, no_wrap=True, justify="left" if header in ("Agent", "Run") else "right"
+        )
+    for run in runs:
+        counts = run.counts()
+        acc = run.accuracy
+        value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total})"
+        table.add_row(
+            run.info.agent_name,
+            run.info.name,
+            value,
+            *(str(counts[v]) for v in (Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR)),
+        )
+    return _render([table], color=False, width=width or _UNWRAPPED_WIDTH)
 
 
 def render_runs(

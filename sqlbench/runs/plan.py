@@ -7,6 +7,7 @@ settings, compare options and sqlbench version.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import re
@@ -121,6 +122,36 @@ def agent_config(project: Project, name: str) -> AgentConfig:
         return AgentConfig(name=AUTO, kind=AUTO, base_dir=project.root)
     known = sorted({AUTO, *project.agents})
     raise AgentError(f"unknown agent {name!r}{suggest(name, known)} (agents: {', '.join(known)})")
+
+
+def expand_agents(project: Project, spec: str) -> list[str]:
+    """The agent names ``--agent`` gives: a name, or several separated by commas, each of
+    which may be a glob over the project's agents (a glob never picks the built-in ``auto``;
+    name it). In order, each once.
+
+    Raises:
+        AgentError: An empty name, or a name or glob that picks no agent.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> p = SimpleNamespace(agents={"auto": 0, "gpt4": 0, "gpt4o": 0, "llama": 0})
+        >>> expand_agents(p, "gpt4*,llama,gpt4")
+        ['gpt4', 'gpt4o', 'llama']
+    """
+    names: list[str] = []
+    defined = sorted(name for name in project.agents if name != AUTO)
+    for part in (piece.strip() for piece in spec.split(",")):
+        if not part:
+            raise AgentError(f"--agent {spec!r} has an empty name; separate names with commas")
+        if any(char in part for char in "*?["):
+            picked = fnmatch.filter(defined, part)
+            if not picked:
+                listing = ", ".join(defined) or "none besides auto"
+                raise AgentError(f"--agent {part!r} matches no agent; agents: {listing}")
+        else:
+            picked = [part]
+        names.extend(name for name in picked if name not in names)
+    return names
 
 
 def pick_questions(

@@ -14,8 +14,8 @@ import os
 import queue
 import threading
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -38,7 +38,7 @@ from sqlbench.runs.events import (
 )
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.models import RunStatus, TrialResult
-from sqlbench.runs.plan import RunOptions, RunPlan, plan_run
+from sqlbench.runs.plan import RunOptions, RunPlan, agent_config, pick_questions, plan_run
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
@@ -91,6 +91,57 @@ def run_benchmark(
     finally:
         if own_store:
             active.close()
+
+
+def run_benchmarks(
+    project: Project,
+    agent_names: Sequence[str],
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    store: RunStore | None = None,
+) -> list[RunResult]:
+    """One run per agent, one after the other, executing each ground truth once for all.
+
+    The warehouses are opened and set up once; each distinct ground truth runs once and its
+    result is kept until every agent's answer to it is graded. With ``options.name``, each
+    run is named ``NAME-AGENT``.
+
+    Raises:
+        SqlbenchError: No agent, ``--resume`` (one run at a time), an unknown agent (before
+            any run starts), a selection that picks nothing, or a warehouse that cannot be
+            set up; a run that fails stops the ones after it.
+        KeyboardInterrupt: Ctrl-C; the current run is recorded as Interrupted first.
+    """
+    options = options or RunOptions()
+    if not agent_names:
+        raise SqlbenchError("no agent to run")
+    if options.resume is not None:
+        raise SqlbenchError("--resume finishes one run; give it without several agents")
+    for name in agent_names:
+        agent_config(project, name)  # unknown names fail before anything runs
+    questions = pick_questions(project, options.select, options.space, options.shard)
+    repeat = options.repeat or 1
+    answers = [q for q in questions for _ in range(1 if q.skip is not None else repeat)]
+    own_store = store is None
+    active = store if store is not None else open_store(project, options)
+    results: list[RunResult] = []
+    try:
+        shared = RunWarehouses(project, answers * len(agent_names))
+        try:
+            for name in agent_names:
+                named = options
+                if options.name is not None:
+                    named = replace(options, name=f"{options.name}-{name}")
+                plan = plan_run(project, name, named, active)
+                run = _Run(project, plan, named, active, progress, shared)
+                results.append(run.execute())
+        finally:
+            shared.close()
+    finally:
+        if own_store:
+            active.close()
+    return results
 
 
 @dataclass(frozen=True)

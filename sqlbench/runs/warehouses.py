@@ -62,6 +62,7 @@ class RunWarehouses:
         if not uses:
             uses[None] = []
         self._by_name: dict[str | None, Warehouse] = {}
+        self._closed = False
         try:
             for name, sqls in uses.items():
                 self._by_name[name] = self._open(name, sqls)
@@ -101,6 +102,8 @@ class RunWarehouses:
 
     def close(self) -> None:
         """Close every engine (safe to call twice)."""
+        if self._closed:
+            return
+        self._closed = True
         for warehouse in self._by_name.values():
             warehouse.engine.close()
-        self._by_name = {}

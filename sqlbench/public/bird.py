@@ -1,0 +1,158 @@
+"""BIRD in its published layout: ``dev.json`` (or mini-dev's ``mini_dev_sqlite.json``) with
+``question_id``, ``db_id``, ``question``, ``evidence``, ``SQL``, ``difficulty``, and
+``dev_databases/<db_id>/<db_id>.sqlite``; predictions as BIRD's JSON object from the question's
+index (as text) to ``SQL\\t----- bird -----\\t<db_id>`` (or one such text per line).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sqlbench.errors import PublicBenchmarkError
+from sqlbench.public.layout import (
+    Benchmark,
+    Grading,
+    Prediction,
+    PublicQuestion,
+    field_text,
+    locate_databases,
+    read_text,
+)
+
+SEPARATOR = "\t----- bird -----\t"
+QUESTION_FILES = ("dev.json", "mini_dev_sqlite.json")
+
+GRADING = Grading(
+    evaluator="BIRD's official evaluator (evaluation_ex.py: set(predicted) == set(gold), "
+    "30 s per query)",
+    compare={"order": "ignore", "rows": "set", "columns": "exact"},
+    run={"query_timeout_s": 30, "gold_timeout_s": 30},
+    differences=(
+        "columns match by value here, in any order; the official compares rows as tuples, "
+        "so columns in another order are wrong there",
+        "numbers match within rel_tol 1e-9 here; the official compares exactly",
+        "a text column of plain numbers ('3') equals the numbers (3) here; the official "
+        "compares Python values",
+        "same-named columns swapped (min and max) are review here; the official passes them",
+        "a query over the time limit fails here (timeout) as there, but the limit is "
+        "sqlbench's query_timeout_s, not func_timeout",
+    ),
+)
+
+
+def read_bird(path: Path) -> Benchmark:
+    """BIRD's questions (``dev.json`` or ``mini_dev_sqlite.json`` in ``path``, or the file
+    ``path`` names) and databases (``dev_databases/``, else ``databases/``, beside it).
+
+    Raises:
+        PublicBenchmarkError: the files are not BIRD's layout.
+    """
+    if path.is_dir():
+        found = [path / name for name in QUESTION_FILES if (path / name).is_file()]
+        if not found:
+            raise PublicBenchmarkError(
+                f"no {' or '.join(QUESTION_FILES)} in {path} (BIRD's layout: dev.json, "
+                "dev_databases/<db_id>/<db_id>.sqlite)"
+            )
+        source = found[0]
+    else:
+        source = path
+    folder = source.parent
+    try:
+        entries = json.loads(read_text(source, "BIRD question file"))
+    except json.JSONDecodeError as err:
+        raise PublicBenchmarkError(f"{source}:{err.lineno}: not valid JSON: {err.msg}") from err
+    if not isinstance(entries, list):
+        raise PublicBenchmarkError(
+            f"{source}: expected BIRD's list of questions, found a JSON {type(entries).__name__}"
+        )
+    questions = []
+    for index, entry in enumerate(entries):
+        where = f"{source}: question #{index}"
+        text = field_text(entry, "question", where)
+        evidence = entry.get("evidence") if isinstance(entry, dict) else None
+        if isinstance(evidence, str) and evidence.strip():
+            text = f"{text}\nEvidence: {evidence.strip()}"
+        qid = entry.get("question_id", index)
+        difficulty = entry.get("difficulty")
+        questions.append(
+            PublicQuestion(
+                index=index,
+                db_id=field_text(entry, "db_id", where),
+                name=f"q{qid}" if isinstance(qid, int) else f"q{index}",
+                question=text,
+                sql=_gold(entry, where),
+                tags=(difficulty,) if isinstance(difficulty, str) and difficulty else (),
+            )
+        )
+    databases = next(
+        (folder / n for n in ("dev_databases", "databases") if (folder / n).is_dir()), None
+    )
+    if databases is None:
+        raise PublicBenchmarkError(
+            f"no dev_databases/ folder beside {source} (BIRD's layout: dev.json, "
+            "dev_databases/<db_id>/<db_id>.sqlite)"
+        )
+    benchmark = Benchmark("bird", source, questions, {}, GRADING)
+    locate_databases(benchmark, databases)
+    return benchmark
+
+
+def _gold(entry: dict[str, object], where: str) -> str:
+    for key in ("SQL", "sql"):
+        value = entry.get(key)
+        if isinstance(value, str):
+            return value
+    raise PublicBenchmarkError(f"{where}: 'SQL' is missing or not text")
+
+
+def read_bird_predictions(path: Path, benchmark: Benchmark) -> list[Prediction]:
+    """BIRD's predictions JSON (``{"0": "SQL\\t----- bird -----\\tdb_id", ...}``), or one such
+    text per line in question order.
+
+    Raises:
+        PublicBenchmarkError: a key that is not a question index, or a prediction that names
+            another database than its question's.
+    """
+    text = read_text(path, "predictions file")
+    items: list[tuple[int, str, int | None]] = []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        data = None
+    if isinstance(data, dict):
+        for key, value in data.items():
+            if not key.strip().isdigit() or not isinstance(value, str):
+                raise PublicBenchmarkError(
+                    f"{path}: entry {key!r} is not a question index with SQL text (BIRD "
+                    'predictions map "0", "1", ... to "SQL\\t----- bird -----\\tdb_id")'
+                )
+            items.append((int(key), value, None))
+    elif data is None:
+        lines = text.splitlines()
+        items = [(i, line, i + 1) for i, line in enumerate(lines) if line.strip()]
+    else:
+        raise PublicBenchmarkError(
+            f"{path}: expected BIRD's predictions object, found a JSON {type(data).__name__}"
+        )
+    count = len(benchmark.questions)
+    predictions = []
+    for index, value, line in items:
+        where = f"{path}:{line}" if line is not None else f"{path}: entry {index!r}"
+        if index >= count:
+            raise PublicBenchmarkError(
+                f"{where}: question index {index} is past the {count} questions of "
+                f"{benchmark.source.name}: are the predictions for another split?"
+            )
+        sql, _, db_id = value.partition(SEPARATOR)
+        db_id = db_id.strip()
+        question = benchmark.questions[index]
+        if db_id and db_id != question.db_id:
+            raise PublicBenchmarkError(
+                f"{where}: the prediction names database {db_id!r} but question #{index} of "
+                f"{benchmark.source.name} is on {question.db_id!r}: are the predictions for "
+                "another split?"
+            )
+        predictions.append(Prediction(index, sql.strip(), db_id or None, line))
+    return predictions

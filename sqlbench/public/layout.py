@@ -1,0 +1,114 @@
+"""What every public benchmark reader hands the project writer: questions, databases,
+predictions, and how the benchmark's official evaluator grades."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlbench.errors import PublicBenchmarkError
+
+
+@dataclass(frozen=True)
+class PublicQuestion:
+    """One question of a published benchmark file."""
+
+    index: int
+    """0-based position in the published question file (what predictions files refer to)."""
+    db_id: str
+    name: str
+    """Unique within its database (the question's space)."""
+    question: str
+    sql: str
+    also_accept: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One predicted SQL text, keyed by the question's index in the published file."""
+
+    index: int
+    sql: str
+    db_id: str | None = None
+    """The database the predictions file names for it, when it names one."""
+    line: int | None = None
+    """Where it is in the predictions file (a line, for messages)."""
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How a benchmark's official evaluator grades, as sqlbench settings, and what differs."""
+
+    evaluator: str
+    """The official evaluator, named as its authors name it."""
+    compare: dict[str, Any]
+    run: dict[str, Any]
+    differences: tuple[str, ...]
+    """What sqlbench still does differently, one sentence each."""
+
+
+@dataclass
+class Benchmark:
+    """A published benchmark read from disk."""
+
+    kind: str
+    """spider, bird or defog."""
+    source: Path
+    """The question file that was read."""
+    questions: list[PublicQuestion]
+    databases: dict[str, Path]
+    """db_id to its SQLite file, for the databases present."""
+    grading: Grading
+    absent: dict[str, int] = field(default_factory=dict)
+    """db_id of a database missing from the layout, to how many questions it takes."""
+
+    @property
+    def kept(self) -> list[PublicQuestion]:
+        """The questions whose database is present."""
+        return [q for q in self.questions if q.db_id in self.databases]
+
+
+def sqlite_file(folder: Path, db_id: str) -> Path | None:
+    """``folder/<db_id>/<db_id>.sqlite`` (the layout Spider and BIRD publish), if present."""
+    path = folder / db_id / f"{db_id}.sqlite"
+    return path if path.is_file() else None
+
+
+def locate_databases(benchmark: Benchmark, folder: Path) -> None:
+    """Fill ``benchmark.databases`` and ``benchmark.absent`` from ``folder``."""
+    for question in benchmark.questions:
+        if question.db_id in benchmark.databases or question.db_id in benchmark.absent:
+            if question.db_id in benchmark.absent:
+                benchmark.absent[question.db_id] += 1
+            continue
+        path = sqlite_file(folder, question.db_id)
+        if path is None:
+            benchmark.absent[question.db_id] = 1
+        else:
+            benchmark.databases[question.db_id] = path.resolve()
+
+
+def read_text(path: Path, what: str) -> str:
+    """A UTF-8 file's text; a missing or unreadable file is one sentence."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError as err:
+        raise PublicBenchmarkError(f"{what} {path} does not exist") from err
+    except UnicodeDecodeError as err:
+        raise PublicBenchmarkError(f"{what} {path} is not UTF-8 text") from err
+    except OSError as err:
+        raise PublicBenchmarkError(f"cannot read {what} {path}: {err.strerror or err}") from err
+
+
+def field_text(entry: Any, key: str, where: str) -> str:
+    """``entry[key]`` as a string; a missing or non-string field is one sentence."""
+    if not isinstance(entry, dict):
+        raise PublicBenchmarkError(
+            f"{where}: expected an object with {key!r}, found {type(entry).__name__}"
+        )
+    value = entry.get(key)
+    if not isinstance(value, str):
+        raise PublicBenchmarkError(f"{where}: {key!r} is missing or not text")
+    return value

@@ -1,0 +1,115 @@
+"""Spider in its published layout: ``dev.json`` (``db_id``, ``question``, ``query``),
+``tables.json`` and ``database/<db_id>/<db_id>.sqlite``; predictions as one SQL per line in
+``dev.json`` order, optionally followed by a tab and the ``db_id`` (the format the official
+``evaluation.py`` reads).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sqlbench.errors import PublicBenchmarkError
+from sqlbench.public.layout import (
+    Benchmark,
+    Grading,
+    Prediction,
+    PublicQuestion,
+    field_text,
+    locate_databases,
+    read_text,
+)
+
+GRADING = Grading(
+    evaluator="Spider's official evaluator (taoyds/test-suite-sql-eval, --etype exec "
+    "--keep_distinct) on the original databases",
+    compare={"order": "auto", "rows": "bag", "columns": "exact"},
+    run={"query_timeout_s": 60, "gold_timeout_s": 60},
+    differences=(
+        "order: strict only when the gold's outermost query has ORDER BY (parsed); the official "
+        "looks for the text 'order by' anywhere in the gold, subqueries included",
+        "rows tied on the ORDER BY keys may come in any order among themselves here",
+        "numbers match within rel_tol 1e-9 here; the official compares exactly",
+        "a text column of plain numbers ('3') equals the numbers (3) here; the official "
+        "compares Python values ('3' != 3)",
+        "two empty results with different column counts fail here under columns: exact; the "
+        "official passes any two empty results",
+        "same-named columns swapped (min and max) are review here; the official passes them",
+        "SQL runs as written: the official's default (without --keep_distinct) removes every "
+        "DISTINCT first, and its evaluation.py replaces the text 'value' with 1 in predictions",
+        "a prediction that is an empty line is review here (no SQL); the official counts it wrong",
+        "only EX on the original databases: the test-suite's distilled databases are not used",
+    ),
+)
+
+
+def read_spider(path: Path) -> Benchmark:
+    """Spider's questions (``dev.json``, or the JSON file ``path`` names) and databases
+    (``database/``, else ``databases/``, beside it).
+
+    Raises:
+        PublicBenchmarkError: the files are not Spider's layout.
+    """
+    source = path / "dev.json" if path.is_dir() else path
+    folder = source.parent
+    try:
+        entries = json.loads(read_text(source, "Spider question file"))
+    except json.JSONDecodeError as err:
+        raise PublicBenchmarkError(f"{source}:{err.lineno}: not valid JSON: {err.msg}") from err
+    if not isinstance(entries, list):
+        raise PublicBenchmarkError(
+            f"{source}: expected Spider's list of questions (dev.json), found a JSON "
+            f"{type(entries).__name__}"
+        )
+    questions = []
+    for index, entry in enumerate(entries):
+        where = f"{source}: question #{index}"
+        questions.append(
+            PublicQuestion(
+                index=index,
+                db_id=field_text(entry, "db_id", where),
+                name=f"{source.stem}_{index:04d}",
+                question=field_text(entry, "question", where),
+                sql=field_text(entry, "query", where),
+            )
+        )
+    databases = next(
+        (folder / name for name in ("database", "databases") if (folder / name).is_dir()), None
+    )
+    if databases is None:
+        raise PublicBenchmarkError(
+            f"no database/ folder beside {source} (Spider's layout: dev.json, tables.json, "
+            "database/<db_id>/<db_id>.sqlite)"
+        )
+    benchmark = Benchmark("spider", source, questions, {}, GRADING)
+    locate_databases(benchmark, databases)
+    return benchmark
+
+
+def read_spider_predictions(path: Path, benchmark: Benchmark) -> list[Prediction]:
+    """One SQL per line in question order, optionally ``SQL<TAB>db_id``.
+
+    Raises:
+        PublicBenchmarkError: the line count is not the question count, or a line names
+            another database than its question's.
+    """
+    lines = read_text(path, "predictions file").splitlines()
+    while lines and not lines[-1].strip() and len(lines) > len(benchmark.questions):
+        lines.pop()
+    if len(lines) != len(benchmark.questions):
+        raise PublicBenchmarkError(
+            f"{path} has {len(lines)} lines but {benchmark.source.name} has "
+            f"{len(benchmark.questions)} questions: Spider predictions are one SQL per line, "
+            "in question order"
+        )
+    predictions = []
+    for index, (line, question) in enumerate(zip(lines, benchmark.questions, strict=True)):
+        sql, _, db_id = line.partition("\t")
+        db_id = db_id.strip()
+        if db_id and db_id != question.db_id:
+            raise PublicBenchmarkError(
+                f"{path}:{index + 1}: the line names database {db_id!r} but question "
+                f"#{index} is on {question.db_id!r}: are the predictions for another split?"
+            )
+        predictions.append(Prediction(index, sql.strip(), db_id or None, index + 1))
+    return predictions

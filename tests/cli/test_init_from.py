@@ -1,0 +1,296 @@
+"""`sqlbench init --from spider|bird|defog`: small fixtures in each benchmark's published layout
+(made here, with tiny SQLite databases), then `run --agent a,b` over the replayed predictions."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+import yaml
+
+from sqlbench.project.load import load_project
+from sqlbench.public import import_benchmark
+from sqlbench.runs.runner import run_benchmarks
+from sqlbench.runs.warehouses import RunWarehouses
+
+
+def _database(folder: Path, db_id: str, script: str) -> Path:
+    path = folder / db_id / f"{db_id}.sqlite"
+    path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+    return path
+
+
+SINGERS = (
+    "CREATE TABLE singer (name TEXT, age INTEGER);"
+    "INSERT INTO singer VALUES ('Ann', 30), ('Bob', 41), ('Cy', 25);"
+)
+PETS = "CREATE TABLE pets (kind TEXT, n INTEGER); INSERT INTO pets VALUES ('cat', 2), ('dog', 2);"
+
+
+def _spider(tmp_path: Path) -> Path:
+    root = tmp_path / "spider"
+    (root / "database").mkdir(parents=True)
+    _database(root / "database", "concert_singer", SINGERS)
+    _database(root / "database", "pets_1", PETS)
+    dev = [
+        {
+            "db_id": "concert_singer",
+            "question": "How many singers?",
+            "query": "SELECT count(*) FROM singer",
+        },
+        {
+            "db_id": "concert_singer",
+            "question": "Names by age?",
+            "query": "SELECT name FROM singer ORDER BY age",
+        },
+        {
+            "db_id": "wta_1",
+            "question": "How many players?",
+            "query": "SELECT count(*) FROM players",
+        },
+        {"db_id": "pets_1", "question": "Kinds?", "query": "SELECT DISTINCT n FROM pets"},
+        {"db_id": "wta_1", "question": "Players?", "query": "SELECT * FROM players"},
+    ]
+    (root / "dev.json").write_text(json.dumps(dev, indent=4))
+    (root / "tables.json").write_text("[]")
+    return root
+
+
+def _lines(path: Path, lines: list[str]) -> Path:
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_spider_layout_with_two_systems(tmp_path: Path, invoke) -> None:
+    bench = _spider(tmp_path)
+    good = _lines(
+        tmp_path / "good.sql",
+        [
+            "SELECT count(name) FROM singer\tconcert_singer",
+            "SELECT name, age FROM singer ORDER BY age\tconcert_singer",
+            "SELECT 1\twta_1",
+            "SELECT DISTINCT n FROM pets\tpets_1",
+            "SELECT 2\twta_1",
+        ],
+    )
+    bad = _lines(
+        tmp_path / "bad.sql",
+        [
+            "SELECT count(*) + 1 FROM singer",
+            "SELECT name FROM singer ORDER BY age DESC",
+            "SELECT 1",
+            "SELECT n FROM pets",
+            "",
+        ],
+    )
+    project = tmp_path / "proj"
+    result = invoke(
+        "init", str(project), "--from", "spider", str(bench),
+        "--predictions", str(good), "--agent", "good",
+        "--predictions", str(bad), "--agent", "bad",
+    )  # fmt: skip
+    out = result.stdout
+    assert f"Created a spider project in {project}: 3 questions on 2 databases" in out
+    assert "agent good: 3 answers from" in out
+    assert "compare: {order: auto, rows: bag, columns: exact}" in out
+    assert "What still differs from it:" in out and "--keep_distinct" in out
+    assert f"sqlbench run -C {project} --agent good,bad" in out
+    assert result.stderr.count("Warning:") == 1
+    assert "left out 2 questions whose database is not in the benchmark folder: wta_1 (2)" in (
+        result.stderr
+    )
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    db = (bench / "database/concert_singer/concert_singer.sqlite").resolve()
+    assert settings["warehouses"]["concert_singer"] == f"sqlite:///{db.as_posix()}"
+    assert settings["compare"] == {"order": "auto", "rows": "bag", "columns": "exact"}
+    assert not list(project.rglob("*.sqlite"))  # referenced in place, never copied
+    questions = yaml.safe_load((project / "eval_questions/concert_singer.yml").read_text())
+    assert questions["warehouse"] == "concert_singer"
+    assert [q["name"] for q in questions["eval_questions"]] == ["dev_0000", "dev_0001"]
+
+    result = invoke("run", "-C", str(project), "--agent", "good,bad", "--format", "json")
+    runs = json.loads(result.stdout)["runs"]
+    verdicts = {
+        run["run"]["agent"]["name"]: {r["name"]: r["verdict"] for r in run["results"]}
+        for run in runs
+    }
+    assert verdicts == {
+        # the extra age column fails under columns: exact, as Spider's evaluator fails it
+        "good": {"dev_0000": "pass", "dev_0001": "fail", "dev_0003": "pass"},
+        # order auto: strict because the gold has ORDER BY, whose key (age) is not an output
+        # column, so the reversed names cannot be told from ties: review; duplicates count
+        "bad": {"dev_0000": "fail", "dev_0001": "review", "dev_0003": "fail"},
+    }
+    assert runs[0]["warehouses"] == {
+        "concert_singer": {"passed": 1, "total": 2, "value": 0.5},
+        "pets_1": {"passed": 1, "total": 1, "value": 1.0},
+    }
+
+
+def test_spider_predictions_must_line_up(tmp_path: Path, invoke) -> None:
+    bench = _spider(tmp_path)
+    short = _lines(tmp_path / "short.sql", ["SELECT 1"] * 4)
+    result = invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(short), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert "has 4 lines but dev.json has 5 questions" in result.stderr
+    shifted = _lines(tmp_path / "shifted.sql", ["SELECT 1\tpets_1"] + ["SELECT 1"] * 4)
+    result = invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(shifted), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert "shifted.sql:1: the line names database 'pets_1' but question #0 is on" in (
+        result.stderr
+    )
+    assert not (tmp_path / "p").exists()  # nothing half-written
+    invoke("init", str(tmp_path / "p"), "--from", "spider", str(bench), "--agent", "x", exit_code=2)
+    result = invoke("init", str(tmp_path / "p"), "--from", "sparrow", str(bench), exit_code=2)
+    assert "use one of spider, bird, defog" in result.stderr
+    result = invoke("init", str(tmp_path / "p"), "--from", "spider", str(tmp_path), exit_code=2)
+    assert "does not exist" in result.stderr and "Traceback" not in result.output
+
+
+def _bird(tmp_path: Path) -> Path:
+    root = tmp_path / "minidev"
+    (root / "dev_databases").mkdir(parents=True)
+    _database(root / "dev_databases", "superhero", SINGERS.replace("singer", "hero"))
+    questions = [
+        {
+            "question_id": 7,
+            "db_id": "superhero",
+            "question": "Heroes over 26?",
+            "evidence": "over 26 refers to age > 26",
+            "SQL": "SELECT name FROM hero WHERE age > 26",
+            "difficulty": "simple",
+        },
+        {
+            "question_id": 9,
+            "db_id": "california_schools",
+            "question": "Schools?",
+            "evidence": "",
+            "SQL": "SELECT 1",
+            "difficulty": "moderate",
+        },
+        {
+            "question_id": 12,
+            "db_id": "superhero",
+            "question": "Ages?",
+            "evidence": "",
+            "SQL": "SELECT age, name FROM hero",
+            "difficulty": "challenging",
+        },
+    ]
+    (root / "mini_dev_sqlite.json").write_text(json.dumps(questions, indent=4))
+    return root
+
+
+def test_bird_layout(tmp_path: Path, invoke) -> None:
+    bench = _bird(tmp_path)
+    sep = "\t----- bird -----\t"
+    preds = tmp_path / "predict_mini_dev_x_sqlite.json"
+    preds.write_text(
+        json.dumps(
+            {
+                "0": f"SELECT name FROM hero WHERE age > 26 UNION ALL SELECT 'Bob'{sep}superhero",
+                "1": f"SELECT 1{sep}california_schools",
+                "2": f"SELECT name, age FROM hero{sep}superhero",
+            }
+        )
+    )
+    project = tmp_path / "proj"
+    result = invoke(
+        "init", str(project), "--from", "bird", str(bench), "--predictions", str(preds),
+        "--agent", "x",
+    )  # fmt: skip
+    assert "compare: {order: ignore, rows: set, columns: exact}" in result.stdout
+    assert "california_schools (1)" in result.stderr
+    questions = yaml.safe_load((project / "eval_questions/superhero.yml").read_text())
+    first = questions["eval_questions"][0]
+    assert first["name"] == "q7" and first["tags"] == ["simple"]
+    assert first["question"] == "Heroes over 26?\nEvidence: over 26 refers to age > 26"
+    run = json.loads(invoke("run", "-C", str(project), "--format", "json").stdout)
+    # a set: the duplicated 'Bob' passes as BIRD's set(pred) == set(gold) does; the columns
+    # in another order pass here (BIRD would fail them: a listed difference)
+    assert {r["name"]: r["verdict"] for r in run["results"]} == {"q7": "pass", "q12": "pass"}
+    wrong = tmp_path / "wrong.json"
+    wrong.write_text(json.dumps({"0": f"SELECT 1{sep}toxicology"}))
+    result = invoke(
+        "init", str(tmp_path / "p2"), "--from", "bird", str(bench), "--predictions", str(wrong),
+        "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert "names database 'toxicology' but question #0 of mini_dev_sqlite.json" in result.stderr
+
+
+def test_defog_layout_gold_alternatives(tmp_path: Path) -> None:
+    root = tmp_path / "defog"
+    (root / "databases").mkdir(parents=True)
+    _database(root / "databases", "academic", "CREATE TABLE author (aid INTEGER, name TEXT);"
+              "INSERT INTO author VALUES (1, 'Ada'), (2, 'Bo');")  # fmt: skip
+    with open(root / "questions_gen_sqlite.csv", "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["db_name", "query_category", "question", "query", "instructions"])
+        writer.writerow(
+            ["academic", "group_by", "Authors?", "SELECT name FROM author;SELECT aid FROM author;"
+             "SELECT name, aid FROM author WHERE name <> 'a;b'", ""]
+        )  # fmt: skip
+        writer.writerow(
+            ["academic", "order_by", "By id?", "SELECT name FROM author ORDER BY aid", "Use aid"]
+        )
+        writer.writerow(["restaurants", "table_join", "?", "SELECT 1", ""])
+    result = import_benchmark("defog", root, tmp_path / "proj")
+    assert result.absent == {"restaurants": 1}
+    project = load_project(tmp_path / "proj")
+    by_name = {q.name: q for q in project.questions}
+    assert by_name["q000"].also_accept == [
+        "SELECT aid FROM author",
+        "SELECT name, aid FROM author WHERE name <> 'a;b'",
+    ]
+    assert by_name["q001"].compare is not None and by_name["q001"].compare.order == "auto"
+    assert by_name["q001"].question == "By id?\nInstructions: Use aid"
+
+
+def test_several_agents_execute_each_ground_truth_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bench = _spider(tmp_path)
+    files = []
+    for name in ("a", "b", "c"):
+        files.append((_lines(tmp_path / f"{name}.sql", ["SELECT count(*) FROM singer"] * 5), name))
+    import_benchmark("spider", bench, tmp_path / "proj", files)
+    project = load_project(tmp_path / "proj")
+    opened: list[RunWarehouses] = []
+    real_init = RunWarehouses.__init__
+
+    def spying_init(self: RunWarehouses, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        opened.append(self)
+
+    monkeypatch.setattr(RunWarehouses, "__init__", spying_init)
+    runs = run_benchmarks(project, ["a", "b", "c"])
+    assert [run.info.agent_name for run in runs] == ["a", "b", "c"]
+    assert [run.accuracy.label() for run in runs] == ["33% (1/3)"] * 3
+    assert len(opened) == 1  # the warehouses were opened (and set up) once
+    assert opened[0].executed == 3  # 3 ground truths for 9 answers
+
+
+def test_agent_globs(tmp_path: Path, invoke) -> None:
+    bench = _spider(tmp_path)
+    pairs = []
+    for name in ("gpt4", "gpt4o", "llama"):
+        path = _lines(tmp_path / f"{name}.sql", ["SELECT count(*) FROM singer"] * 5)
+        pairs += ["--predictions", str(path), "--agent", name]
+    invoke("init", str(tmp_path / "proj"), "--from", "spider", str(bench), *pairs)
+    result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "gpt4*,llama,gpt4")
+    summary = result.stdout.split("\n\n")[-1]
+    assert [line.split()[0] for line in summary.splitlines()[2:]] == ["gpt4", "gpt4o", "llama"]
+    assert "33.3% (1/3)" in summary
+    result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "claude*", exit_code=2)
+    assert "--agent 'claude*' matches no agent; agents: gpt4, gpt4o, llama" in result.stderr
