@@ -142,6 +142,42 @@ def limit_probe(sql: str, dialect: str) -> LimitProbe | None:
     return LimitProbe(probe.sql(dialect=dialect), limit, offset, keys, extra)
 
 
+@dataclass(frozen=True)
+class OrderProbe:
+    """A ground truth with its outermost ORDER BY keys added as output columns."""
+
+    sql: str
+    """The probe query, in the ground truth's dialect (LIMIT and OFFSET unchanged)."""
+    key_columns: tuple[int, ...]
+    """Result columns holding the keys; negative ones count from the end (added keys)."""
+    extra_columns: int
+    """Key columns the probe added after the ground truth's own columns (at least one)."""
+
+
+def order_probe(sql: str, dialect: str) -> OrderProbe | None:
+    """``sql`` with the ORDER BY keys that are not output columns added at the end, or None
+    when there is nothing to add (no ORDER BY, every key selected) or the keys cannot be
+    located (``SELECT DISTINCT`` or a set operation ordered by an unselected expression).
+
+    Example:
+        >>> probe = order_probe("SELECT name FROM t ORDER BY age DESC, name", "duckdb")
+        >>> probe.sql, probe.key_columns
+        ('SELECT name, age AS __sqlbench_key_0 FROM t ORDER BY age DESC, name', (-1, 0))
+    """
+    tree = _parse(sql, dialect)
+    if not isinstance(tree, exp.Select | exp.SetOperation):
+        return None
+    probe = tree.copy()
+    order = probe.args.get("order")
+    if order is None:
+        return None
+    located = _locate_keys(probe, order)
+    if located is None or located[1] == 0:
+        return None
+    keys, extra = located
+    return OrderProbe(probe.sql(dialect=dialect), keys, extra)
+
+
 def boundary_ties(probe: LimitProbe, rows: Sequence[Sequence[Any]]) -> str | None:
     """Why the ground truth's LIMIT is ambiguous, given the probe's rows; None when it is not.
 

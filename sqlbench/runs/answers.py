@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlbench.agents.base import Agent, Answer, Request
@@ -30,6 +30,7 @@ from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.models import ToolCallRecord, TrialResult
+from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
     difference_of,
     json_safe,
@@ -128,6 +129,8 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 options=context.compare.merged(question.compare),
                 dialect=context.truth_dialect,
             )
+            if needs_order_probe(graded) and isinstance(outcome, ResultSet):
+                graded = _probe_order(graded, truths, outcome, context)
         except Exception as err:  # this answer's fault, not the run's
             graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
         compare_ms = (time.perf_counter() - start) * 1000.0
@@ -169,6 +172,37 @@ def _ask(context: GradingContext, request: Request) -> Answer:
         )
     except Exception as err:  # this answer's fault, not the run's
         return Answer(error=fault_reason("reading the agent's answer", err))
+
+
+def _probe_order(
+    graded: Grade, truths: list[TruthOutcome], actual: ResultSet, context: GradingContext
+) -> Grade:
+    """A review that only the ground truth's ORDER BY keys can decide, decided by running the
+    ground truth again with them (``sqlbench.runs.orderprobe``); unchanged when it cannot be."""
+    index = graded.compared_truth or 0
+    truth = truths[index]
+    if graded.comparison is None or truth.result is None:
+        return graded
+    decided = decide_order(
+        context.engine,
+        truth.sql,
+        context.truth_dialect,
+        truth.result,
+        actual,
+        graded.comparison,
+        context.settings,
+    )
+    if decided is None:
+        return graded
+    verdict, reason = decided
+    if verdict is Verdict.PASS and index > 0:
+        reason = f"matches also_accept #{index}: {reason}"
+    return replace(
+        graded,
+        verdict=verdict,
+        reason=reason,
+        matched_truth=index if verdict is Verdict.PASS else None,
+    )
 
 
 def _run_agent_sql(

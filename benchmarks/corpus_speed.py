@@ -1,0 +1,320 @@
+"""sqlbench on the public corpus, as a researcher runs it, beside the official evaluators.
+
+For Spider dev (9 systems, 8,748 answers) and BIRD mini-dev (13 systems, 1,820 answers) in
+``../shared/benchmarks``, this script:
+
+1. lays each benchmark out as its authors publish it, in a work folder (symlinks to the corpus's
+   files; Spider's predictions files rebuilt from ``predictions.jsonl``, one SQL per line in
+   ``dev.json`` order; BIRD's are the published ``official_predictions/*.json`` themselves, and
+   ``mini_dev_sqlite.json`` is rebuilt from ``examples.jsonl``, with the 360 questions whose
+   databases are not in the corpus reduced to their ``db_id``, so the importer leaves them out);
+2. times ``sqlbench init --from spider|bird`` and one ``sqlbench run --agent '*'`` per corpus,
+   each a fresh process (wall time, peak RSS of that process);
+3. prints each system's accuracy beside its official rate over the same questions, and how often
+   the per-question verdicts agree;
+4. when the official evaluators are present, runs them on the same answers in this session and
+   prints the time ratio. Nothing is fetched: obtain them once with
+
+       git clone https://github.com/taoyds/test-suite-sql-eval      # at e97acc5
+       git clone https://github.com/bird-bench/mini_dev             # at 4d970a9
+       python3 -m venv /tmp/official && /tmp/official/bin/pip install tqdm sqlparse \\
+           func_timeout psycopg2-binary pymysql
+
+   and pass ``--spider-eval DIR --bird-eval DIR --official-python /tmp/official/bin/python``
+   (or set ``SQLBENCH_SPIDER_EVAL``, ``SQLBENCH_BIRD_EVAL``, ``SQLBENCH_OFFICIAL_PYTHON``).
+   Spider's is driven the way the corpus's verdicts were made: ``exec_eval.eval_exec_match``
+   once per answer with ``--keep_distinct`` and the prediction prepared as its
+   ``evaluation.py`` prepares it (``value`` -> ``1``), from one small driver process; BIRD's
+   ``evaluation/evaluation_ex.py`` runs unmodified, once per predictions file as its
+   ``run_evaluation.sh`` does (``--num_cpus`` = this machine's CPUs, ``--meta_time_out 30``),
+   on the 140 questions whose databases are in the corpus.
+   Without them, only sqlbench's figures are printed.
+
+Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR] [--corpus spider,bird]``.
+Not part of the test suite: it takes minutes. On a shared machine, run it once, late.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SQLBENCH = [sys.executable, "-m", "sqlbench"]
+BIRD_SEP = "\t----- bird -----\t"
+
+
+def slug(text: str) -> str:
+    """An agent name from a system's description."""
+    text = re.sub(r"\(.*?\)", "", text) if len(text) > 40 else text
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:48]
+
+
+def jsonl(path: Path) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle]
+
+
+class Timed:
+    """A child process's wall time and peak RSS (its own, through wait4)."""
+
+    def __init__(self, argv: list[str], cwd: Path | None = None, quiet: bool = True) -> None:
+        start = time.perf_counter()
+        out = subprocess.DEVNULL if quiet else None
+        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        self.stderr = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        self.seconds = time.perf_counter() - start
+        self.peak_mb = usage.ru_maxrss / 1024
+        self.returncode = proc.returncode
+        if self.returncode != 0:
+            raise SystemExit(f"{' '.join(argv[:6])} ... exited {self.returncode}:\n{self.stderr}")
+
+
+# ---- layouts -------------------------------------------------------------------------------
+
+
+def spider_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str]]]:
+    """Spider's published layout, and (predictions file, agent, model) per system."""
+    layout = work / "spider"
+    layout.mkdir(parents=True)
+    (layout / "dev.json").symlink_to(root / "spider/official/dev.json")
+    (layout / "tables.json").symlink_to(root / "spider/tables.json")
+    (layout / "database").symlink_to(root / "spider/databases")
+    count = len(json.loads((root / "spider/official/dev.json").read_text(encoding="utf-8")))
+    lines: dict[str, list[str]] = defaultdict(lambda: [""] * count)
+    for record in jsonl(root / "spider/predictions.jsonl"):
+        index = int(record["example_id"].rsplit("_", 1)[1])
+        sql = re.sub(r"[\t\r\n]", " ", str(record["predicted_sql"])).strip()
+        lines[record["model"]][index] = f"{sql}\t{record['db_id']}"
+    systems = []
+    (layout / "predictions").mkdir()
+    for model, rows in lines.items():
+        path = layout / "predictions" / f"{slug(model)}.sql"
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        systems.append((path, slug(model), model))
+    return layout, systems
+
+
+def bird_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str]]]:
+    """BIRD mini-dev's published layout, and its 13 published predictions files."""
+    layout = work / "bird"
+    layout.mkdir(parents=True)
+    (layout / "dev_databases").symlink_to(root / "bird/databases")
+    files = sorted((root / "bird/official_predictions").glob("*.json"))
+    stand_ins: dict[int, str] = {}
+    for key, value in json.loads(files[0].read_text(encoding="utf-8")).items():
+        stand_ins[int(key)] = value.split(BIRD_SEP)[-1].strip()
+    questions: list[dict[str, Any]] = [
+        {"question_id": None, "db_id": stand_ins[i], "question": "", "evidence": "", "SQL": ""}
+        for i in range(len(stand_ins))
+    ]
+    for example in jsonl(root / "bird/examples.jsonl"):
+        if not example.get("in_mini_dev"):
+            continue
+        questions[example["mini_dev_index"]] = {
+            "question_id": example["question_id"],
+            "db_id": example["db_id"],
+            "question": example.get("mini_dev_question") or example["question"],
+            "evidence": example.get("mini_dev_evidence") or example.get("evidence", ""),
+            "SQL": example.get("mini_dev_gold_sql") or example["gold_sql"],
+            "difficulty": example.get("difficulty", ""),
+        }
+    (layout / "mini_dev_sqlite.json").write_text(json.dumps(questions, indent=1), encoding="utf-8")
+    systems = []
+    for path in files:
+        name = slug(path.stem.removeprefix("predict_mini_dev_"))
+        systems.append((path, name, path.stem))
+    return layout, systems
+
+
+# ---- official rates ------------------------------------------------------------------------
+
+
+def official_verdicts(root: Path, corpus: str) -> dict[tuple[str, str], bool]:
+    """(agent, sqlbench question name) -> the official verdict."""
+    found = {}
+    for record in jsonl(root / f"{corpus}/predictions.jsonl"):
+        if corpus == "spider":
+            index = int(record["example_id"].rsplit("_", 1)[1])
+            key = (slug(record["model"]), f"dev_{index:04d}")
+            found[key] = bool(record["official_verdict_keep_distinct"])
+        elif record.get("split") == "mini_dev":
+            stem = Path(record["prediction_source"]["path"]).stem
+            agent = slug(stem.removeprefix("predict_mini_dev_"))
+            qid = int(record["example_id"].rsplit("_", 1)[1])
+            found[(agent, f"q{qid}")] = bool(record["official_verdict"])
+    return found
+
+
+# ---- official evaluators -------------------------------------------------------------------
+
+SPIDER_DRIVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from exec_eval import eval_exec_match
+pairs = json.load(open(sys.argv[2]))
+correct = 0
+for db, pred, gold in pairs:
+    pred = pred.replace("value", "1")  # as the official evaluation.py prepares predictions
+    correct += eval_exec_match(db=db, p_str=pred, g_str=gold, plug_value=False,
+                               keep_distinct=True, progress_bar_for_each_datapoint=False)
+print(correct, len(pairs))
+"""
+
+
+def run_spider_official(
+    eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
+) -> Timed:
+    dev = json.loads((layout / "dev.json").read_text(encoding="utf-8"))
+    pairs = []
+    for path, _, _ in systems:
+        for entry, line in zip(dev, path.read_text(encoding="utf-8").splitlines(), strict=True):
+            db = layout / "database" / entry["db_id"] / f"{entry['db_id']}.sqlite"
+            if db.is_file():
+                pairs.append([str(db), line.split("\t")[0], entry["query"]])
+    (work / "spider_pairs.json").write_text(json.dumps(pairs), encoding="utf-8")
+    (work / "spider_driver.py").write_text(SPIDER_DRIVER, encoding="utf-8")
+    argv = [python, str(work / "spider_driver.py"), str(eval_dir), str(work / "spider_pairs.json")]
+    return Timed(argv, cwd=work)
+
+
+def run_bird_official(
+    eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
+) -> tuple[float, float]:
+    """Total seconds and the largest peak RSS over one evaluation_ex.py call per file."""
+    questions = json.loads((layout / "mini_dev_sqlite.json").read_text(encoding="utf-8"))
+    kept = [i for i, q in enumerate(questions) if q["question_id"] is not None]
+    gold = work / "bird_gold.sql"
+    gold.write_text(
+        "".join(f"{questions[i]['SQL']}\t{questions[i]['db_id']}\n" for i in kept),
+        encoding="utf-8",
+    )
+    diff = work / "bird_diff.jsonl"
+    diff.write_text(
+        "".join(
+            json.dumps({"difficulty": questions[i].get("difficulty", "")}) + "\n" for i in kept
+        ),
+        encoding="utf-8",
+    )
+    seconds, peak = 0.0, 0.0
+    for path, name, _ in systems:
+        preds = json.loads(path.read_text(encoding="utf-8"))
+        subset = {str(n): preds[str(i)] for n, i in enumerate(kept)}
+        mine = work / f"bird_{name}.json"
+        mine.write_text(json.dumps(subset), encoding="utf-8")
+        argv = [
+            python, "-u", "evaluation_ex.py", "--predicted_sql_path", str(mine),
+            "--ground_truth_path", str(gold), "--db_root_path", f"{layout / 'dev_databases'}/",
+            "--num_cpus", str(os.cpu_count() or 1), "--meta_time_out", "30",
+            "--diff_json_path", str(diff), "--sql_dialect", "SQLite",
+            "--output_log_path", str(work / f"bird_{name}.log"),
+        ]  # fmt: skip
+        timed = Timed(argv, cwd=eval_dir / "evaluation")
+        seconds += timed.seconds
+        peak = max(peak, timed.peak_mb)
+    return seconds, peak
+
+
+# ---- main ----------------------------------------------------------------------------------
+
+
+def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) -> list[str]:
+    build = spider_layout if corpus == "spider" else bird_layout
+    layout, systems = build(root, work)
+    project = work / f"{corpus}-project"
+    pairs = [a for path, name, _ in systems for a in ("--predictions", str(path), "--agent", name)]
+    init = Timed([*SQLBENCH, "init", str(project), "--from", corpus, str(layout), *pairs])
+    out = work / f"{corpus}-runs.json"
+    run = Timed(
+        [*SQLBENCH, "run", "-C", str(project), "--agent", "*", "--format", "json", "--output",
+         str(out)]
+    )  # fmt: skip
+    runs = json.loads(out.read_text(encoding="utf-8"))["runs"]
+    official = official_verdicts(root, corpus)
+    answers = sum(len(r["results"]) for r in runs)
+    lines = [
+        f"## {corpus}: {len(runs)} systems, {answers} answers, one `sqlbench run --agent '*'`",
+        "",
+        "| system | sqlbench | official | agree |",
+        "|---|---|---|---|",
+    ]
+    for r in runs:
+        agent = r["run"]["agent"]["name"]
+        ours = {x["name"]: x["verdict"] == "pass" for x in r["results"]}
+        theirs = {n: official[(agent, n)] for n in ours if (agent, n) in official}
+        agree = sum(ours[n] == v for n, v in theirs.items())
+        ours_rate = 100 * sum(ours.values()) / len(ours)
+        off_rate = 100 * sum(theirs.values()) / max(len(theirs), 1)
+        lines.append(
+            f"| {agent} | {ours_rate:.1f}% ({sum(ours.values())}/{len(ours)}) | "
+            f"{off_rate:.1f}% ({sum(theirs.values())}/{len(theirs)}) | "
+            f"{100 * agree / max(len(theirs), 1):.2f}% |"
+        )
+    lines += [
+        "",
+        f"sqlbench init --from {corpus}: {init.seconds:.1f} s, peak RSS {init.peak_mb:.0f} MB",
+        f"sqlbench run --agent '*': {run.seconds:.1f} s, peak RSS {run.peak_mb:.0f} MB "
+        f"({1000 * run.seconds / answers:.1f} ms per answer)",
+    ]
+    total = init.seconds + run.seconds
+    python = args.official_python
+    if corpus == "spider" and args.spider_eval:
+        official_run = run_spider_official(Path(args.spider_eval), python, layout, systems, work)
+        lines.append(
+            f"official (test-suite-sql-eval eval_exec_match): {official_run.seconds:.1f} s, peak "
+            f"RSS {official_run.peak_mb:.0f} MB; sqlbench init+run / official = "
+            f"{total / official_run.seconds:.2f}x"
+        )
+    elif corpus == "bird" and args.bird_eval:
+        seconds, peak = run_bird_official(Path(args.bird_eval), python, layout, systems, work)
+        lines.append(
+            f"official (mini_dev evaluation_ex.py, {len(systems)} calls): {seconds:.1f} s, peak "
+            f"RSS {peak:.0f} MB; sqlbench init+run / official = {total / seconds:.2f}x"
+        )
+    else:
+        lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    parser.add_argument("--work", type=Path, default=None, help="default: a temporary folder")
+    parser.add_argument("--corpus", default="spider,bird")
+    parser.add_argument("--spider-eval", default=os.environ.get("SQLBENCH_SPIDER_EVAL"))
+    parser.add_argument("--bird-eval", default=os.environ.get("SQLBENCH_BIRD_EVAL"))
+    parser.add_argument(
+        "--official-python", default=os.environ.get("SQLBENCH_OFFICIAL_PYTHON", sys.executable)
+    )
+    args = parser.parse_args()
+    if not (args.root / "spider").is_dir():
+        raise SystemExit(f"no corpus at {args.root}: pass --root DIR")
+    own = args.work is None
+    work = Path(tempfile.mkdtemp(prefix="sqlbench-corpus-")) if own else args.work
+    work.mkdir(parents=True, exist_ok=True)
+    version = Timed([*SQLBENCH, "--version"])
+    lines = [f"sqlbench --version: {version.seconds:.2f} s (a fresh process)", ""]
+    try:
+        for corpus in args.corpus.split(","):
+            lines += [*corpus_run(corpus.strip(), args.root, work / corpus.strip(), args), ""]
+    finally:
+        if own:
+            shutil.rmtree(work, ignore_errors=True)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
