@@ -10,7 +10,11 @@ reordered. Reported, best of a few runs in this same process:
 Also: twelve identical columns of zeros, float noise in every row (tolerance stage), and a
 failing comparison (reason and near misses included).
 
-Usage: ``python benchmarks/compare_speed.py [--rows N]``.
+Fail as fast as pass (issue 15): the main case's two results, then the agent's with one cell
+changed; the failing comparison (reason, differing rows and near misses included) against the
+passing one, same frames, same process (target: <= 3x).
+
+Usage: ``python benchmarks/compare_speed.py [--rows N] [--only fail]``.
 """
 
 from __future__ import annotations
@@ -102,6 +106,22 @@ def side_cases(rows: int) -> dict[str, float]:
     return out
 
 
+def fail_vs_pass(rows: int) -> dict[str, float]:
+    """One differing cell: the fail (with its reason) against the pass, on the same frames."""
+    con = duckdb.connect()
+    build_tables(con, rows)
+    expected = con.sql("SELECT * FROM expected").df()
+    actual = con.sql("SELECT * FROM actual").df()
+    wrong = actual.copy()
+    wrong.iloc[rows // 2, 2] = wrong.iloc[rows // 2, 2] + 1.0  # one amount, off by 1
+    pass_s, passed = best(lambda: compare_results(expected, actual), 2)
+    assert passed.passed  # type: ignore[attr-defined]
+    fail_s, failed = best(lambda: compare_results(expected, wrong), 2)
+    assert not failed.passed  # type: ignore[attr-defined]
+    print(f"  failing reason: {failed.reason}")  # type: ignore[attr-defined]
+    return {"pass_s": pass_s, "fail_one_cell_s": fail_s}
+
+
 def _status_kb(field: str) -> int:
     with open("/proc/self/status", encoding="ascii") as handle:
         for line in handle:
@@ -166,11 +186,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--memory-child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--only", choices=["fail"], default=None, help="only fail vs pass")
     args = parser.parse_args()
     if args.memory_child is not None:
         memory_child(args.memory_child)
         return
     rows = args.rows
+    if args.only == "fail":
+        fp = fail_vs_pass(rows)
+        ratio = fp["fail_one_cell_s"] / fp["pass_s"]
+        print(f"{rows:,} rows x 4 columns: pass {fp['pass_s']:.3f} s, fail (one cell) "
+              f"{fp['fail_one_cell_s']:.3f} s, fail / pass {ratio:.2f} (target <= 3: "
+              f"{'met' if ratio <= 3 else 'NOT met'})")  # fmt: skip
+        return
     print(f"compare_results speed, {rows:,} rows x 4 columns (best of runs, seconds)")
     m = main_case(rows)
     for key, value in m.items():
@@ -193,6 +221,15 @@ def main() -> None:
     print(
         f"  (peak RSS - RSS before inputs) / inputs {ratio_mem:6.2f}  (target <= 3: "
         f"{'met' if ratio_mem <= 3 else 'NOT met'})"
+    )
+    print("fail as fast as pass (seconds)")
+    fp = fail_vs_pass(rows)
+    for key, value in fp.items():
+        print(f"  {key:28s} {value:8.3f}")
+    ratio_fail = fp["fail_one_cell_s"] / fp["pass_s"]
+    print(
+        f"  fail / pass                  {ratio_fail:8.3f}  (target <= 3: "
+        f"{'met' if ratio_fail <= 3 else 'NOT met'})"
     )
     print("other cases (seconds)")
     for key, value in side_cases(rows).items():

@@ -212,7 +212,7 @@ def _decide(
                     mapping_matches=False,
                 ),
             )
-        result = replace(second, tried=tried)
+        result = replace(second, tried=tried, failed=None)  # rows under other criteria
     if result.status is SearchStatus.FOUND:
         assert result.mapping is not None
         details = replace(
@@ -240,7 +240,9 @@ def _decide(
             ),
         )
     problem = Problem.NO_PARTNER if result.unpartnered else Problem.ROWS_DIFFER
-    return _fail(analysis, replace(base, problem=problem, mappings_tried=result.tried))
+    return _fail(
+        analysis, replace(base, problem=problem, mappings_tried=result.tried), result.failed
+    )
 
 
 def _extra_columns(superset: Comparison) -> Comparison:
@@ -273,11 +275,19 @@ def _best(analysis: Analysis) -> tuple[dict[int, int], tuple[ColumnGap, ...]]:
     return best_mapping(analysis, candidates)
 
 
-def _fail(analysis: Analysis, base: ComparisonDetails) -> Comparison:
+def _fail(
+    analysis: Analysis,
+    base: ComparisonDetails,
+    failed: tuple[tuple[int, ...], RowMatch] | None = None,
+) -> Comparison:
+    """A fail's details: the best mapping, its unmatched rows (reused from the search when
+    it matched the same mapping), examples and near misses."""
     matcher = Matcher(analysis.views, analysis.criteria)
     mapping, gaps = _best(analysis)
     rows: RowMatch | None = None
-    if (mapping and len(mapping) == len(analysis.names_e)) or base.problem is Problem.ROW_COUNT:
+    if failed is not None and tuple(mapping.get(i) for i in range(len(mapping))) == failed[0]:
+        rows = failed[1]
+    elif (mapping and len(mapping) == len(analysis.names_e)) or base.problem is Problem.ROW_COUNT:
         rows = _rows_or_none(matcher, mapping, base)
     misses = near_misses(analysis, mapping, rows, gaps)
     problem = base.problem

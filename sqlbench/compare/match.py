@@ -60,6 +60,9 @@ class SearchResult:
     """(expected column, actual column named like another expected column) of a swap."""
     unpartnered: tuple[int, ...] = ()
     """Expected columns without any candidate."""
+    failed: tuple[tuple[int, ...], RowMatch] | None = None
+    """When the search had one mapping to try and its rows did not match: that mapping and
+    its rows, matched with ``report`` (the fewest unmatched rows), for the failure's reason."""
 
 
 class _OutOfBudget(Exception):
@@ -231,6 +234,7 @@ class _Search:
         self.assigned: dict[int, int] = {}
         self.used: set[int] = set()
         self.found: RowMatch | None = None
+        self.leaves: list[tuple[tuple[int, ...], RowMatch]] = []
 
     def _ordered(
         self, i: int, cands: list[int], names_e: list[str], names_a: list[str]
@@ -282,7 +286,8 @@ class _Search:
         except _OutOfBudget:
             return SearchResult(SearchStatus.BUDGET, tried=self.tried)
         status = SearchStatus.UNDECIDED if self.undecided else SearchStatus.NONE
-        return SearchResult(status, tried=self.tried)
+        failed = self.leaves[0] if len(self.leaves) == 1 else None
+        return SearchResult(status, tried=self.tried, failed=failed)
 
     def _result(self, swapped: tuple[tuple[int, int], ...] = ()) -> SearchResult:
         mapping = tuple(self.assigned[i] for i in range(self.k_e))
@@ -296,11 +301,15 @@ class _Search:
     def _dfs(self, depth: int, no_swap: bool) -> bool:
         if depth == self.k_e:
             self._count()
-            result = self.m.rows(self.assigned)
+            # With a single mapping to try, a failure is final: match it for the report now
+            # (the exact stage costs the same; only leftover rows see the tolerant stage).
+            result = self.m.rows(self.assigned, report=not self.branching)
             if result.ok:
                 self.found = result
                 return True
             self.undecided |= result.undecided
+            if not self.branching:
+                self.leaves.append((tuple(self.assigned[i] for i in range(self.k_e)), result))
             return False
         i = self.order[depth]
         tried_classes: set[int] = set()

@@ -9,6 +9,7 @@ verdict.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,8 +18,8 @@ from sqlbench.compare.columns import Column, Kind
 from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
 from sqlbench.compare.model import ColumnGap, NearMiss, NearMissKind
 from sqlbench.compare.order import OrderPlan
-from sqlbench.compare.pairs import RowMatch
-from sqlbench.compare.rows import distinct_count
+from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
+from sqlbench.compare.rows import distinct_count, match_rows
 from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
 
 _SAMPLE = 4096
@@ -96,9 +97,16 @@ def best_mapping(
     expected columns it leaves without a real partner, each with its closest agent column."""
     names_e, names_a = analysis.names_e, analysis.names_a
     k_e, k_a = len(names_e), len(names_a)
+    # Candidate pairs score above every other pair, so an expected column whose only
+    # candidate no other column wants takes it whatever the shares: its shares need not be
+    # computed (on large results each one reads two whole columns).
+    wanted = Counter(j for c in candidates for j in c)
+    fixed = {i: c[0] for i, c in enumerate(candidates) if len(c) == 1 and wanted[c[0]] == 1}
     scores: list[tuple[float, int, int]] = []
     overlap: dict[tuple[int, int], float] = {}
     for i in range(k_e):
+        if i in fixed:
+            continue
         for j in range(k_a):
             share = similarity(analysis, i, j)
             if share < 0:
@@ -111,8 +119,8 @@ def best_mapping(
                 bonus += 0.25
             scores.append((share + bonus, i, j))
     scores.sort(key=lambda s: (-s[0], abs(s[1] - s[2]), s[1], s[2]))
-    mapping: dict[int, int] = {}
-    used: set[int] = set()
+    mapping: dict[int, int] = dict(fixed)
+    used: set[int] = set(fixed.values())
     for _, i, j in scores:
         if i not in mapping and j not in used:
             mapping[i] = j
@@ -142,23 +150,30 @@ def best_mapping(
 def near_misses(
     analysis: Analysis, mapping: dict[int, int], rows: RowMatch | None, gaps: tuple[ColumnGap, ...]
 ) -> tuple[NearMiss, ...]:
-    """Every near miss that applies to a failing comparison."""
+    """Every near miss that applies to a failing comparison.
+
+    On large results where a complete mapping leaves only a few rows unmatched, the checks
+    that loosen a rule (duplicates, tolerance) look at those rows only (``Remainder``): the
+    rest already match exactly, so a failing comparison costs about what a passing one does.
+    """
     found: list[NearMiss] = []
     c = analysis.criteria
     n_e, n_a = analysis.views.rows
+    rest = Remainder.of(analysis, mapping, rows)
     order_only = c.ties is not None and analysis.found(dataclasses.replace(c, ties=None))
     if order_only:
         found.append(NearMiss(NearMissKind.ORDER_ONLY, "the same rows match in a different order"))
     elif not c.distinct:
-        dup = analysis.found(Criteria(distinct=True, tol=c.tol))
+        dup = rest.same_distinct_rows() if rest is not None else None
+        if rest is None:
+            dup = analysis.found(Criteria(distinct=True, tol=c.tol))
         if dup is not None:
             found.append(_duplicates(analysis, dup, n_e, n_a))
     if _has_tolerant_pair(analysis.views):
         for rel in _TOLERANCE_LADDER:
-            if (
-                rel > c.tol.rel_tol
-                and analysis.found(dataclasses.replace(c, tol=Tolerance(c.tol.abs_tol, rel)))
-                is not None
+            looser = dataclasses.replace(c, tol=Tolerance(c.tol.abs_tol, rel))
+            if rel > c.tol.rel_tol and (
+                rest.matches(looser) if rest is not None else analysis.found(looser) is not None
             ):
                 found.append(
                     NearMiss(
@@ -175,6 +190,95 @@ def near_misses(
     if tie is not None:
         found.append(tie)
     return tuple(found)
+
+
+_LARGE = 20_000
+"""Results with at least this many rows (both sides) check near misses on the remainder."""
+_REMAINDER_MAX = 2_000
+"""... when at most this many rows are unmatched."""
+
+
+@dataclass(frozen=True)
+class Remainder:
+    """The rows a complete mapping left unmatched on a large result; the others match exactly
+    (or within tolerance) one to one. A loosened rule that matches these rows to each other
+    makes the whole match (the rest stays matched), so a near miss found here is true; one
+    missed here may still hold through another pairing, and is then not offered."""
+
+    analysis: Analysis
+    mapping: tuple[int, ...]
+    unmatched_e: np.ndarray
+    unmatched_a: np.ndarray
+
+    @classmethod
+    def of(
+        cls, analysis: Analysis, mapping: dict[int, int], rows: RowMatch | None
+    ) -> Remainder | None:
+        n_e, n_a = analysis.views.rows
+        if (
+            rows is None
+            or rows.undecided
+            or analysis.criteria.ties is not None
+            or len(mapping) != len(analysis.names_e)
+            or min(n_e, n_a) < _LARGE
+            or len(rows.expected_unmatched) + len(rows.actual_unmatched) > _REMAINDER_MAX
+        ):
+            return None
+        ordered = tuple(mapping[i] for i in range(len(mapping)))
+        return cls(analysis, ordered, rows.expected_unmatched, rows.actual_unmatched)
+
+    def _pairs(self, criteria: Criteria) -> list[Pair]:
+        matcher = Matcher(self.analysis.views, criteria)
+        return [matcher.pair(i, j) for i, j in enumerate(self.mapping)]
+
+    def matches(self, criteria: Criteria) -> bool:
+        """The unmatched rows match each other under ``criteria``."""
+        ue, ua = self.unmatched_e, self.unmatched_a
+        pairs = [
+            Pair(_restrict(p.e, ue), _restrict(p.a, ua), p.tolerant) for p in self._pairs(criteria)
+        ]
+        result = match_rows(pairs, len(ue), len(ua), distinct=criteria.distinct, tol=criteria.tol)
+        return result.ok
+
+    def same_distinct_rows(self) -> tuple[int, ...] | None:
+        """The mapping when both sides hold the same distinct rows (each unmatched row occurs,
+        exactly, on the other side), else None."""
+        pairs = self._pairs(self.analysis.criteria)
+        n_e, n_a = self.analysis.views.rows
+        found = _present([p.e for p in pairs], self.unmatched_e, [p.a for p in pairs], n_a)
+        if found and _present([p.a for p in pairs], self.unmatched_a, [p.e for p in pairs], n_e):
+            return self.mapping
+        return None
+
+
+def _restrict(view: View, rows: np.ndarray) -> View:
+    exact = None
+    if view.exact is not None:
+        where = {int(old): new for new, old in enumerate(rows)}
+        exact = {where[k]: v for k, v in view.exact.items() if k in where} or None
+    floats = None if view.floats is None else view.floats[rows]
+    return View(view.codes[rows], view.null[rows], floats, exact)
+
+
+def _present(views: list[View], rows: np.ndarray, others: list[View], count: int) -> bool:
+    """Every row ``rows`` of ``views`` equals (codes and NULLs) some row of ``others``."""
+    if not len(rows):
+        return True
+    theirs = row_hashes(others, None, count)
+    order = np.argsort(theirs)
+    ordered = theirs[order]
+    ours = row_hashes(views, rows, len(views[0].codes) if views else 0)
+    for row, h in zip(rows, ours, strict=True):
+        lo, hi = np.searchsorted(ordered, h, "left"), np.searchsorted(ordered, h, "right")
+        if not any(
+            all(
+                v.codes[row] == o.codes[k] and v.null[row] == o.null[k]
+                for v, o in zip(views, others, strict=True)
+            )
+            for k in order[lo:hi]
+        ):
+            return False
+    return True
 
 
 def _duplicates(analysis: Analysis, mapping: tuple[int, ...], n_e: int, n_a: int) -> NearMiss:
