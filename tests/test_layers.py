@@ -29,7 +29,13 @@ LAYERS: list[list[str]] = [
         "sqlbench.metrics.names",
     ],
     # 1: the project files, and the records a run stores
-    ["sqlbench.project", "sqlbench.runs.models", "sqlbench.runs.accuracy", "sqlbench.runs.rates"],
+    [
+        "sqlbench.project",
+        "sqlbench.public",  # public benchmarks' layouts read into project files
+        "sqlbench.runs.models",
+        "sqlbench.runs.accuracy",
+        "sqlbench.runs.rates",
+    ],
     # 2: ground truth per question; result-set comparison
     ["sqlbench.truth", "sqlbench.compare"],
     # 3: warehouses
