@@ -6,15 +6,20 @@ request's CI, so the PR check reuses it instead of running the base again.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
+from sqlbench import secrets
 from sqlbench.cli.options import needs_project, output_option, run_name_option, write_output
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
+from sqlbench.runs import provenance
 from sqlbench.runs.locate import open_project_store
 
 
@@ -30,6 +35,9 @@ def export_command(
     run.json`. Secrets stay in their ${ENV_VAR} form."""
     with open_project_store(project_dir) as store:
         document = store.export_run(run_ref)
+    key = _signing_key()
+    if key:
+        document = provenance.sign(document, key)
     write_output(json.dumps(document, indent=2, ensure_ascii=False), output)
     ctx.exit(ExitCode.OK)
 
@@ -44,19 +52,39 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
     this store, or an export of a newer schema version, is refused."""
     try:
         # sys.stdin, not click.get_text_stream (deprecated in click 8.3, untyped since).
-        text = sys.stdin.read() if str(file) == "-" else file.read_text(encoding="utf-8")
+        raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise SqlbenchError(f"cannot read {file}: it is not UTF-8 text") from err
     except OSError as err:
         raise SqlbenchError(f"cannot read {file}: {err.strerror or err}") from err
     try:
         document = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise SqlbenchError(f"{file}:{err.lineno}: not JSON ({err.msg})") from err
+    except (json.JSONDecodeError, RecursionError) as err:
+        where = f":{err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
+        detail = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+        raise SqlbenchError(f"{file}{where}: not JSON ({detail})") from err
+    key = _signing_key()
+    refused = provenance.verify(document, key) if isinstance(document, dict) else None
+    if refused:
+        raise SqlbenchError(f"cannot import {file}: {refused}")
+    origin = provenance.ImportOrigin(
+        sha256=hashlib.sha256(raw).hexdigest(),
+        imported_at=datetime.now(UTC),
+        source=str(file),
+        signed=bool(key),
+    )
     with open_project_store(project_dir) as store:
-        info = store.import_run(document, name=run_name)
+        info = store.import_run(document, name=run_name, origin=origin)
     click.echo(
         f"Imported run {info.name} ({info.source_label}, agent {info.agent_name}, "
         f"{info.question_count} questions)"
     )
     ctx.exit(ExitCode.OK)
+
+
+def _signing_key() -> str | None:
+    """``SQLBENCH_SIGNING_KEY`` (a secret: redacted wherever it could appear)."""
+    key = os.environ.get(provenance.SIGNING_ENV) or None
+    secrets.register(key, f"${{{provenance.SIGNING_ENV}}}")
+    return key

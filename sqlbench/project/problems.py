@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.yamlload import YamlMap, line_of, plain
+from sqlbench.runs.provenance import MAX_NAME_CHARS
 from sqlbench.text import suggest
 
 _NAME_FORBIDDEN = set("/*?[]")
@@ -170,4 +171,9 @@ def name_problem(name: str, what: str) -> str | None:
         return f"{what} {name!r} starts or ends with whitespace"
     if _NAME_FORBIDDEN & set(name):
         return f"{what} {name!r} may not contain any of / * ? [ ] (they pick questions out)"
+    if len(name) > MAX_NAME_CHARS:
+        # What validate accepts fits every store backend (names are 200-character columns).
+        return f"{what} {name[:40]!r}... has {len(name)} characters; at most {MAX_NAME_CHARS}"
+    if not name.isprintable():
+        return f"{what} {name!r} holds a character that is not printable"
     return None

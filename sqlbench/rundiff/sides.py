@@ -157,7 +157,14 @@ def project_side(
     identity = run_identity(project, config, questions, warehouse)
     found = None
     if not options.fresh:
-        found = store.find_completed_run(identity, repeat=options.repeat, agent_name=config.name)
+        # The head side is what the pull request is judged on: never an imported run, which
+        # anyone with write access to an artifact could have forged (docs/security.md).
+        found = store.find_completed_run(
+            identity,
+            repeat=options.repeat,
+            agent_name=config.name,
+            include_imported=role != "head",
+        )
     if found is not None:
         usable, age_note = _within_age(found, project.settings.check.reuse_max_age)
         if usable:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sqlbench.runs.accuracy import Accuracy
+from sqlbench.runs.provenance import ImportOrigin
 from sqlbench.verdicts import Verdict
 
 JsonValue = Any
@@ -270,6 +271,8 @@ class RunInfo(_Model):
     """Why a Failed run failed."""
     imported: bool = False
     """True when the run came from ``sqlbench import``."""
+    origin: ImportOrigin | None = None
+    """For an imported run: the file's hash, when and from where (``sqlbench.runs.provenance``)."""
     regraded_from: str | None = None
     """``sqlbench regrade``: the name of the run whose agent SQL this run graded again."""
 
@@ -280,7 +283,12 @@ class RunInfo(_Model):
         """``branch@commit7`` (``+dirty`` for uncommitted edits)."""
         commit = (self.commit or "")[:7]
         label = f"{self.branch}@{commit}" if commit else self.branch
-        return label + ("+dirty" if self.dirty else "")
+        label += "+dirty" if self.dirty else ""
+        if self.origin is not None:
+            label += f" ({self.origin.label})"
+        elif self.imported:
+            label += " (imported)"
+        return label
 
 
 class RunSummary(_Model):

@@ -43,6 +43,12 @@ from sqlbench.runs.models import (
     TrialResult,
     utc_now,
 )
+from sqlbench.runs.provenance import (
+    MAX_NAME_CHARS,
+    ImportOrigin,
+    record_problems,
+    run_name_problem,
+)
 from sqlbench.runs.results import RunResult, gather
 from sqlbench.runs.reviews import review_hashes
 from sqlbench.text import suggest
@@ -114,7 +120,9 @@ class RunStore:
     # --- writing -------------------------------------------------------------------------
 
     def create_run(self, info: RunInfo) -> None:
-        """Store a new run (status Running). Refuses a name already taken."""
+        """Store a new run (status Running). Refuses a name already taken, or one that breaks
+        the run-name rules (``provenance.run_name_problem``)."""
+        self._check_name(info)
         try:
             with self._write() as conn:
                 conn.execute(self._runs.insert().values(**_run_row(info)))
@@ -256,6 +264,7 @@ class RunStore:
     ) -> RunInfo:
         """Store a whole run at once (``sqlbench import``, ``sqlbench merge``), with its human
         decisions, in one transaction. Refuses a run id or name already present."""
+        self._check_name(info)
         try:
             with self._write() as conn:
                 conn.execute(self._runs.insert().values(**_run_row(info)))
@@ -428,10 +437,16 @@ class RunStore:
         )
 
     def find_completed_run(
-        self, identity: RunIdentity, *, repeat: int | None = 1, agent_name: str | None = None
+        self,
+        identity: RunIdentity,
+        *,
+        repeat: int | None = 1,
+        agent_name: str | None = None,
+        include_imported: bool = True,
     ) -> RunInfo | None:
         """The newest Completed run with this identity (and ``repeat``, unless None), or None.
-        A run whose project version is unknown (outside git) never matches."""
+        A run whose project version is unknown (outside git) never matches; an imported run
+        only with ``include_imported`` (``check`` never takes its head side from one)."""
         if not identity.reusable:
             return None
         c = self._runs.c
@@ -455,6 +470,8 @@ class RunStore:
             rows = conn.execute(query).all()
         for row in rows:
             info = _run_info(row._mapping)
+            if info.imported and not include_imported:
+                continue
             if identity_of(info) == identity and info.shard is None:
                 return info
         return None
@@ -487,8 +504,28 @@ class RunStore:
             ],
         }
 
-    def import_run(self, data: dict[str, Any], *, name: str | None = None) -> RunInfo:
-        """Store a run exported by ``export_run`` (maybe from another store), as imported."""
+    def _check_name(self, info: RunInfo) -> None:
+        """Run names are printable, 1-200 characters, and never another run's id."""
+        problem = run_name_problem(info.name)
+        if problem is not None:
+            raise StoreError(problem)
+        runs = self._runs
+        with self._read() as conn:
+            clash = conn.execute(
+                sa.select(runs.c.name).where(runs.c.id == info.name, runs.c.id != info.id)
+            ).first()
+        if clash is not None:
+            raise StoreError(
+                f"the name '{info.name}' is the id of run '{clash[0]}'; a run name is never "
+                "another run's id: choose another --name"
+            )
+
+    def import_run(
+        self, data: dict[str, Any], *, name: str | None = None, origin: ImportOrigin | None = None
+    ) -> RunInfo:
+        """Store a run exported by ``export_run`` (maybe from another store), as imported,
+        with its ``origin``. Every field is checked first (``provenance.record_problems``; text
+        made valid Unicode): a value no store can hold is one sentence, nothing is stored."""
         if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
             raise StoreError(f'not a sqlbench run export (expected "format": "{EXPORT_FORMAT}")')
         version = data.get("schema_version")
@@ -506,6 +543,24 @@ class RunStore:
             raise StoreError(
                 "the run export is malformed: it needs a `run` object and a `results` list"
             )
+        run_data, _ = clean_data(run_data)
+        items, _ = clean_data(items)
+        run_data.pop("origin", None)  # set here, from the file actually read, never taken
+        problems = record_problems(run_data, "run") + record_problems(items, "results")
+        run_id = run_data.get("id")
+        if not (isinstance(run_id, str) and re.fullmatch(r"[0-9a-f]{32}", run_id)):
+            problems.append(f"run.id: {str(run_id)[:40]!r} is not a run id (32 hex characters)")
+        for index, item in enumerate(items):
+            for field in ("space", "name"):
+                value = item.get(field) if isinstance(item, dict) else None
+                if isinstance(value, str) and len(value) > MAX_NAME_CHARS:
+                    problems.append(
+                        f"results[{index}].{field}: {len(value)} characters, over the "
+                        f"{MAX_NAME_CHARS} a store holds"
+                    )
+        if problems:
+            more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+            raise StoreError("the run export is malformed: " + "; ".join(problems[:3]) + more)
         info = _validated(RunInfo, run_data, "run")
         results = [_validated(TrialResult, item, f"results[{i}]") for i, item in enumerate(items)]
         seen: set[tuple[str, str, int]] = set()
@@ -518,7 +573,7 @@ class RunStore:
                 )
             seen.add(key)
         reviews = _imported_reviews(data.get("reviews", []), seen)
-        update: dict[str, Any] = {"imported": True}
+        update: dict[str, Any] = {"imported": True, "origin": origin}
         if name is not None:
             update["name"] = name
         return self.save_run(info.model_copy(update=update), results, reviews)
