@@ -25,6 +25,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.verdicts",
         "sqlbench.secrets",
         "sqlbench.tempdirs",
+        "sqlbench.hygiene",
         "sqlbench.sqlstatements",
         "sqlbench.metrics.names",
     ],
@@ -35,6 +36,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.runs.models",
         "sqlbench.runs.accuracy",
         "sqlbench.runs.rates",
+        "sqlbench.runs.provenance",
     ],
     # 2: ground truth per question; result-set comparison
     ["sqlbench.truth", "sqlbench.compare"],
