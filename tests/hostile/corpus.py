@@ -1,0 +1,161 @@
+"""The hostile corpus (issue 17): one answer per attack class per engine, each small enough to
+run in a second under the low limits a red-team project sets, and each one that would cross
+those limits if they were not enforced. Shared by the red-team tests and
+``benchmarks/hostile_rss.py`` (which runs it at the default limits)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+ENGINES = ("duckdb", "sqlite", "postgres", "mariadb")
+
+_WIDE = {  # 2,000 rows of 10 KB: 20 MB
+    "duckdb": "SELECT repeat('x', 10000) AS v FROM range(2000)",
+    "sqlite": "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 2000) "
+    "SELECT printf('%.*c', 10000, 'x') AS v FROM r",
+    "postgres": "SELECT repeat('x', 10000) AS v FROM generate_series(1, 2000)",
+    "mariadb": "SELECT repeat('x', 10000) AS v FROM seq_1_to_2000",
+}
+
+
+@dataclass(frozen=True)
+class Attack:
+    """One hostile answer and what it must give."""
+
+    name: str
+    sql: str
+    reason: str
+    """A part of the reason the question must get (its verdict is always fail)."""
+
+
+def attacks(engine: str) -> list[Attack]:
+    """The attack classes that apply to ``engine``."""
+    found = [
+        Attack(
+            "deep_parens",
+            "SELECT " + "(" * 3000 + "1" + ")" * 3000 + " AS x",
+            "nests parentheses 3000 deep, over sqlbench's limit of 30",
+        ),
+        Attack(
+            "not_chain",
+            "SELECT " + "NOT " * 500 + "1 = 1 AS x",
+            "nested too deeply for sqlbench's SQL parser",
+        ),
+        Attack(
+            "in_list",  # the 2,000,000-item IN list of issue 12, scaled to the low limit
+            "SELECT 1 AS x WHERE 1 IN (" + ",".join(map(str, range(20_000))) + ")",
+            "over run.max_sql_kb=8; it was not parsed or run",
+        ),
+        Attack("wide_rows", _WIDE[engine], "over run.max_result_mb=1;"),
+    ]
+    if engine == "duckdb":
+        found += [
+            Attack("list_bomb", "SELECT list(range) AS v FROM range(100000000)", "Out of Memory"),
+            Attack(
+                "string_agg_bomb",
+                "SELECT string_agg(repeat('x', 100), ',') AS v FROM range(50000000)",
+                "Out of Memory",
+            ),
+            Attack(
+                "arrow_strings",  # past Arrow's 2 GB string batch at the default limits
+                "SELECT repeat('x', 100000) AS v FROM range(3000)",
+                "over run.max_result_mb=1;",
+            ),
+        ]
+    if engine == "sqlite":
+        found.append(
+            Attack("huge_value", "SELECT hex(zeroblob(33554432)) AS v", "string or blob too big")
+        )
+    if engine == "postgres":
+        found.append(Attack("huge_value", "SELECT repeat('x', 67108864) AS v", "over run."))
+    return found
+
+
+GOOD = {"good_one": "SELECT 1 AS x", "good_two": "SELECT 2 AS x"}
+
+
+def write_project(root: Path, engine: str, warehouse: str | None, *, low_limits: bool) -> None:
+    """A project whose replay agent gives the hostile answers and two good ones."""
+    (root / "eval_questions").mkdir(parents=True, exist_ok=True)
+    (root / "agents").mkdir(exist_ok=True)
+    settings = []
+    if warehouse is not None:
+        settings.append(f"warehouse: {json.dumps(warehouse)}")
+    settings.append("run:\n  concurrency: 8\n  query_timeout_s: 60")
+    if low_limits:
+        settings.append("  max_result_mb: 1\n  max_sql_kb: 8")
+    (root / "sqlbench.yml").write_text("\n".join(settings) + "\n")
+    questions = [{"name": n, "question": n, "sql": s} for n, s in GOOD.items()]
+    questions += [
+        {"name": a.name, "question": a.name, "sql": "SELECT 1 AS x"} for a in attacks(engine)
+    ]
+    (root / "eval_questions" / "q.yml").write_text(json.dumps({"eval_questions": questions}))
+    answers = [{"name": n, "sql": s} for n, s in GOOD.items()]
+    answers += [{"name": a.name, "sql": a.sql} for a in attacks(engine)]
+    (root / "agents" / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers))
+    (root / "agents" / "hostile.yml").write_text(
+        "agents:\n  - name: hostile\n    kind: replay\n    path: answers.jsonl\n"
+    )
+
+
+def file_warehouse(root: Path, engine: str) -> Path:
+    """A DuckDB or SQLite file holding a small ``orders`` table."""
+    path = root / f"warehouse.{'duckdb' if engine == 'duckdb' else 'sqlite'}"
+    if engine == "duckdb":
+        con = duckdb.connect(str(path))
+        con.execute("CREATE TABLE orders AS SELECT range AS id FROM range(10)")
+        con.close()
+    else:
+        lite = sqlite3.connect(path)
+        lite.execute("CREATE TABLE orders AS SELECT 1 AS id")
+        lite.commit()
+        lite.close()
+    return path
+
+
+def sha256(path: Path) -> str:
+    """The file's hash (the warehouse must not change)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "done = subprocess.run(sys.argv[2:], capture_output=True, text=True)\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "open(sys.argv[1], 'w').write(str(peak))\n"
+    "sys.stdout.write(done.stdout); sys.stderr.write(done.stderr)\n"
+    "sys.exit(done.returncode)\n"
+)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A finished ``sqlbench`` process: exit code, output, and its peak resident memory."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_mb: float
+
+
+def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = None) -> Measured:
+    """Run ``python -m sqlbench ARGS`` and measure its peak RSS (the wrapper's only child)."""
+    import subprocess
+    import sys
+
+    peak_file = scratch / "peak_kb.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", _WRAPPER, str(peak_file), sys.executable, "-m", "sqlbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    peak_kb = int(peak_file.read_text())
+    return Measured(done.returncode, done.stdout, done.stderr, peak_kb / 1024)
