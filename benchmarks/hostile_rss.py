@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hostile"))
-from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, write_project  # noqa: E402
+from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, write_project
 
 CEILING_MB = 2048
 """SPEC section 1: with the default limits the process stays under 2 GB peak RSS."""
