@@ -134,7 +134,8 @@ def main() -> None:
         for name, verdict in dict(found["verdicts"]).items():  # type: ignore[call-overload]
             print(f"  {name:22} {verdict}")
     print(
-        f"\nPeak RSS of the sqlbench process, hostile corpus, concurrency 8 (ceiling {CEILING_MB} MB)"
+        "\nPeak RSS of the sqlbench process, hostile corpus, concurrency 8 "
+        f"(ceiling {CEILING_MB} MB)"
     )
     print(f"| engine | questions | peak RSS (MB) | wall (s) | under {CEILING_MB} MB |")
     print("|---|---|---|---|---|")
