@@ -11,6 +11,7 @@ from sqlbench.cli.init import init_command
 from sqlbench.cli.judge import judge_command
 from sqlbench.cli.merge import merge_command
 from sqlbench.cli.questions import questions_command
+from sqlbench.cli.regrade import regrade_command
 from sqlbench.cli.report import report_command
 from sqlbench.cli.review import review_command
 from sqlbench.cli.run import run_command
@@ -32,6 +33,7 @@ ALL: list[click.Command] = [
     compare_command,
     check_command,
     judge_command,
+    regrade_command,
     merge_command,
     export_command,
     import_command,

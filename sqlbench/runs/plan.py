@@ -22,11 +22,13 @@ from sqlbench.runs.identity import (
     identity_of,
     run_identity,
     source_key,
+    stable_hash,
     warehouse_identity,
 )
 from sqlbench.runs.liveness import this_host
 from sqlbench.runs.models import RunInfo, RunStatus
 from sqlbench.runs.record import new_run_fields
+from sqlbench.runs.regrade import Regrade
 from sqlbench.runs.store import RunStore
 from sqlbench.text import suggest
 
@@ -89,6 +91,8 @@ class RunOptions:
     """Seconds between heartbeats of a running run."""
     env: dict[str, str] | None = field(default=None, repr=False)
     """Environment for agents and ``${ENV}`` in ``store:``; None: ``os.environ``."""
+    regrade: Regrade | None = field(default=None, repr=False)
+    """``sqlbench regrade``: replay this run's stored answers instead of asking the agent."""
 
     def __post_init__(self) -> None:
         if self.repeat is not None and self.repeat < 1:
@@ -175,6 +179,8 @@ def plan_run(
     """
     if options.resume is not None:
         return _resume(project, agent_name, options, store)
+    if options.regrade is not None:
+        return _regrade_plan(project, options, options.regrade, store)
     config = agent_config(project, agent_name or project.settings.default_agent)
     questions = pick_questions(project, options.select, options.space, options.shard)
     notices: list[str] = []
@@ -200,6 +206,51 @@ def plan_run(
     )
     store.create_run(info)
     return RunPlan(info, config, questions, set(), resumed=False, notices=notices)
+
+
+def _regrade_plan(
+    project: Project, options: RunOptions, regrade: Regrade, store: RunStore
+) -> RunPlan:
+    """A new run that replays ``regrade``'s answers on the project's questions it covers."""
+    source = regrade.source
+    config = AgentConfig(
+        name=source.agent_name,
+        kind=source.agent_kind,
+        options=dict(source.agent_settings.get("options", {})),
+        base_dir=project.root,
+    )
+    covered = [q for q in project.questions if (q.space, q.name) in regrade.answers]
+    if not covered:
+        raise SqlbenchError(
+            f"no question of run '{source.name}' with an agent answer is in the project at "
+            f"{project.source.branch}: nothing to regrade"
+        )
+    notices = [f"regrading run {source.name}: its stored answers, no agent call"]
+    gone = len(regrade.answers) - len(covered)
+    if gone:
+        notices.append(f"{gone} question(s) of run {source.name} are not in the project any more")
+    if regrade.left_out:
+        notices.append(
+            f"{regrade.left_out} question(s) of run {source.name} were never put to the agent "
+            "(failing ground truth, or skipped): not regraded; `sqlbench run` asks them"
+        )
+    warehouse = warehouse_identity(project.settings, project.root, options.env)
+    fields = identity_fields(project, config, covered, warehouse)
+    fields.update(
+        agent_settings=dict(source.agent_settings),
+        # Never the identity of a run of the agent: these answers were asked for another run.
+        agent_settings_hash=stable_hash({"regraded_from": source.id}),
+    )
+    info = RunInfo(
+        **new_run_fields(options.name, prefix="regrade-"),
+        **fields,
+        status=RunStatus.RUNNING,
+        question_count=len(covered),
+        repeat=source.repeat,
+        regraded_from=source.name,
+    )
+    store.create_run(info)
+    return RunPlan(info, config, covered, set(), resumed=False, notices=notices)
 
 
 def _resume(

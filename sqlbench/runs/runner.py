@@ -39,6 +39,7 @@ from sqlbench.runs.events import (
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.models import RunStatus, TrialResult
 from sqlbench.runs.plan import RunOptions, RunPlan, agent_config, pick_questions, plan_run
+from sqlbench.runs.regrade import ReplayedAgent
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
@@ -252,7 +253,11 @@ class _Run:
                 dialect=engine.dialect,
                 agents=self.project.agents,
             )
-            agent = build_agent(self.plan.agent, context)
+            agent: Agent
+            if self.options.regrade is not None:
+                agent = ReplayedAgent(self.options.regrade.answers)
+            else:
+                agent = build_agent(self.plan.agent, context)
             self._prepare_judge(context.env)
         except BaseException:
             if self.shared is None:

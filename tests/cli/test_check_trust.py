@@ -322,3 +322,90 @@ def test_compare_against_an_empty_side_says_n_a_and_warns_on_repeat_mixes(
     assert "Warning: the head run asked each question several times (--repeat) and the base" in (
         mixed
     )
+
+
+REGRADE_AGENT = """\
+from pathlib import Path
+
+LOG = Path({log!r})
+SQL = {{
+    "revenue": "SELECT 100.04 AS revenue",  # off by 0.04%
+    "margin": "SELECT 0.25 AS margin",  # off by 25%
+    "orders": "SELECT 7 AS n",
+    "avg_order": "SELECT 14.3 AS avg",  # off by 0.07%
+}}
+
+
+def answer(request):
+    with LOG.open("a") as log:
+        log.write(request["name"] + "\\n")
+    return SQL[request["name"]]
+"""
+REGRADE_QUESTIONS = """\
+eval_questions:
+  - name: revenue
+    question: Revenue?
+    sql: SELECT 100.0
+  - name: margin
+    question: Margin?
+    sql: SELECT 0.2
+  - name: orders
+    question: Orders?
+    sql: SELECT 7
+  - name: avg_order
+    question: Average order?
+    sql: SELECT 14.29
+"""
+
+
+def agent_calls(root: Path) -> int:
+    log = root.parent / "agent_calls.log"
+    return len(log.read_text().splitlines()) if log.exists() else 0
+
+
+def test_regrade_after_a_tolerance_change_flips_exactly_the_near_misses_without_the_agent(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    repo = GitRepo.init(tmp_path / "regrade")
+    repo.commit(
+        {
+            "sqlbench.yml": "default_agent: analyst\n",
+            "eval_questions/q.yml": REGRADE_QUESTIONS,
+            "agents/analyst.yml": (
+                "agents:\n  - name: analyst\n    kind: python\n    function: agent:answer\n"
+            ),
+            "agent.py": REGRADE_AGENT.format(log=str(tmp_path / "agent_calls.log")),
+        },
+        "project",
+    )
+    repo.commit(
+        {"sqlbench.yml": "default_agent: analyst\ncompare:\n  rel_tol: 0.001\n"},
+        "tolerate 0.1%",
+        branch="tolerant",
+    )
+    root = repo.root
+    before = invoke("run", "-C", str(root), "--name", "before")
+    assert "Accuracy: 25% (1/4)" in before.stdout and agent_calls(root) == 4
+    after = invoke("regrade", "-C", str(root), "before", "--branch", "tolerant", "--name", "after")
+    assert agent_calls(root) == 4  # the agent was not asked again
+    assert "Accuracy: 75% (3/4)" in after.stdout
+    assert "regrading run before: its stored answers, no agent call" in after.stderr
+    diff = json.loads(
+        invoke("compare", "-C", str(root), "before", "after", "--format", "json").stdout
+    )
+    assert sorted(c["name"] for c in diff["changes"] if c["kind"] == "fix") == [
+        "avg_order",
+        "revenue",
+    ]
+    assert [c for c in diff["changes"] if c["kind"] != "fix"] == []
+    exported = json.loads(invoke("export", "-C", str(root), "after").stdout)
+    assert exported["run"]["regraded_from"] == "before"
+    assert (
+        json.loads(invoke("export", "-C", str(root), "before").stdout)["run"]["regraded_from"]
+        is None
+    )
+    # A regraded run is never reused as a run of the agent by compare/check.
+    check = invoke("check", "-C", str(root), "--base", "tolerant", "--head", "tolerant")
+    assert "reusing run after" not in check.stderr and agent_calls(root) == 8
+    missing = invoke("regrade", "-C", str(root), "nope", exit_code=2)
+    assert "no run named 'nope'" in missing.stderr

@@ -1,0 +1,124 @@
+"""``sqlbench regrade``: grade a stored run's agent answers again, without asking the agent.
+
+A team that fixes a ground truth or a tolerance wants to see the effect at zero agent cost:
+the stored answers (SQL, text, trace) are replayed, each executed and graded under the current
+(or another ref's) ground truth, compare options and warehouse. The result is a new run that
+names its source (``RunInfo.regraded_from``); the stored run is kept unchanged. Questions the
+source never asked the agent (their ground truth failed then, or they were skipped), and
+questions the project no longer has, are left out, and the notices say how many.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sqlbench.agents.base import Answer, Request, ToolCall, Usage
+from sqlbench.runs.models import RunInfo, TrialResult
+
+if TYPE_CHECKING:
+    from sqlbench.project.models import Project
+    from sqlbench.runs.events import ProgressCallback
+    from sqlbench.runs.results import RunResult
+    from sqlbench.runs.store import RunStore
+
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Regrade:
+    """What a regrade replays: the source run and its answers per question, in trial order."""
+
+    source: RunInfo
+    answers: Mapping[Key, tuple[Answer, ...]]
+    left_out: int = 0
+    """Questions of the source run whose agent was never asked (nothing to replay)."""
+
+
+def regrade_source(info: RunInfo, trials: Iterable[TrialResult]) -> Regrade:
+    """The answers a stored run's agent gave, per question, in trial order."""
+    answers: dict[Key, list[Answer]] = {}
+    never_asked: set[Key] = set()
+    for trial in sorted(trials, key=lambda t: (t.space, t.name, t.trial)):
+        key = (trial.space, trial.name)
+        if _asked(trial):
+            answers.setdefault(key, []).append(stored_answer(trial))
+        else:
+            never_asked.add(key)
+    return Regrade(
+        info,
+        {key: tuple(found) for key, found in answers.items()},
+        len(never_asked - answers.keys()),
+    )
+
+
+def stored_answer(trial: TrialResult) -> Answer:
+    """The agent's answer as the run stored it (SQL, text answer, error, trace, tokens)."""
+    usage = None
+    if trial.input_tokens is not None or trial.output_tokens is not None:
+        usage = Usage(input_tokens=trial.input_tokens or 0, output_tokens=trial.output_tokens or 0)
+    return Answer(
+        sql=trial.agent_sql,
+        answer=trial.answer,
+        error=trial.agent_error,
+        tool_calls=[ToolCall(**call.model_dump()) for call in trial.tool_calls],
+        usage=usage,
+    )
+
+
+def _asked(trial: TrialResult) -> bool:
+    """Whether the agent was asked for this trial: the run times the agent's SQL step only
+    after asking (a failing ground truth or a skip stops before)."""
+    return "agent_sql" in trial.timings_ms or any(
+        value is not None for value in (trial.agent_sql, trial.answer, trial.agent_error)
+    )
+
+
+@dataclass
+class ReplayedAgent:
+    """An agent that answers each question with the stored answers, in trial order (the last
+    one again if asked more often). Counts nothing as an agent call: it runs no agent."""
+
+    answers: Mapping[Key, tuple[Answer, ...]]
+    name: str = "regrade"
+    _next: dict[Key, int] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def answer(self, request: Request) -> Answer:
+        """The stored answer to ``request``'s question."""
+        key = (request.space, request.name)
+        found = self.answers[key]
+        with self._lock:
+            index = self._next.get(key, 0)
+            self._next[key] = index + 1
+        return found[min(index, len(found) - 1)]
+
+
+def regrade_run(
+    project: Project,
+    store: RunStore,
+    ref: str,
+    *,
+    name: str | None = None,
+    project_dir: Path | None = None,
+    progress: ProgressCallback | None = None,
+) -> RunResult:
+    """Grade stored run ``ref``'s answers again under ``project`` (its ground truth, compare
+    options and warehouse) and store the result as a new run; the agent is not asked.
+
+    Raises:
+        SqlbenchError: No such run, or none of its answered questions is in the project.
+    """
+    # The run loop pulls in engines, comparison and agents: import it on use only (and the
+    # runner imports this module).
+    from sqlbench.runs.plan import RunOptions
+    from sqlbench.runs.runner import run_benchmark
+
+    info = store.find_run(ref)
+    options = RunOptions(
+        name=name, project_dir=project_dir, regrade=regrade_source(info, store.trials(info.id))
+    )
+    return run_benchmark(project, info.agent_name, options, progress=progress, store=store)
