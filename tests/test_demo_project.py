@@ -83,7 +83,7 @@ INTENDED: dict[str, Intent] = {
     "sales/most_orders_2022": Intent(P, How.MATCHES, "ties kept via the third-highest count"),
     "sales/missing_industry_by_segment": Intent(P, How.MATCHES, "COUNT(*) - COUNT(industry)"),
     "sales/unassigned_customers_by_region": Intent(R, How.WORDS, "right numbers, words only"),
-    "sales/days_to_first_order_2023": Intent(P, How.MATCHES, "date_diff and quantile_cont"),
+    "sales/days_to_first_order_2023": Intent(P, How.MATCHES, "date_diff and median"),
     "sales/orders_by_weekday_2024": Intent(P, How.MATCHES, "strftime('%A') for dayname"),
     "sales/enterprise_emea_industries": Intent(P, How.MATCHES, "no DISTINCT, rows: set"),
     "sales/rep_rank_within_region_2024": Intent(P, How.MATCHES, "ranked in a CTE"),

@@ -3,7 +3,8 @@
 CREATE VIEW arr_snapshots AS
 WITH month_ends AS (
     SELECT CAST(month_start + INTERVAL 1 MONTH - INTERVAL 1 DAY AS DATE) AS snapshot_date
-    FROM range(DATE '2021-01-01', DATE '2025-01-01', INTERVAL 1 MONTH) AS months(month_start)
+    FROM (SELECT UNNEST(generate_series(DATE '2021-01-01', DATE '2024-12-01', INTERVAL 1 MONTH))
+          AS month_start) AS months
 )
 SELECT m.snapshot_date, s.subscription_id, s.customer_id, s.plan, s.seats, s.arr
 FROM month_ends AS m

@@ -5,6 +5,11 @@ JSONL holds one answer object per line, YAML (or JSON) a list of them; each reco
 answers the question of that name in any space, unless a record names the request's space.
 A question with no record is an agent error for that question. Answer fields are checked
 when the record is used, so one bad record errors one question, not the run.
+
+Recorded SQL was written for one warehouse. ``dialect:`` names its sqlglot dialect; when the
+run's warehouse speaks another (the demo's DuckDB answers replayed on Spark), the SQL is
+transpiled with sqlglot before it is guarded and run. SQL sqlglot cannot transpile is an agent
+error for that question, never the untranslated text run as if it were the warehouse's.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import sqlglot
 from pydantic import Field
+from sqlglot.errors import ErrorLevel, SqlglotError
 
 from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.call import parse_answer
@@ -22,6 +29,7 @@ from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_
 from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
 from sqlbench.project.confine import outside_project
+from sqlbench.project.dialect import KNOWN_DIALECTS
 from sqlbench.project.models import AgentConfig
 from sqlbench.project.yamlload import (
     MAX_YAML_BYTES,
@@ -43,6 +51,9 @@ class ReplayOptions(KindOptions):
     """Recorded answers (.jsonl, .yml/.yaml, .json), relative to the agent file's folder."""
     trace_format: TraceFormat = TraceFormat.SQLBENCH
     """The shape of each recorded answer (``sqlbench.agents.traces``)."""
+    dialect: str | None = None
+    """The sqlglot dialect the recorded SQL is written in; transpiled to the warehouse's when it
+    differs. Unset: the SQL runs as recorded."""
 
 
 class Record(NamedTuple):
@@ -190,11 +201,13 @@ class ReplayAgent:
         records: dict[tuple[str | None, str], Record],
         shown: str,
         trace_format: TraceFormat = TraceFormat.SQLBENCH,
+        dialect: str | None = None,
     ) -> None:
         self.name = name
         self.records = records
         self.shown = shown
         self.trace_format = trace_format
+        self.dialect = dialect
 
     def answer(self, request: Request) -> Answer:
         """The record for the request's space and name."""
@@ -206,9 +219,29 @@ class ReplayAgent:
                 f"no recorded answer for {request.space}/{request.name} in {self.shown}"
             )
         try:
-            return parse_answer(record.fields, self.trace_format)
+            answer = parse_answer(record.fields, self.trace_format)
         except AgentError as err:
             raise AgentError(f"{self.shown}:{record.line}: {err}") from err
+        if answer.sql and self.dialect and self.dialect != request.dialect:
+            answer = answer.model_copy(
+                update={"sql": self._transpile(answer.sql, request.dialect, record.line)}
+            )
+        return answer
+
+    def _transpile(self, sql: str, dialect: str, line: int) -> str:
+        try:
+            parsed = sqlglot.parse(sql, read=self.dialect, error_level=ErrorLevel.RAISE)
+            return ";\n".join(
+                node.sql(dialect=dialect, unsupported_level=ErrorLevel.RAISE)
+                for node in parsed
+                if node is not None
+            )
+        except SqlglotError as err:
+            detail = " ".join(str(err).split())[:200]
+            raise AgentError(
+                f"{self.shown}:{line}: the recorded {self.dialect} SQL cannot be transpiled to "
+                f"{dialect} with sqlglot: {detail}"
+            ) from err
 
 
 def _shown_path(
@@ -232,6 +265,8 @@ def _confined(file: Path, shown: str, root: Path | None) -> None:
 
 
 def _check(config: AgentConfig, options: ReplayOptions) -> list[Problem]:
+    if options.dialect is not None and options.dialect not in KNOWN_DIALECTS:
+        return [problem(config, f"`dialect`: {options.dialect!r} is not a sqlglot dialect")]
     file, shown = _shown_path(config, options)
     try:
         _confined(file, shown, project_root_of(config))
@@ -250,7 +285,9 @@ def _build(config: AgentConfig, options: ReplayOptions, context: AgentContext) -
     )
     file, shown = _shown_path(config, options, base)
     _confined(file, shown, context.project_root)
-    return ReplayAgent(config.name, load_records(file, shown), shown, options.trace_format)
+    return ReplayAgent(
+        config.name, load_records(file, shown), shown, options.trace_format, options.dialect
+    )
 
 
 KIND = AgentKind(

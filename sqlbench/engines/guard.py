@@ -92,6 +92,7 @@ _STATEMENT_NODES: dict[type[exp.Expr], str] = {
         ("Lock", "a row lock (FOR UPDATE/SHARE)"),
         ("Returning", "RETURNING (only data-modifying statements return rows)"),
         ("OnConflict", "ON CONFLICT (only INSERT has it)"),
+        ("QueryTransform", "a script TRANSFORM (Spark/Hive run it as a program)"),
     )
     if isinstance(cls := getattr(exp, name, None), type)
 }
@@ -184,6 +185,42 @@ _DENIED_PREFIXES = (
 )
 """Function-name prefixes that reach outside the query (DuckDB readers, PostgreSQL file and
 large-object functions, dblink_*, scanners of other databases)."""
+
+_SPARK_DENIED_FUNCTIONS = frozenset(
+    {
+        # Spark: static Java methods, protobuf descriptors read from files, secrets.
+        "reflect",
+        "java_method",
+        "try_reflect",
+        "from_protobuf",
+        "to_protobuf",
+        "secret",
+    }
+)
+_SPARK_DENIED_PREFIXES = ("ai_", "cloud_files", "event_log")
+"""Databricks functions that call models or read pipeline state (Spark dialects only)."""
+
+_SPARK_FAMILY = frozenset({"spark", "spark2", "databricks", "hive"})
+_SPARK_FILE_FORMATS = frozenset(
+    {
+        "csv",
+        "json",
+        "parquet",
+        "orc",
+        "text",
+        "avro",
+        "binaryfile",
+        "delta",
+        "xml",
+        "jdbc",
+        "libsvm",
+        "image",
+        "iceberg",
+        "hudi",
+        "hive",
+    }
+)
+"""Spark data-source names that, as a table's schema (``csv.`/path```), read a file."""
 
 _MYSQL_FAMILY = frozenset({"mysql", "doris", "starrocks", "singlestore", "tidb"})
 _EXECUTABLE_COMMENT = re.compile(r"/\*M?!")
@@ -353,8 +390,16 @@ def _check_node(node: exp.Expr, dialect: str) -> None:
     if isinstance(node, exp.PropertyEQ) and isinstance(node.this, exp.Parameter | exp.Var):
         _refuse("it assigns a session variable")
     if isinstance(node, exp.Func):
+        spark = dialect in _SPARK_FAMILY
         for name in _function_names(node):
-            if name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES):
+            if (
+                name in _DENIED_FUNCTIONS
+                or name.startswith(_DENIED_PREFIXES)
+                or (
+                    spark
+                    and (name in _SPARK_DENIED_FUNCTIONS or name.startswith(_SPARK_DENIED_PREFIXES))
+                )
+            ):
                 _refuse(
                     f"it calls {name}(), which reaches outside the query "
                     "(files, settings, other databases or server state)"
@@ -369,6 +414,18 @@ def _check_node(node: exp.Expr, dialect: str) -> None:
             f"the table name {node.this.name!r} looks like a file or URL, which "
             "DuckDB would read from outside the database"
         )
+    if dialect in _SPARK_FAMILY and isinstance(node, exp.Table) and _spark_file_table(node):
+        _refuse(
+            f"the table {node.sql(dialect=dialect)} names a file, which Spark would read "
+            "from outside the data model"
+        )
+
+
+def _spark_file_table(node: exp.Table) -> bool:
+    """``csv.`/path```, ``parquet.`s3://...```, or a path-like table name."""
+    if node.db and node.db.lower() in _SPARK_FILE_FORMATS:
+        return True
+    return isinstance(node.this, exp.Identifier) and bool(re.search(r"[/\\:*?]", node.name))
 
 
 def _function_names(node: exp.Func) -> list[str]:

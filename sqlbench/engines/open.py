@@ -64,6 +64,10 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
         return DuckDBEngine(
             _local(Path(location), project_root), display=warehouse, memory_limit_mb=memory
         )
+    if scheme in ("spark", "sc"):
+        from sqlbench.engines.spark import SparkEngine
+
+        return SparkEngine(resolved, display=warehouse, source_dialect=settings.dialect or "spark")
     dialect = warehouse_dialect(resolved) or settings.dialect
     if dialect is None:
         raise EngineError(

@@ -26,6 +26,8 @@ _SCHEME_DIALECTS = {
     "trino": "trino",
     "presto": "presto",
     "databricks": "databricks",
+    "spark": "spark",
+    "sc": "spark",
     "redshift": "redshift",
     "mssql": "tsql",
     "oracle": "oracle",

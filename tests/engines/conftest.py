@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 from engine_warehouses import FACTORIES, KINDS, CanaryFiles, Warehouse
 
-_SERVER_MARKS = {"postgres": pytest.mark.postgres, "mariadb": pytest.mark.mariadb}
+_SERVER_MARKS = {
+    "postgres": pytest.mark.postgres,
+    "mariadb": pytest.mark.mariadb,
+    "spark": pytest.mark.spark,
+    "spark_connect": pytest.mark.spark,
+}
 
 
 @pytest.fixture(params=[pytest.param(kind, marks=_SERVER_MARKS.get(kind, ())) for kind in KINDS])

@@ -31,7 +31,10 @@ PG_READER_URL = "SQLBENCH_TEST_POSTGRES_READER_URL"
 MARIADB_URL = "SQLBENCH_TEST_MARIADB_URL"
 MARIADB_READER_URL = "SQLBENCH_TEST_MARIADB_READER_URL"
 
-KINDS = ["duckdb", "duckdb_file", "sqlite", "postgres", "mariadb"]
+SPARK_URL = "SQLBENCH_TEST_SPARK_URL"
+SPARK_CONNECT_URL = "SQLBENCH_TEST_SPARK_CONNECT_URL"
+
+KINDS = ["duckdb", "duckdb_file", "sqlite", "postgres", "mariadb", "spark", "spark_connect"]
 """Every warehouse kind the engine tests run on."""
 
 ROWS = [
@@ -69,6 +72,9 @@ class Warehouse:
     cleanup: list[Callable[[], None]] = field(default_factory=list)
     mutate: Callable[[], None] | None = None
     """A real change made outside the engine (as the admin), to show ``fingerprint`` sees it."""
+    timeout_s: float = 10.0
+    """A timeout no ordinary test query comes near (Spark's first queries compile code in a JVM
+    that may share two busy cores)."""
 
 
 def _sha256(path: Path) -> str:
@@ -236,12 +242,50 @@ def _mariadb(tmp: Path) -> Warehouse:
     return Warehouse("mariadb", engine, table, fingerprint, "mysql", [drop], mutate)
 
 
+def _spark_url(name: str) -> str:
+    url = env_url(name)
+    pytest.importorskip("pyspark", reason="PySpark is not installed (pip install -e '.[spark]')")
+    return url
+
+
+def _spark(tmp: Path, *, connect: bool = False) -> Warehouse:
+    """Spark with ``orders`` as a session-temporary view built by setup SQL written in DuckDB's
+    dialect (transpiled, as a project's would be)."""
+    url = _spark_url(SPARK_CONNECT_URL if connect else SPARK_URL)
+    setup = tmp / "setup.sql"
+    setup.write_text(
+        "CREATE TABLE orders AS SELECT CAST(id AS INTEGER) AS id, customer, "
+        "CAST(amount AS DECIMAL(10,2)) AS amount, CAST(ordered_at AS DATE) AS ordered_at "
+        "FROM (VALUES "
+        + ", ".join(f"({i}, '{c}', '{a}', '{d}')" for i, c, a, d in ROWS)
+        + ") AS v(id, customer, amount, ordered_at);\n"
+    )
+    engine = open_engine(Settings(warehouse=url, dialect="duckdb"), tmp)
+    engine.setup(tmp, [setup])
+    session = engine._session  # type: ignore[attr-defined]
+    # The JVM compiles code on its first queries; warm it so timing tests measure Spark's
+    # cancellation, not its start-up.
+    engine.run_truth(
+        "SELECT customer, SUM(amount) FROM orders GROUP BY customer", timeout_s=300, max_rows=100
+    )
+
+    def fingerprint() -> Any:
+        views = sorted(t.name for t in session.catalog.listTables())
+        rows = engine.run_truth("SELECT * FROM orders ORDER BY id", timeout_s=60, max_rows=100)
+        return views, rows.table.to_pylist(), session.conf.get("spark.sql.runSQLOnFiles")
+
+    kind = "spark_connect" if connect else "spark"
+    return Warehouse(kind, engine, "orders", fingerprint, "spark", timeout_s=120.0)
+
+
 FACTORIES: dict[str, Callable[[Path], Warehouse]] = {
     "duckdb": _duckdb_memory,
     "duckdb_file": _duckdb_file,
     "sqlite": _sqlite_file,
     "postgres": _postgres,
     "mariadb": _mariadb,
+    "spark": _spark,
+    "spark_connect": lambda tmp: _spark(tmp, connect=True),
 }
 
 

@@ -62,7 +62,7 @@ def test_the_same_duckdb_ground_truth_gives_the_same_rows_everywhere(
     warehouse: Warehouse, truth: str, expected: list[tuple[Any, ...]]
 ) -> None:
     sql = transpile_truth(truth.format(t=warehouse.table), "duckdb", warehouse.dialect)
-    result = warehouse.engine.run_truth(sql, timeout_s=10, max_rows=100)
+    result = warehouse.engine.run_truth(sql, timeout_s=warehouse.timeout_s, max_rows=100)
     columns = [column.to_pylist() for column in result.table.columns]
     rows = [tuple(_plain(v) for v in row) for row in zip(*columns, strict=True)]
     assert rows == [tuple(_plain(v) for v in row) for row in expected]

@@ -98,7 +98,37 @@ BY_KIND = {
         "CREATE TEMP VIEW evil AS SELECT 1",
     ],
 }
+BY_KIND["spark"] = [
+    "SELECT * FROM csv.`{secret}`",
+    "SELECT * FROM text.`file://{secret}`",
+    "SELECT * FROM `{secret}`",
+    "SELECT * FROM read_files('{secret}')",
+    "LOAD DATA LOCAL INPATH '{secret}' INTO TABLE {t}",
+    "ADD JAR '{out}/evil.jar'",
+    "ADD FILE '{secret}'",
+    "SET spark.sql.runSQLOnFiles = true",
+    "RESET",
+    "CREATE FUNCTION evil AS 'x.Evil' USING JAR '{out}/evil.jar'",
+    "CREATE TEMPORARY VIEW evil USING csv OPTIONS (path '{secret}')",
+    "CREATE OR REPLACE TEMPORARY VIEW {t} AS SELECT 1 AS id",
+    "DROP VIEW {t}",
+    "INSERT OVERWRITE DIRECTORY '{out}/dir' USING csv SELECT * FROM {t}",
+    "INSERT OVERWRITE LOCAL DIRECTORY '{out}/dir2' SELECT * FROM {t}",
+    "CACHE TABLE {t}",
+    "UNCACHE TABLE {t}",
+    "REFRESH TABLE {t}",
+    "MSCK REPAIR TABLE {t}",
+    "USE evil",
+    "DESCRIBE {t}",
+    "SHOW TABLES",
+    "SELECT reflect('java.lang.System', 'getProperty', 'user.home')",
+    "SELECT java_method('java.nio.file.Files', 'readString', '{secret}')",
+    "SELECT TRANSFORM(customer) USING 'cat {secret}' AS (x) FROM {t}",
+    "SELECT TRANSFORM(customer) USING 'touch {out}/pwned' AS (x) FROM {t}",
+    "SELECT * FROM {t} UNION ALL SELECT 1, value, 1, NULL FROM text.`{secret}`",
+]
 BY_KIND["duckdb_file"] = BY_KIND["duckdb"]
+BY_KIND["spark_connect"] = BY_KIND["spark"]
 
 
 def _corpus(warehouse: Warehouse, files: CanaryFiles) -> list[str]:
@@ -120,7 +150,7 @@ def test_hostile_agent_sql_is_refused_and_changes_nothing(
     outcomes = {}
     for sql in _corpus(warehouse, canary_files):
         with pytest.raises(QueryError) as caught:
-            warehouse.engine.run_agent(sql, timeout_s=10, max_rows=1000)
+            warehouse.engine.run_agent(sql, timeout_s=warehouse.timeout_s, max_rows=1000)
         outcomes[sql] = caught.value
     assert warehouse.fingerprint() == before
     assert canary_files.listing() == listing
@@ -129,7 +159,7 @@ def test_hostile_agent_sql_is_refused_and_changes_nothing(
     assert all(canary_files.secret_text not in err.message for err in outcomes.values())
     # The engine still works: the refusals did not break its connection or data.
     rows = warehouse.engine.run_agent(
-        f"SELECT COUNT(*) FROM {warehouse.table}", timeout_s=10, max_rows=1
+        f"SELECT COUNT(*) FROM {warehouse.table}", timeout_s=warehouse.timeout_s, max_rows=1
     )
     assert rows.table.column(0).to_pylist() == [4]
 
@@ -141,14 +171,14 @@ def test_behind_the_guard_the_engine_walls_hold(
     before, listing = warehouse.fingerprint(), canary_files.listing()
     for sql in _corpus(warehouse, canary_files):
         try:
-            result = warehouse.engine.run_truth(sql, timeout_s=10, max_rows=1000)
+            result = warehouse.engine.run_truth(sql, timeout_s=warehouse.timeout_s, max_rows=1000)
         except QueryError:
             continue
         assert canary_files.secret_text not in str(result.table.to_pylist()), sql
     assert warehouse.fingerprint() == before
     assert canary_files.listing() == listing
     rows = warehouse.engine.run_truth(
-        f"SELECT COUNT(*) FROM {warehouse.table}", timeout_s=10, max_rows=1
+        f"SELECT COUNT(*) FROM {warehouse.table}", timeout_s=warehouse.timeout_s, max_rows=1
     )
     assert rows.table.column(0).to_pylist() == [4]
 

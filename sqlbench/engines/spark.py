@@ -1,0 +1,285 @@
+"""Spark: a local in-process session (``spark://local[N]``) or a Spark Connect endpoint
+(``sc://host:port``, a cluster or Databricks through its Connect endpoint).
+
+Each engine is a Spark session of its own, so a run's temporary views are private to it:
+``spark://local[N]`` starts one local Spark per process (the JVM takes seconds to start) and gives
+every engine a ``newSession()`` of it; ``sc://`` opens a new Connect session per engine.
+
+The walls around agent SQL (docs/engines.md):
+- the statement guard in the ``spark`` dialect (one read-only query; file-format table names such
+  as ``csv.`/path```, ``read_files``, ``reflect``/``java_method``, script ``TRANSFORM`` refused);
+- the session itself: ``spark.sql.runSQLOnFiles=false`` (no ``csv.`path``` queries), an
+  in-memory catalog for local sessions, setup built only as session-temporary views;
+- ground truth passes the same guard: ``spark.sql`` runs DDL as soon as it is called, and
+  Spark has no setting that turns off script ``TRANSFORM`` or ``reflect()``, which run programs
+  and Java code on the cluster, so the guard is the only wall against them;
+- timeouts cancel the query's jobs by tag (``addTag`` / ``interruptTag``);
+- rows are limited in Spark (``limit(max_rows + 1)``) before anything is collected, and results
+  arrive as Arrow (``toArrow()``) with their types.
+
+PySpark is an optional dependency (the ``spark`` extra); it is imported only when a Spark
+warehouse is opened.
+"""
+
+from __future__ import annotations
+
+import atexit
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
+
+from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.results import normalize_table, timed_out, too_many_rows
+from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+SPARK_INSTALL = "pip install 'pyspark[connect]>=4.0' (or `pip install -e '.[spark]'` in a checkout)"
+"""How to install what a Spark warehouse needs."""
+
+_LOCAL_SESSIONS: dict[str, SparkSession] = {}
+"""One local Spark per process and master (a JVM start costs seconds); engines take
+``newSession()`` of it, so their temporary views and settings stay their own."""
+_LOCAL_LOCK = threading.Lock()
+_INTERRUPT_EVERY_S = 0.25
+
+_SESSION_SETTINGS = {
+    # No SQL directly on files (csv.`/path`, parquet.`...`): agent SQL must read only the model.
+    "spark.sql.runSQLOnFiles": "false",
+    # Results compare in UTC; a cluster's local zone must not shift timestamps.
+    "spark.sql.session.timeZone": "UTC",
+}
+_LOCAL_SETTINGS = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.catalogImplementation": "in-memory",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.driver.memory": "1g",
+    **_SESSION_SETTINGS,
+}
+_LOG4J = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex{0}
+logger.querycontext.name = SQLQueryContextLogger
+logger.querycontext.level = off
+logger.pyspark.name = org.apache.spark.api.python
+logger.pyspark.level = off
+"""
+
+
+def local_session(master: str) -> SparkSession:
+    """The process's local Spark for ``master`` (``local[2]``), started on first use.
+
+    Raises:
+        EngineError: PySpark is not installed, or Spark (Java) cannot start.
+    """
+    with _LOCAL_LOCK:
+        session = _LOCAL_SESSIONS.get(master)
+        if session is not None:
+            return session
+        pyspark_sql = _import_pyspark()
+        scratch = Path(tempfile.mkdtemp(prefix="sqlbench-spark-"))
+        log_config = scratch / "log4j2.properties"
+        log_config.write_text(_LOG4J)
+        builder = pyspark_sql.SparkSession.builder.master(master).appName("sqlbench")
+        for key, value in _LOCAL_SETTINGS.items():
+            builder = builder.config(key, value)
+        java_options = f"-Dlog4j2.configurationFile=file:{log_config}"
+        builder = (
+            builder.config("spark.driver.extraJavaOptions", java_options)
+            .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
+            .config("spark.local.dir", str(scratch / "local"))
+        )
+        try:
+            session = builder.getOrCreate()
+        except spark_errors() as err:
+            raise EngineError(
+                f"cannot start a local Spark ({master}): {spark_message(err)}; "
+                "Spark needs Java 17 or later on PATH or JAVA_HOME"
+            ) from err
+        session = cast("SparkSession", session)
+        _LOCAL_SESSIONS[master] = session
+        atexit.register(_stop_quietly, session)
+        return session
+
+
+def _stop_quietly(session: SparkSession) -> None:
+    try:
+        session.stop()
+    except spark_errors():  # the JVM may already be gone at interpreter exit
+        return
+
+
+def _import_pyspark() -> Any:
+    try:
+        import pyspark.sql
+        from pyspark.logger import PySparkLogger
+    except ImportError as err:
+        raise EngineError(
+            f"a Spark warehouse needs PySpark, which is not installed: {SPARK_INSTALL}"
+        ) from err
+    # PySpark logs every failing query's error with its JVM stack trace to stderr; sqlbench
+    # reports it as the question's reason instead.
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True
+    return pyspark.sql
+
+
+class SparkEngine(Engine):
+    """One Spark session for a run.
+
+    Args:
+        url: ``spark://local[N]`` or ``sc://host:port[/;params]`` (resolved: secrets included).
+        display: The warehouse as written (``${...}`` kept), for messages.
+        source_dialect: The dialect setup SQL is written in (the project's ``dialect``);
+            transpiled to Spark SQL.
+    """
+
+    dialect = "spark"
+
+    def __init__(self, url: str, *, display: str, source_dialect: str = "spark") -> None:
+        self.display = display
+        self.source_dialect = source_dialect
+        self._session = self._open(url)
+        for key, value in _SESSION_SETTINGS.items():
+            self._session.conf.set(key, value)
+        self._view_names: list[str] = []
+
+    def _open(self, url: str) -> SparkSession:
+        scheme, _, rest = url.partition("://")
+        if scheme == "spark":
+            master = rest.strip("/")
+            if not master.startswith("local"):
+                raise EngineError(
+                    f"warehouse {self.display}: spark:// runs an in-process local Spark "
+                    "(spark://local[N]); for a cluster or Databricks use its Spark Connect "
+                    "endpoint, sc://host:15002"
+                )
+            return local_session(master).newSession()
+        pyspark_sql = _import_pyspark()
+        try:
+            return pyspark_sql.SparkSession.builder.remote(url).create()  # type: ignore[no-any-return]
+        except ImportError as err:
+            raise EngineError(
+                f"Spark Connect needs its client libraries: {SPARK_INSTALL}: {err}"
+            ) from err
+        except spark_errors() as err:
+            raise EngineError(
+                f"cannot open a Spark Connect session at {self.display}: {spark_message(err)}"
+            ) from err
+
+    def setup(self, project_root: Path, sql_files: list[Path]) -> None:
+        """Build the setup files as session-temporary views (see ``spark_setup``).
+
+        Raises:
+            EngineError: a statement is not a CREATE VIEW / CREATE TABLE ... AS, or fails.
+        """
+        self._view_names = build_setup(self._session, sql_files, project_root, self.source_dialect)
+
+    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run ground truth behind the guard too (see the module docstring); see
+        ``Engine.run_truth``."""
+        check_read_only(sql, self.dialect)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows)
+
+    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        """Run agent SQL behind the guard (``spark`` dialect); see ``Engine.run_agent``."""
+        check_read_only(sql, self.dialect)
+        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows)
+
+    def _run(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+        tag = f"sqlbench-{uuid.uuid4().hex}"
+        fired = threading.Event()
+        done = threading.Event()
+
+        def interrupt() -> None:
+            # interruptTag cancels the jobs running now; a job that starts later (while Spark
+            # was still planning at the deadline) is caught by the next call.
+            if done.wait(timeout_s):
+                return
+            fired.set()
+            while not done.is_set():
+                try:
+                    self._session.interruptTag(tag)
+                except spark_errors():  # the query may have ended meanwhile
+                    return
+                done.wait(_INTERRUPT_EVERY_S)
+
+        watchdog = threading.Thread(target=interrupt, name="sqlbench-spark-timeout", daemon=True)
+        deadline = time.monotonic() + timeout_s
+        self._session.addTag(tag)
+        watchdog.start()
+        try:
+            frame = self._session.sql(sql)
+            table = frame.limit(max_rows + 1).toArrow()
+        except spark_errors() as err:
+            if fired.is_set():
+                raise timed_out(timeout_s) from err
+            raise _query_error(err) from err
+        finally:
+            done.set()
+            self._session.removeTag(tag)
+        if fired.is_set() or time.monotonic() > deadline:
+            raise timed_out(timeout_s)
+        if table.num_rows > max_rows:
+            raise too_many_rows(max_rows)
+        return ResultSet(normalize_table(table))
+
+    def tables(self) -> list[TableInfo]:
+        """The setup's temporary views, then the tables of the session's current database."""
+        try:
+            listed = self._session.catalog.listTables()
+        except spark_errors() as err:  # any Spark failure is a listing failure
+            raise EngineError(f"cannot list Spark tables: {spark_message(err)}") from err
+        found: list[TableInfo] = []
+        for table in listed:
+            name = table.name
+            try:
+                schema = self._session.table(name).schema
+            except spark_errors():  # a table this session cannot read is not listed
+                continue
+            columns = [ColumnInfo(field.name, field.dataType.simpleString()) for field in schema]
+            found.append(
+                TableInfo(
+                    name=name,
+                    columns=columns,
+                    schema=table.namespace[0] if table.namespace else None,
+                )
+            )
+        return found
+
+    def close(self) -> None:
+        """Drop this session's temporary views; a Connect session is released on the server.
+        The process's local Spark stays up for later engines."""
+        for name in self._view_names:
+            try:
+                self._session.catalog.dropTempView(name)
+            except spark_errors():  # closing must not fail on a lost session
+                continue
+        if type(self._session).__module__.startswith("pyspark.sql.connect"):
+            try:
+                self._session.stop()
+            except spark_errors():  # the server may be gone
+                return
+
+
+def _query_error(err: BaseException) -> QueryError:
+    from pyspark.errors import AnalysisException, ParseException
+
+    message = spark_message(err)
+    if isinstance(err, ParseException):
+        return QueryError(QueryErrorKind.SYNTAX, message)
+    if isinstance(err, AnalysisException):
+        return QueryError(QueryErrorKind.RUNTIME, message)
+    return QueryError(QueryErrorKind.RUNTIME, message)
