@@ -67,7 +67,12 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
     if scheme in ("spark", "sc"):
         from sqlbench.engines.spark import SparkEngine
 
-        return SparkEngine(resolved, display=warehouse, source_dialect=settings.dialect or "spark")
+        return SparkEngine(
+            resolved,
+            display=warehouse,
+            source_dialect=settings.dialect or "spark",
+            max_result_mb=max(1, round(settings.run.max_result_mb)),
+        )
     dialect = warehouse_dialect(resolved) or settings.dialect
     if dialect is None:
         raise EngineError(

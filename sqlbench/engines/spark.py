@@ -15,7 +15,10 @@ The walls around agent SQL (docs/engines.md):
   and Java code on the cluster, so the guard is the only wall against them;
 - timeouts cancel the query's jobs by tag (``addTag`` / ``interruptTag``);
 - rows are limited in Spark (``limit(max_rows + 1)``) before anything is collected, and results
-  arrive as Arrow (``toArrow()``) with their types.
+  arrive as Arrow (``toArrow()``) with their types;
+- bytes: a local Spark's ``spark.driver.maxResultSize`` is set from ``run.max_result_mb`` (Spark
+  aborts a collect past it), and every result is measured on arrival: over ``max_bytes`` it is
+  ``too_large``. A Connect server's own ``maxResultSize`` is its operator's.
 
 PySpark is an optional dependency (the ``spark`` extra); it is imported only when a Spark
 warehouse is opened.
@@ -33,7 +36,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.guard import check_read_only
-from sqlbench.engines.results import normalize_table, timed_out, too_many_rows
+from sqlbench.engines.results import (
+    normalize_table,
+    time_spent,
+    timed_out,
+    too_large,
+    too_many_rows,
+)
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 
@@ -78,8 +87,10 @@ logger.pyspark.level = off
 """
 
 
-def local_session(master: str) -> SparkSession:
-    """The process's local Spark for ``master`` (``local[2]``), started on first use.
+def local_session(master: str, max_result_mb: int | None = None) -> SparkSession:
+    """The process's local Spark for ``master`` (``local[2]``), started on first use
+    (``max_result_mb`` bounds what one collect may bring to the driver; it is fixed when the
+    JVM starts).
 
     Raises:
         EngineError: PySpark is not installed, or Spark (Java) cannot start.
@@ -101,6 +112,8 @@ def local_session(master: str) -> SparkSession:
             .config("spark.sql.warehouse.dir", str(scratch / "warehouse"))
             .config("spark.local.dir", str(scratch / "local"))
         )
+        if max_result_mb is not None:
+            builder = builder.config("spark.driver.maxResultSize", f"{max_result_mb}m")
         try:
             session = builder.getOrCreate()
         except spark_errors() as err:
@@ -148,8 +161,16 @@ class SparkEngine(Engine):
 
     dialect = "spark"
 
-    def __init__(self, url: str, *, display: str, source_dialect: str = "spark") -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        display: str,
+        source_dialect: str = "spark",
+        max_result_mb: int | None = None,
+    ) -> None:
         self.display = display
+        self.max_result_mb = max_result_mb
         self.source_dialect = source_dialect
         self._session = self._open(url)
         for key, value in _SESSION_SETTINGS.items():
@@ -166,7 +187,7 @@ class SparkEngine(Engine):
                     "(spark://local[N]); for a cluster or Databricks use its Spark Connect "
                     "endpoint, sc://host:15002"
                 )
-            return local_session(master).newSession()
+            return local_session(master, self.max_result_mb).newSession()
         pyspark_sql = _import_pyspark()
         try:
             return pyspark_sql.SparkSession.builder.remote(url).create()  # type: ignore[no-any-return]
@@ -187,18 +208,43 @@ class SparkEngine(Engine):
         """
         self._view_names = build_setup(self._session, sql_files, project_root, self.source_dialect)
 
-    def run_truth(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run ground truth behind the guard too (see the module docstring); see
         ``Engine.run_truth``."""
-        check_read_only(sql, self.dialect)
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows)
+        return self._guarded(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
-    def run_agent(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def run_agent(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
+    ) -> ResultSet:
         """Run agent SQL behind the guard (``spark`` dialect); see ``Engine.run_agent``."""
-        check_read_only(sql, self.dialect)
-        return self._run(sql, timeout_s=timeout_s, max_rows=max_rows)
+        return self._guarded(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
-    def _run(self, sql: str, *, timeout_s: float, max_rows: int) -> ResultSet:
+    def _guarded(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
+    ) -> ResultSet:
+        """The guard, then the query with what is left of the timeout."""
+        start = time.monotonic()
+        check_read_only(sql, self.dialect)
+        spent = time_spent(start, timeout_s)
+        return self._run(
+            sql,
+            timeout_s=timeout_s - spent,
+            max_rows=max_rows,
+            max_bytes=max_bytes,
+            shown_timeout_s=timeout_s,
+        )
+
+    def _run(
+        self,
+        sql: str,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        shown_timeout_s: float,
+    ) -> ResultSet:
         tag = f"sqlbench-{uuid.uuid4().hex}"
         fired = threading.Event()
         done = threading.Event()
@@ -225,15 +271,19 @@ class SparkEngine(Engine):
             table = frame.limit(max_rows + 1).toArrow()
         except spark_errors() as err:
             if fired.is_set():
-                raise timed_out(timeout_s) from err
+                raise timed_out(shown_timeout_s) from err
+            if "maxResultSize" in str(err):
+                raise too_large(max_bytes, out_of_memory=spark_message(err)) from err
             raise _query_error(err) from err
         finally:
             done.set()
             self._session.removeTag(tag)
         if fired.is_set() or time.monotonic() > deadline:
-            raise timed_out(timeout_s)
+            raise timed_out(shown_timeout_s)
         if table.num_rows > max_rows:
             raise too_many_rows(max_rows)
+        if max_bytes is not None and table.nbytes > max_bytes:
+            raise too_large(max_bytes, table.nbytes)
         return ResultSet(normalize_table(table))
 
     def tables(self) -> list[TableInfo]:

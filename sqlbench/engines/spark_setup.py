@@ -25,9 +25,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from sqlbench.engines.results import one_line
 from sqlbench.engines.setup_sql import split_statements
 from sqlbench.errors import EngineError
+from sqlbench.text import one_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
