@@ -352,7 +352,14 @@ def test_ground_truth_is_deterministic(warehouse: duckdb.DuckDBPyConnection) -> 
 
 def test_recorded_agent_file() -> None:
     agents = _yaml(ROOT / "agents" / "recorded.yml")["agents"]
-    assert agents == [{"name": "recorded", "kind": "replay", "path": "recorded_answers.jsonl"}]
+    assert agents == [
+        {
+            "name": "recorded",
+            "kind": "replay",
+            "path": "recorded_answers.jsonl",
+            "dialect": "duckdb",
+        }
+    ]
     assert _settings().default_agent == "recorded"
 
 

@@ -210,3 +210,39 @@ def test_a_jsonl_line_past_the_limit_is_refused_without_reading_it_whole(
         "agent 'recorded': `path`: agents/a.jsonl:2: the line is longer than sqlbench's limit "
         "of 1,000 bytes for one recorded answer"
     ]
+
+
+def test_recorded_sql_in_another_dialect_is_transpiled_to_the_warehouses(
+    tmp_path: Path, request_for: Callable[..., Request]
+) -> None:
+    """Answers recorded on DuckDB replay on Spark: the SQL is transpiled before it is run."""
+    write_project(
+        tmp_path,
+        {
+            "agents/answers.jsonl": (
+                '{"name": "weekday", "sql": "SELECT strftime(d, \'%A\') AS w FROM t"}\n'
+                '{"name": "bad", "sql": "SELECT (((("}\n'
+            )
+        },
+    )
+    config = replay_config(tmp_path, "answers.jsonl")
+    config = config.model_copy(update={"options": {"path": "answers.jsonl", "dialect": "duckdb"}})
+    agent = build_agent(config, AgentContext(project_root=tmp_path, env={}))
+    on_spark = ask(agent, request_for("weekday", dialect="spark"), timeout_s=5, retries=0)
+    assert on_spark.sql == "SELECT DATE_FORMAT(d, 'EEEE') AS w FROM t"
+    on_duckdb = ask(agent, request_for("weekday", dialect="duckdb"), timeout_s=5, retries=0)
+    assert on_duckdb.sql == "SELECT strftime(d, '%A') AS w FROM t"
+    failed = ask(agent, request_for("bad", dialect="spark"), timeout_s=5, retries=0)
+    assert failed.sql is None
+    assert failed.error is not None
+    assert "the recorded duckdb SQL cannot be transpiled to spark with sqlglot" in failed.error
+
+
+def test_an_unknown_replay_dialect_is_a_validation_error(tmp_path: Path) -> None:
+    write_project(tmp_path, {"agents/answers.jsonl": '{"name": "q", "sql": "SELECT 1"}\n'})
+    config = replay_config(tmp_path, "answers.jsonl")
+    config = config.model_copy(update={"options": {"path": "answers.jsonl", "dialect": "duckbd"}})
+    problems = validate_agent_config(config)
+    assert [p.message for p in problems] == [
+        "agent 'recorded': `dialect`: 'duckbd' is not a sqlglot dialect"
+    ]
