@@ -60,6 +60,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")[:48]
 
 
+def _one_line(sql: str) -> str:
+    """The official gold file holds one ``SQL<TAB>db_id`` per line."""
+    return re.sub(r"[\t\r\n]+", " ", sql).strip()
+
+
 def jsonl(path: Path) -> list[dict[str, Any]]:
     with open(path, encoding="utf-8") as handle:
         return [json.loads(line) for line in handle]
@@ -199,7 +204,7 @@ def run_bird_official(
     kept = [i for i, q in enumerate(questions) if q["question_id"] is not None]
     gold = work / "bird_gold.sql"
     gold.write_text(
-        "".join(f"{questions[i]['SQL']}\t{questions[i]['db_id']}\n" for i in kept),
+        "".join(f"{_one_line(questions[i]['SQL'])}\t{questions[i]['db_id']}\n" for i in kept),
         encoding="utf-8",
     )
     diff = work / "bird_diff.jsonl"
