@@ -2,7 +2,8 @@
 
 Every ``import sqlbench...`` in ``sqlbench/`` (at module level or inside a function) is checked
 against ``LAYERS``, lowest first; a module may import its own layer and the ones below. A new
-package or top-level module must be placed in a layer here (and in docs/architecture.md).
+package, or a top-level module importing from sqlbench, must be placed in a layer here (and in
+docs/architecture.md); a top-level module importing nothing from sqlbench is a leaf.
 """
 
 from __future__ import annotations

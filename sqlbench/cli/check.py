@@ -14,17 +14,15 @@ from sqlbench.cli.options import (
     head_option,
     needs_project,
     note,
-    progress_display,
+    side_progress,
     side_run_options,
-    stdout_to_stderr,
 )
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.load import close_project
 from sqlbench.report import rundiff_junit, rundiff_markdown, rundiff_text
-from sqlbench.rundiff.diff import RunSide
-from sqlbench.rundiff.policy import RULES, CheckPolicy, run_check
-from sqlbench.rundiff.sides import SideOptions, load_side_project, project_side, ref_side
+from sqlbench.rundiff.policy import RULES
+from sqlbench.rundiff.refs import check_refs
+from sqlbench.rundiff.sides import SideOptions
 from sqlbench.runs.locate import open_project_store
 
 SUMMARY_VARIABLE = "GITHUB_STEP_SUMMARY"
@@ -140,34 +138,18 @@ def check_command(
         fresh=fresh,
     )
     with open_project_store(project_dir) as store:
-        loaded = load_side_project(head_ref, options, role="head", notify=note)
-        if isinstance(loaded, RunSide):  # only an allow_empty base can be empty
-            raise SqlbenchError("the head has no sqlbench project")
-        try:
-            policy = CheckPolicy.from_settings(
-                loaded.settings.check,
-                fail_on=rules,
-                floor=floor,
-                alpha=alpha,
-                must_pass_tag=must_pass_tag,
-            )
-            with stdout_to_stderr(), progress_display() as display:
-                base = ref_side(
-                    base_ref,
-                    store,
-                    options,
-                    role="base",
-                    allow_empty=True,
-                    progress=display,
-                    notify=note,
-                )
-            with stdout_to_stderr(), progress_display() as display:
-                head = project_side(
-                    loaded, store, options, role="head", progress=display, notify=note
-                )
-        finally:
-            close_project(loaded)
-    result = run_check(base, head, policy)
+        result = check_refs(
+            store,
+            base_ref,
+            head_ref,
+            options,
+            fail_on=rules,
+            floor=floor,
+            alpha=alpha,
+            must_pass_tag=must_pass_tag,
+            progress=side_progress,
+            notify=note,
+        )
     markdown = rundiff_markdown.render_check(result)
     if junit_path is not None:
         _write(junit_path, rundiff_junit.render(result))

@@ -12,17 +12,16 @@ from sqlbench.cli.options import (
     needs_project,
     note,
     output_option,
-    progress_display,
+    side_progress,
     side_run_options,
-    stdout_to_stderr,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
-from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
-from sqlbench.rundiff.sides import SideOptions, ref_side, stored_side
+from sqlbench.rundiff.diff import RunDiff, diff_runs
+from sqlbench.rundiff.refs import compare_refs
+from sqlbench.rundiff.sides import SideOptions, stored_side
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.store import RunStore
 
 
 def render_diff(diff: RunDiff, fmt: str) -> str:
@@ -90,6 +89,7 @@ def compare_command(
                 raise click.UsageError("--agent, --repeat and --fresh apply to --base/--head only")
             base = stored_side(store, runs[0], note)
             head = stored_side(store, runs[1], note)
+            diff = diff_runs(base, head, alpha=alpha)
         else:
             options = SideOptions(
                 project_dir=project_dir,
@@ -98,20 +98,8 @@ def compare_command(
                 concurrency=concurrency,
                 fresh=fresh,
             )
-            base, head = ref_sides(base_ref, head_ref, options, store)
-        diff = diff_runs(base, head, alpha=alpha)
+            diff = compare_refs(
+                store, base_ref, head_ref, options, alpha=alpha, progress=side_progress, notify=note
+            )
     write_output(render_diff(diff, fmt), output)
     ctx.exit(ExitCode.OK)
-
-
-def ref_sides(
-    base_ref: str | None, head_ref: str | None, options: SideOptions, store: RunStore
-) -> tuple[RunSide, RunSide]:
-    """Both sides from refs, base first (so a head identical to the base reuses its run)."""
-    with stdout_to_stderr(), progress_display() as display:
-        base = ref_side(
-            base_ref, store, options, role="base", allow_empty=True, progress=display, notify=note
-        )
-    with stdout_to_stderr(), progress_display() as display:
-        head = ref_side(head_ref, store, options, role="head", progress=display, notify=note)
-    return base, head

@@ -218,6 +218,14 @@ def progress_display() -> RunProgress:
     return RunProgress(sys.stderr, live=sys.stderr.isatty())
 
 
+@contextlib.contextmanager
+def side_progress() -> Iterator[RunProgress]:
+    """While one side of ``compare``/``check`` runs: live progress on stderr, and what agents
+    print kept off stdout (the report's)."""
+    with stdout_to_stderr(), progress_display() as display:
+        yield display
+
+
 def head_option(func: F) -> F:
     """``--head REF`` (default: the working tree): the head side of ``compare`` and ``check``;
     passed as ``head_ref``."""

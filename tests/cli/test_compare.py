@@ -96,3 +96,30 @@ def test_usage_errors_exit_2(repo: GitRepo, invoke: Invoke) -> None:
     missing = invoke("compare", "-C", root, "nope", "nada", exit_code=2)
     assert "no run named 'nope'" in missing.stderr
     assert "does not exist" in invoke("compare", "-C", root, "--base", "mian", exit_code=2).stderr
+
+
+def test_compare_refs_gives_the_python_api_what_compare_base_prints(
+    repo: GitRepo, invoke: Invoke
+) -> None:
+    """One library function per command (issue 10): `compare --base/--head` is
+    ``rundiff.refs.compare_refs`` rendered; called directly it reuses the runs the command
+    stored and reaches the same comparison."""
+    from sqlbench.report import rundiff_json
+    from sqlbench.rundiff.refs import compare_refs
+    from sqlbench.rundiff.sides import SideOptions
+    from sqlbench.runs.locate import open_project_store
+
+    root = repo.root
+    printed = invoke(
+        "compare", "-C", str(root), "--base", "main", "--head", "dev", "--format", "json"
+    )
+    notes: list[str] = []
+    with open_project_store(root) as store:
+        diff = compare_refs(
+            store, "main", "dev", SideOptions(project_dir=root), notify=notes.append
+        )
+    cli, api = json.loads(printed.stdout), rundiff_json.to_dict(diff)
+    assert api["base"]["reused"] and api["head"]["reused"]
+    for side in ("base", "head"):
+        cli[side].pop("reused"), api[side].pop("reused")
+    assert api == cli
