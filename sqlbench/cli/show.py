@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
@@ -13,27 +12,7 @@ from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_json, run_text
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.results import QuestionResult, RunResult
-from sqlbench.text import suggest
-
-
-def find_question(run: RunResult, name: str) -> QuestionResult:
-    """The run's question ``space/name`` (or a bare name, when unique).
-
-    Raises:
-        SqlbenchError: Not in the run (the closest name is suggested) or ambiguous.
-    """
-    found = run.question(name)
-    if found is not None:
-        return found
-    same = [q.full_name for q in run.questions if q.name == name]
-    if len(same) > 1:
-        raise SqlbenchError(
-            f"question {name!r} is in several spaces of run {run.info.name} "
-            f"({', '.join(same)}); write space/name"
-        )
-    names = [q.full_name for q in run.questions] + [q.name for q in run.questions]
-    raise SqlbenchError(f"run {run.info.name} has no question {name!r}{suggest(name, names)}")
+from sqlbench.runs.results import find_question
 
 
 @click.command("show")
@@ -70,15 +49,7 @@ def show_command(
     else:
         picked = find_question(run, question)
         if fmt == "json":
-            text = json.dumps(
-                {
-                    "schema_version": run_json.SCHEMA_VERSION,
-                    "run": run_json.run_to_json(run)["run"],
-                    "result": _question_json(picked),
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
+            text = run_json.render_question(run, picked)
         else:
             if trial is not None and all(t.trial != trial for t in picked.trials):
                 raise SqlbenchError(
@@ -88,15 +59,3 @@ def show_command(
             text = run_text.render_question(run, picked, trial=trial, color=color)
     write_output(text, output)
     ctx.exit(ExitCode.OK)
-
-
-def _question_json(question: QuestionResult) -> dict[str, object]:
-    return {
-        "space": question.space,
-        "name": question.name,
-        "verdict": question.verdict.value,
-        "reason": question.reason,
-        "pass_rate": question.pass_rate,
-        "flaky": question.flaky,
-        "trials": [run_json.trial_to_json(t) for t in question.trials],
-    }

@@ -134,3 +134,25 @@ def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:
     else:
         entry.update(_trial(first))
     return entry
+
+
+def render_question(run: RunResult, question: QuestionResult) -> str:
+    """One question of a run in full (``sqlbench show RUN QUESTION --format json``)."""
+    data = {
+        "schema_version": SCHEMA_VERSION,
+        "run": run_to_json(run)["run"],
+        "result": _question_json(question),
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def _question_json(question: QuestionResult) -> dict[str, object]:
+    return {
+        "space": question.space,
+        "name": question.name,
+        "verdict": question.verdict.value,
+        "reason": question.reason,
+        "pass_rate": question.pass_rate,
+        "flaky": question.flaky,
+        "trials": [trial_to_json(t) for t in question.trials],
+    }

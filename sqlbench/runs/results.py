@@ -11,9 +11,11 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
+from sqlbench.errors import SqlbenchError
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.runs.models import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
+from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 
 # Ties between equally frequent non-pass verdicts of one question's trials go to the worse one.
@@ -160,3 +162,22 @@ def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
     ]
     human = sum(1 for q in questions if q.pass_rate is not None and q.human is not None)
     return accuracy_of(counts, IntervalMethod.BOOTSTRAP if repeat > 1 else None, human=human)
+
+
+def find_question(run: RunResult, name: str) -> QuestionResult:
+    """The run's question ``space/name`` (or a bare name, when unique).
+
+    Raises:
+        SqlbenchError: Not in the run (the closest name is suggested) or ambiguous.
+    """
+    found = run.question(name)
+    if found is not None:
+        return found
+    same = [q.full_name for q in run.questions if q.name == name]
+    if len(same) > 1:
+        raise SqlbenchError(
+            f"question {name!r} is in several spaces of run {run.info.name} "
+            f"({', '.join(same)}); write space/name"
+        )
+    names = [q.full_name for q in run.questions] + [q.name for q in run.questions]
+    raise SqlbenchError(f"run {run.info.name} has no question {name!r}{suggest(name, names)}")
