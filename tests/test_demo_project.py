@@ -144,11 +144,11 @@ def _questions() -> dict[str, DemoQuestion]:
     for path in sorted((ROOT / "eval_questions").rglob("*.yml")):
         document = _yaml(path)
         for entry in document["eval_questions"]:
-            question = Question.model_validate(entry)
-            truth = question.sql
-            if question.certified_query is not None:
-                truth = certified[question.certified_query].sql
-            question.located(
+            truth = entry.get("sql")
+            if entry.get("certifiedQuery") is not None:
+                truth = certified[entry["certifiedQuery"]].sql
+            question = Question.build(
+                entry,
                 space=document.get("space", "auto"),
                 path=path.relative_to(ROOT).as_posix(),
                 line=0,

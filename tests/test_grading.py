@@ -17,8 +17,13 @@ OPTIONS = CompareOptions()
 
 
 def question(truth_sql: str | None = "SELECT 1", **fields: object) -> Question:
-    q = Question(name="q", question="How many?", **fields)  # type: ignore[arg-type]
-    return q.located(space="sales", path="eval_questions/q.yml", line=3, truth_sql=truth_sql)
+    q = Question.build(
+        {"name": "q", "question": "How many?", **fields},
+        space="sales",
+        path="eval_questions/q.yml",
+        line=3,
+    )
+    return q.with_truth_sql(truth_sql)
 
 
 def result(**columns: list[object]) -> ResultSet:

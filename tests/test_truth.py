@@ -73,8 +73,12 @@ def test_truth_dialect_defaults_to_the_warehouse() -> None:
 
 
 def test_ground_truths_lists_main_then_alternatives() -> None:
-    question = Question(name="q", question="Q?", sql="SELECT 1", also_accept=["SELECT 1.0"])
-    question.located(space="auto", path="q.yml", line=2, truth_sql="SELECT 1")
+    question = Question.build(
+        {"name": "q", "question": "Q?", "sql": "SELECT 1", "also_accept": ["SELECT 1.0"]},
+        space="auto",
+        path="q.yml",
+        line=2,
+    )
     assert ground_truths(question) == ["SELECT 1", "SELECT 1.0"]
     bare = Question(name="b", question="B?")
     assert ground_truths(bare) == []

@@ -349,11 +349,11 @@ def _check(
         project = Project(
             root=root,
             settings=settings,
-            questions=files.questions,
+            questions=cross.questions,
             certified_queries=cross.certified,
             agents=all_agents,
             source=source,
-            question_set_hash=question_set_hash(files.questions),
+            question_set_hash=question_set_hash(cross.questions),
             warnings=[p for p in problems if p.severity is Severity.WARNING],
         )
         if extracted is not None:
@@ -369,6 +369,8 @@ def _release(extracted: gitfs.ExtractedTree, key: int) -> None:
 
 
 class _CrossFile(NamedTuple):
+    questions: list[Question]
+    """The questions with certified queries resolved."""
     problems: list[Problem]
     certified: dict[str, CertifiedQuery]
     agents: dict[str, AgentConfig]
@@ -378,7 +380,10 @@ def _cross_file(files: _Files, root: Path, validate_agent: AgentValidator | None
     problems = rules.duplicate_questions(files.questions)
     by_name, certified_problems = rules.certified_by_name(files.certified)
     problems += certified_problems
-    problems += rules.resolve_certified(files.questions, files.question_entries, by_name)
+    questions, resolve_problems = rules.resolve_certified(
+        files.questions, files.question_entries, by_name
+    )
+    problems += resolve_problems
     agents, agent_problems = rules.agent_problems(files.agents, validate_agent)
     problems += agent_problems
     default = rules.default_agent_problem(
@@ -420,7 +425,7 @@ def _cross_file(files: _Files, root: Path, validate_agent: AgentValidator | None
         problems.append(
             Problem(Severity.WARNING, "no question files: add eval_questions/*.yml", None, None)
         )
-    return _CrossFile(problems, by_name, agents)
+    return _CrossFile(questions, problems, by_name, agents)
 
 
 def _sql_dialect(files: _Files, warehouse: str | None, problems: list[Problem]) -> str | None:

@@ -568,12 +568,37 @@ class Question(_Strict):
         """The ground-truth SQL: inline, or the resolved certified query's; None if none."""
         return self._truth_sql
 
-    def located(self, *, space: str, path: str, line: int, truth_sql: str | None) -> Question:
-        """Set the loader-provided attributes (returns self for chaining)."""
-        self._space = space
-        self._path = path
-        self._line = line
-        self._truth_sql = truth_sql
+    @classmethod
+    def build(
+        cls, data: Any, *, space: str, path: str, line: int, truth_sql: str | None = None
+    ) -> Question:
+        """A question from its entry's data with the loader's attributes, built once: its
+        ``space``, file ``path`` and ``line``, and the ground-truth SQL (default: ``sql``).
+
+        Raises:
+            pydantic.ValidationError: The entry's keys or values are wrong.
+
+        Example:
+            >>> q = Question.build({"name": "n", "question": "?", "sql": "SELECT 1"},
+            ...                    space="sales", path="eval_questions/q.yml", line=3)
+            >>> q.full_name, q.truth_sql
+            ('sales/n', 'SELECT 1')
+        """
+        question = cls.model_validate(data)
+        return question._placed(space, path, line, question.sql if truth_sql is None else truth_sql)
+
+    def with_truth_sql(self, truth_sql: str | None) -> Question:
+        """A copy whose ground-truth SQL is ``truth_sql`` (a resolved certified query's)."""
+        return self.model_copy()._placed(self._space, self._path, self._line, truth_sql)
+
+    def with_warehouse(self, warehouse: str) -> Question:
+        """A copy evaluated on the named warehouse (a file's ``warehouse:`` default)."""
+        copy = self.model_copy(update={"warehouse": warehouse})
+        return copy._placed(self._space, self._path, self._line, self._truth_sql)
+
+    def _placed(self, space: str, path: str, line: int, truth_sql: str | None) -> Question:
+        # Only on a question no one else holds yet (build and the copies above).
+        self._space, self._path, self._line, self._truth_sql = space, path, line, truth_sql
         return self
 
 

@@ -79,12 +79,15 @@ def certified_by_name(
 
 def resolve_certified(
     questions: Sequence[Question], entries: Sequence[YamlMap], by_name: dict[str, CertifiedQuery]
-) -> list[Problem]:
-    """Give each ``certifiedQuery`` question its SQL; a name that does not resolve is an error."""
+) -> tuple[list[Question], list[Problem]]:
+    """The questions with each ``certifiedQuery`` question's SQL resolved (new objects; the
+    given ones are not changed); a name that does not resolve is an error."""
     problems = []
+    resolved: list[Question] = []
     for question, entry in zip(questions, entries, strict=True):
         name = question.certified_query
         if name is None:
+            resolved.append(question)
             continue
         found = by_name.get(name)
         if found is None:
@@ -97,12 +100,12 @@ def resolve_certified(
                     line_of(entry, (key,)),
                 )
             )
+            resolved.append(question)
             continue
-        if question.sql is None:
-            question.located(
-                space=question.space, path=question.path, line=question.line, truth_sql=found.sql
-            )
-    return problems
+        resolved.append(
+            question if question.sql is not None else question.with_truth_sql(found.sql)
+        )
+    return resolved, problems
 
 
 AgentValidator = Callable[[AgentConfig], list[Problem]]

@@ -225,18 +225,16 @@ def parse_question_file(data: Any, path: str) -> QuestionFile:
             )
             continue
         context = _entry_context(entry, index, "question")
+        name_line = entry.key_lines.get("name", entry.line)
         try:
-            question = Question.model_validate(plain(entry))
+            question = Question.build(plain(entry), space=space, path=path, line=name_line)
         except ValidationError as err:
             problems.extend(pydantic_problems(err, entry, path, Question, context))
             continue
         problems.extend(_question_rules(question, entry, path, context))
         if question.warehouse is None and file_warehouse is not None:
-            question = question.model_copy(update={"warehouse": file_warehouse})
-        name_line = entry.key_lines.get("name", entry.line)
-        questions.append(
-            question.located(space=space, path=path, line=name_line, truth_sql=question.sql)
-        )
+            question = question.with_warehouse(file_warehouse)
+        questions.append(question)
         kept.append(entry)
     return QuestionFile(space, questions, kept, problems)
 

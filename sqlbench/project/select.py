@@ -72,8 +72,8 @@ def select_questions(
             is in several spaces.
 
     Example:
-        >>> qs = [Question(name=n, question="?").located(space=s, path="", line=1,
-        ...       truth_sql=None) for s, n in [("auto", "a"), ("sales", "a"), ("sales", "b")]]
+        >>> qs = [Question.build({"name": n, "question": "?"}, space=s, path="", line=1)
+        ...       for s, n in [("auto", "a"), ("sales", "a"), ("sales", "b")]]
         >>> [q.full_name for q in select_questions(qs, select=["a"])]
         ['auto/a']
         >>> [q.full_name for q in select_questions(qs, select=["sales/*"])]

@@ -10,8 +10,8 @@ from sqlbench.project.select import select_questions
 
 
 def _q(space: str, name: str, *tags: str) -> Question:
-    return Question(name=name, question="?", tags=list(tags)).located(
-        space=space, path="q.yml", line=1, truth_sql=None
+    return Question.build(
+        {"name": name, "question": "?", "tags": list(tags)}, space=space, path="q.yml", line=1
     )
 
 
