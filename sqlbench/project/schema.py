@@ -9,6 +9,7 @@ are worded and located lives in ``problems``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -182,6 +183,25 @@ def _entry_context(entry: YamlMap, index: int, what: str) -> str:
     return f"{what} {name!r}: " if isinstance(name, str) else f"{what} #{index + 1}: "
 
 
+def _mapping_entries(
+    entries: YamlList | None, path: str, what: str, needs: str, problems: list[Problem]
+) -> Iterator[tuple[YamlMap, str]]:
+    """The one entry loop of every project file: each entry that is a mapping, with the
+    context its messages start with (``question 'x': ``); any other entry is one problem
+    (``each question must be a mapping with name and question, not ...``) appended to
+    ``problems``."""
+    for index, entry in enumerate(entries or []):
+        if not isinstance(entry, YamlMap):
+            line = entries.item_lines[index] if entries is not None else None
+            problems.append(
+                error(
+                    f"each {what} must be a mapping with {needs}, not {describe(entry)}", path, line
+                )
+            )
+            continue
+        yield entry, _entry_context(entry, index, what)
+
+
 def parse_question_file(data: Any, path: str) -> QuestionFile:
     """An ``eval_questions`` file: its space, its questions (located) and problems."""
     entries, problems = _top_level(data, path, "eval_questions", QUESTION_FILE_KEYS, "question")
@@ -212,19 +232,9 @@ def parse_question_file(data: Any, path: str) -> QuestionFile:
             )
     questions: list[Question] = []
     kept: list[YamlMap] = []
-    for index, entry in enumerate(entries or []):
-        line = entries.item_lines[index] if entries is not None else None
-        if not isinstance(entry, YamlMap):
-            problems.append(
-                error(
-                    f"each question must be a mapping with name and question, "
-                    f"not {describe(entry)}",
-                    path,
-                    line,
-                )
-            )
-            continue
-        context = _entry_context(entry, index, "question")
+    for entry, context in _mapping_entries(
+        entries, path, "question", "name and question", problems
+    ):
         name_line = entry.key_lines.get("name", entry.line)
         try:
             question = Question.build(plain(entry), space=space, path=path, line=name_line)
@@ -299,19 +309,9 @@ def parse_certified_file(data: Any, path: str) -> CertifiedFile:
     )
     found: list[CertifiedQuery] = []
     kept: list[YamlMap] = []
-    for index, entry in enumerate(entries or []):
-        line = entries.item_lines[index] if entries is not None else None
-        if not isinstance(entry, YamlMap):
-            problems.append(
-                error(
-                    f"each certified query must be a mapping with name and sql, "
-                    f"not {describe(entry)}",
-                    path,
-                    line,
-                )
-            )
-            continue
-        context = _entry_context(entry, index, "certified query")
+    for entry, context in _mapping_entries(
+        entries, path, "certified query", "name and sql", problems
+    ):
         try:
             certified = CertifiedQuery.model_validate(plain(entry))
         except ValidationError as err:
@@ -337,18 +337,7 @@ def parse_agent_file(data: Any, path: str, base_dir: Path) -> AgentFile:
     """
     entries, problems = _top_level(data, path, "agents", AGENT_FILE_KEYS, "agent")
     found: list[AgentConfig] = []
-    for index, entry in enumerate(entries or []):
-        line = entries.item_lines[index] if entries is not None else None
-        if not isinstance(entry, YamlMap):
-            problems.append(
-                error(
-                    f"each agent must be a mapping with name and kind, not {describe(entry)}",
-                    path,
-                    line,
-                )
-            )
-            continue
-        context = _entry_context(entry, index, "agent")
+    for entry, context in _mapping_entries(entries, path, "agent", "name and kind", problems):
         before = len(problems)
         for key in ("name", "kind"):
             if key not in entry:
