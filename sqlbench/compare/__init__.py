@@ -7,9 +7,9 @@ from sqlbench.compare.model import (
     ColumnGap,
     Comparison,
     ComparisonDetails,
+    Finding,
     NearMiss,
     NearMissKind,
-    Problem,
 )
 from sqlbench.errors import CompareOptionError, InputError
 
@@ -19,9 +19,9 @@ __all__ = [
     "CompareOptionError",
     "Comparison",
     "ComparisonDetails",
+    "Finding",
     "InputError",
     "NearMiss",
     "NearMissKind",
-    "Problem",
     "compare_results",
 ]

@@ -19,9 +19,9 @@ from sqlbench.compare.model import (
     ColumnGap,
     Comparison,
     ComparisonDetails,
+    Finding,
     NearMiss,
     NearMissKind,
-    Problem,
 )
 from sqlbench.compare.nearmiss import Analysis, best_mapping, near_misses
 from sqlbench.compare.normalize import normalize
@@ -103,7 +103,7 @@ def compare_results(
     criteria = Criteria(distinct=rows == "set", tol=tol, ties=_ties(plan, views, n_e, keys))
     analysis = Analysis(views, criteria, plan, max(100, budget // 10), names_e, names_a)
     base = ComparisonDetails(
-        problem=Problem.NONE,
+        problem=Finding.NONE,
         expected_rows=n_e,
         actual_rows=n_a,
         expected_columns=tuple(names_e),
@@ -187,9 +187,9 @@ def _decide(
     k_e, k_a = len(analysis.names_e), len(analysis.names_a)
     criteria = analysis.criteria
     if k_a < k_e:
-        return _fail(analysis, replace(base, problem=Problem.COLUMN_COUNT))
+        return _fail(analysis, replace(base, problem=Finding.COLUMN_COUNT))
     if not criteria.distinct and n_e != n_a:
-        return _fail(analysis, replace(base, problem=Problem.ROW_COUNT))
+        return _fail(analysis, replace(base, problem=Finding.ROW_COUNT))
     matcher = Matcher(analysis.views, criteria)
     result = search(matcher, budget, analysis.names_e, analysis.names_a)
     plan = analysis.plan
@@ -206,7 +206,7 @@ def _decide(
                 Verdict.REVIEW,
                 replace(
                     base,
-                    problem=Problem.ORDER_UNDECIDABLE,
+                    problem=Finding.ORDER_UNDECIDABLE,
                     mappings_tried=tried,
                     column_mapping=dict(enumerate(second.mapping or ())),
                     mapping_matches=False,
@@ -224,11 +224,11 @@ def _decide(
         if result.swapped:
             return _finish(
                 Verdict.REVIEW,
-                replace(details, problem=Problem.NAME_SWAP, swapped_columns=result.swapped),
+                replace(details, problem=Finding.NAME_SWAP, swapped_columns=result.swapped),
             )
         return _finish(Verdict.PASS, details)
     if result.status in (SearchStatus.BUDGET, SearchStatus.UNDECIDED):
-        problem = Problem.BUDGET if result.status is SearchStatus.BUDGET else Problem.UNDECIDED
+        problem = Finding.BUDGET if result.status is SearchStatus.BUDGET else Finding.UNDECIDED
         mapping, _ = _best(analysis)
         return _finish(
             Verdict.REVIEW,
@@ -239,7 +239,7 @@ def _decide(
                 column_mapping=mapping,
             ),
         )
-    problem = Problem.NO_PARTNER if result.unpartnered else Problem.ROWS_DIFFER
+    problem = Finding.NO_PARTNER if result.unpartnered else Finding.ROWS_DIFFER
     return _fail(
         analysis, replace(base, problem=problem, mappings_tried=result.tried), result.failed
     )
@@ -260,7 +260,7 @@ def _extra_columns(superset: Comparison) -> Comparison:
     )
     details = replace(
         d,
-        problem=Problem.EXTRA_COLUMNS,
+        problem=Finding.EXTRA_COLUMNS,
         superset_problem=d.problem,
         extra_columns=tuple(j for j in range(len(d.actual_columns)) if j not in mapped),
         near_misses=misses,
@@ -287,12 +287,12 @@ def _fail(
     rows: RowMatch | None = None
     if failed is not None and tuple(mapping.get(i) for i in range(len(mapping))) == failed[0]:
         rows = failed[1]
-    elif (mapping and len(mapping) == len(analysis.names_e)) or base.problem is Problem.ROW_COUNT:
+    elif (mapping and len(mapping) == len(analysis.names_e)) or base.problem is Finding.ROW_COUNT:
         rows = _rows_or_none(matcher, mapping, base)
     misses = near_misses(analysis, mapping, rows, gaps)
     problem = base.problem
-    if problem is Problem.ROWS_DIFFER and any(m.kind is NearMissKind.ORDER_ONLY for m in misses):
-        problem = Problem.ORDER
+    if problem is Finding.ROWS_DIFFER and any(m.kind is NearMissKind.ORDER_ONLY for m in misses):
+        problem = Finding.ORDER
     details = replace(
         base, problem=problem, column_mapping=mapping, column_gaps=gaps, near_misses=misses
     )

@@ -11,8 +11,9 @@ MAX_ROW_INDICES = 20
 """Unmatched row indices kept per side (enough to mark differing rows in previews)."""
 
 
-class Problem(StrEnum):
-    """The main finding of a comparison (``none`` for a pass)."""
+class Finding(StrEnum):
+    """The main finding of a comparison (``none`` for a pass); a validation problem is
+    ``errors.Problem``, a different thing."""
 
     NONE = "none"
     COLUMN_COUNT = "column_count"
@@ -84,7 +85,7 @@ class ColumnGap:
 class ComparisonDetails:
     """Everything the comparison found; the reason is built from these fields only."""
 
-    problem: Problem
+    problem: Finding
     expected_rows: int
     actual_rows: int
     expected_columns: tuple[str, ...]
@@ -126,7 +127,7 @@ class ComparisonDetails:
     exact name) for each such pair in the only matching mapping."""
     extra_columns: tuple[int, ...] = ()
     """For EXTRA_COLUMNS: agent column positions outside ``column_mapping``."""
-    superset_problem: Problem | None = None
+    superset_problem: Finding | None = None
     """For EXTRA_COLUMNS: what the comparison found with the extra columns ignored
     (``none``: it would pass under ``columns: superset``); the other fields describe that
     comparison."""

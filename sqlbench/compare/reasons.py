@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlbench.compare.model import ComparisonDetails, NearMissKind, Problem
+from sqlbench.compare.model import ComparisonDetails, Finding, NearMissKind
 from sqlbench.verdicts import Verdict
 
 _EXTRA_NAMES = 5
@@ -15,9 +15,9 @@ def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
     """One line a person can act on: what matched, or what differs and how close it came.
 
     Example:
-        >>> from sqlbench.compare.model import ComparisonDetails, Problem
+        >>> from sqlbench.compare.model import ComparisonDetails, Finding
         >>> d = ComparisonDetails(
-        ...     Problem.ROW_COUNT, expected_rows=3, actual_rows=4, expected_columns=("x",),
+        ...     Finding.ROW_COUNT, expected_rows=3, actual_rows=4, expected_columns=("x",),
         ...     actual_columns=("x",), expected_kinds=("int",), actual_kinds=("int",),
         ...     column_mapping={0: 0}, mapping_matches=False, order="ignore",
         ...     order_source="order: ignore", rows="bag", abs_tol=1e-9, rel_tol=1e-9)
@@ -28,7 +28,7 @@ def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
     extras = [
         n.message
         for n in d.near_misses
-        if not (d.problem is Problem.ORDER and n.kind is NearMissKind.ORDER_ONLY)
+        if not (d.problem is Finding.ORDER and n.kind is NearMissKind.ORDER_ONLY)
     ]
     if extras:
         text += "; near miss: " + "; ".join(extras)
@@ -39,49 +39,49 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
     if verdict is Verdict.PASS:
         return _passed(d)
     p = d.problem
-    if p is Problem.EXTRA_COLUMNS:
+    if p is Finding.EXTRA_COLUMNS:
         return _extra_columns(d)
-    if p is Problem.COLUMN_COUNT:
+    if p is Finding.COLUMN_COUNT:
         return _column_count(d)
-    if p is Problem.ROW_COUNT:
+    if p is Finding.ROW_COUNT:
         expected = _count(d.expected_rows, "row") if d.expected_rows else "no rows"
         text = f"{expected} expected, {d.actual_rows or 'none'} returned"
         if d.near_miss(NearMissKind.DUPLICATES) is None and d.mapping_matches is False:
             text += _example_clause(d)
         return text
-    if p is Problem.NO_PARTNER:
+    if p is Finding.NO_PARTNER:
         # The plain difference leads; which column found no partner is the detail after it.
         if d.expected_unmatched_count or d.actual_unmatched_count:
             if _one_value(d) and d.expected_examples and d.actual_examples:
                 return _rows_differ(d)  # `expected 3, got 6` says it all
             return f"{_rows_differ(d)}; {_gaps(d)}"
         return _gaps(d) + _both_empty(d)
-    if p is Problem.ROWS_DIFFER:
+    if p is Finding.ROWS_DIFFER:
         return _rows_differ(d)
-    if p is Problem.ORDER:
+    if p is Finding.ORDER:
         text = f"the right rows in a different order ({d.order_source})"
         if d.expected_unmatched_rows:
             text += f"; first row out of place: row {d.expected_unmatched_rows[0] + 1}"
             if d.expected_examples and d.actual_examples:
                 text += f": expected {d.expected_examples[0]}, agent {d.actual_examples[0]}"
         return text
-    if p is Problem.ORDER_UNDECIDABLE:
+    if p is Finding.ORDER_UNDECIDABLE:
         return (
             f"the rows match, but in a different order, and tied rows cannot be told apart "
             f"({d.order_source}): check by hand"
         )
-    if p is Problem.NAME_SWAP:
+    if p is Finding.NAME_SWAP:
         moves = ", ".join(
             f"expected {d.expected_columns[i]!r} = agent {d.actual_columns[j]!r}"
             for i, j in d.swapped_columns
         )
         return f"the only matching column mapping swaps same-named columns ({moves}): check by hand"
-    if p is Problem.BUDGET:
+    if p is Finding.BUDGET:
         return (
             f"the column-mapping search ran out of budget ({d.mappings_tried} candidate "
             f"mappings tried): check by hand or raise the budget"
         )
-    if p is Problem.UNDECIDED:
+    if p is Finding.UNDECIDED:
         return (
             "too many near-equal numbers to pair rows within tolerance: check by hand or "
             "tighten the tolerance"
@@ -101,7 +101,7 @@ def _extra_columns(d: ComparisonDetails) -> str:
     else:  # no complete mapping: which agent columns are the extra ones is not known
         text += f"{_count(extra, 'extra agent column')} among {names}"
     superset = d.superset_problem
-    if superset is None or superset is Problem.NONE:
+    if superset is None or superset is Finding.NONE:
         return text
     # Not a pass: _main words a fail and a review's problem alike.
     found = _main(Verdict.FAIL, replace(d, problem=superset, superset_problem=None))
@@ -144,9 +144,9 @@ def _rows_differ(d: ComparisonDetails) -> str:
     side found no partner, with the first pair of differing rows.
 
     Example:
-        >>> from sqlbench.compare.model import ComparisonDetails, Problem
+        >>> from sqlbench.compare.model import ComparisonDetails, Finding
         >>> d = ComparisonDetails(
-        ...     Problem.ROWS_DIFFER, expected_rows=1, actual_rows=1, expected_columns=("n",),
+        ...     Finding.ROWS_DIFFER, expected_rows=1, actual_rows=1, expected_columns=("n",),
         ...     actual_columns=("count_star()",), expected_kinds=("int",),
         ...     actual_kinds=("int",), column_mapping={0: 0}, mapping_matches=False,
         ...     order="ignore", order_source="order: ignore", rows="bag", abs_tol=1e-9,

@@ -19,9 +19,9 @@ from sqlbench.compare import (
     DEFAULT_BUDGET,
     CompareOptionError,
     Comparison,
+    Finding,
     InputError,
     NearMissKind,
-    Problem,
     compare_results,
 )
 from sqlbench.engines.base import ResultSet
@@ -74,7 +74,7 @@ def test_pass_details_give_the_mapping_used() -> None:
     assert result.passed and result.verdict is Verdict.PASS
     d = result.details
     assert d.column_mapping == {0: 2, 1: 0}
-    assert d.mapping_matches and d.problem is Problem.NONE
+    assert d.mapping_matches and d.problem is Finding.NONE
     assert (d.expected_rows, d.actual_rows) == (3, 3)
     assert d.expected_unmatched_rows == () and d.actual_unmatched_rows == ()
     assert d.expected_kinds == ("text", "int") and d.actual_kinds == ("int", "int", "text")
@@ -93,7 +93,7 @@ def test_columns_option_is_recorded_and_exact_names_the_extra_columns() -> None:
     strict = compare_results(GOLD, actual, columns="exact")
     d = strict.details
     assert strict.verdict is Verdict.FAIL and d.columns == "exact"
-    assert d.problem is Problem.EXTRA_COLUMNS and d.superset_problem is Problem.NONE
+    assert d.problem is Finding.EXTRA_COLUMNS and d.superset_problem is Finding.NONE
     assert d.extra_columns == (0, 3) and d.column_mapping == {0: 2, 1: 1}
     assert d.near_miss(NearMissKind.COLUMNS_SUPERSET) is not None
     assert strict.reason == (
@@ -108,7 +108,7 @@ def test_exact_extra_columns_drop_near_misses_that_would_not_pass_alone() -> Non
     actual = GOLD.assign(total=[100.001, 250, 375], note=["a", "b", "c"])
     assert compare_results(GOLD, actual).details.near_miss(NearMissKind.LOOSER_TOLERANCE)
     d = compare_results(GOLD, actual, columns="exact").details
-    assert d.problem is Problem.EXTRA_COLUMNS and d.superset_problem is Problem.NO_PARTNER
+    assert d.problem is Finding.EXTRA_COLUMNS and d.superset_problem is Finding.NO_PARTNER
     assert d.near_misses == ()  # rel_tol alone would not pass: the extra column still fails
 
 
@@ -146,7 +146,7 @@ def test_budget_is_counted_not_timed() -> None:
     actual = pd.DataFrame(swapped)
     first = compare_results(expected, actual, budget=7)
     second = compare_results(expected, actual, budget=7)
-    assert first.verdict is Verdict.REVIEW and first.details.problem is Problem.BUDGET
+    assert first.verdict is Verdict.REVIEW and first.details.problem is Finding.BUDGET
     assert first.details.mappings_tried == second.details.mappings_tried == 7
     assert len(first.details.column_mapping) == 10  # the best mapping found by similarity
     assert compare_results(expected, actual).verdict is Verdict.FAIL
@@ -237,7 +237,7 @@ def test_reason_is_one_line_and_names_the_problem() -> None:
     assert (
         result.reason == "3 rows expected, 2 returned, e.g. expected row ('carol', 375) is missing"
     )
-    assert result.details.problem is Problem.ROW_COUNT
+    assert result.details.problem is Finding.ROW_COUNT
 
 
 def test_chunked_arrow_text_with_nulls() -> None:

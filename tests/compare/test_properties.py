@@ -17,7 +17,7 @@ import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sqlbench.compare import NearMissKind, Problem, compare_results
+from sqlbench.compare import Finding, NearMissKind, compare_results
 from sqlbench.verdicts import Verdict
 
 SETTINGS = settings(
@@ -134,7 +134,7 @@ def test_extra_columns_keep_a_pass(
     # columns: exact fails the same pair, naming exactly the extra columns, as a near miss.
     exact = compare_results(frame, actual, columns="exact")
     assert exact.verdict is Verdict.FAIL, exact.reason
-    assert exact.details.problem is Problem.EXTRA_COLUMNS
+    assert exact.details.problem is Finding.EXTRA_COLUMNS
     assert len(exact.details.extra_columns) == filler.shape[1]
     assert exact.details.near_miss(NearMissKind.COLUMNS_SUPERSET) is not None
 
