@@ -19,7 +19,7 @@ import math
 from decimal import Decimal
 from typing import Any
 
-from sqlbench.compare import Comparison, Problem
+from sqlbench.compare import Comparison, Finding
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import order_probe
 from sqlbench.errors import QueryError
@@ -35,7 +35,7 @@ def needs_order_probe(graded: Grade) -> bool:
     return (
         graded.verdict is Verdict.REVIEW
         and comparison is not None
-        and comparison.details.problem is Problem.ORDER_UNDECIDABLE
+        and comparison.details.problem is Finding.ORDER_UNDECIDABLE
     )
 
 
