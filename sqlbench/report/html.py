@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -139,5 +139,7 @@ def trend_chart(series: list[dict[str, Any]]) -> dict[str, Any] | None:
         "height": _TREND_HEIGHT,
         "pad": _TREND_PAD,
         "grid": [{"y": y(v), "label": f"{v:.0%}"} for v in (0.0, 0.5, 1.0)],
+        "first": datetime.fromtimestamp(first, UTC).strftime("%Y-%m-%d %H:%M"),
+        "last": datetime.fromtimestamp(last, UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "lines": lines,
     }

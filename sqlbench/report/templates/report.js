@@ -154,7 +154,7 @@
     var left = q.expected, right = q.actual;
     if (!left && !right) return null;
     if (!left || !right) {
-      var only = left ? simplePreview("Expected (ground truth)", left) : simplePreview("Agent", right);
+      var only = left ? simplePreview("Expected (ground truth)", left, true) : simplePreview("Agent", right, true);
       return el("div", { className: "block" }, [
         el("h3", { text: "Result" }), only,
         el("div", { className: "note", text: left ? "the agent's SQL gave no result" : "no ground-truth result" })
@@ -204,7 +204,7 @@
       el("div", { className: "note", text: note("expected", left) + " · " + note("agent", right) })
     ]);
   }
-  function simplePreview(title, p) {
+  function simplePreview(title, p, mark) {
     if (!p) return el("div", null, [el("h3", { text: title }), el("div", { className: "note", text: "(not previewed)" })]);
     var table = el("table", { className: "preview" });
     var names = el("tr");
@@ -212,8 +212,8 @@
     table.appendChild(names);
     p.rows.forEach(function (row, i) {
       var tr = el("tr");
-      var mark = p.differs && p.differs[i] ? "differs " : "";
-      row.forEach(function (v) { tr.appendChild(el("td", { className: mark + (v === null ? "null" : ""), text: text(v) })); });
+      var marked = mark && p.differs && p.differs[i] ? "differs " : "";
+      row.forEach(function (v) { tr.appendChild(el("td", { className: marked + (v === null ? "null" : ""), text: text(v) })); });
       table.appendChild(tr);
     });
     return el("div", null, [el("h3", { text: title + " (" + p.total_rows + " rows)" }), el("div", { className: "scroll" }, [table])]);
