@@ -104,6 +104,7 @@ def test_a_printing_python_agent_does_not_corrupt_json_on_stdout(invoke, project
     assert "loading the model..." in result.stderr and "thinking about" in result.stderr
 
 
+@pytest.mark.slow
 def test_json_on_stdout_with_live_progress_on_a_terminal(project: Path) -> None:
     # stderr a terminal: the live progress bar redirects stdout while it runs; the report must
     # still reach stdout afterwards (a wrong nesting once left stdout pointing at stderr).
@@ -272,6 +273,7 @@ def _wait_for_graded(project: Path, count: int, deadline_s: float = 60) -> None:
     raise AssertionError(f"no {count} graded results within {deadline_s} s")
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
     run = subprocess.Popen(
         [
@@ -320,6 +322,7 @@ def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
 
 # SIGTERM (a cancelled CI job) is handled like Ctrl-C; it used to kill sqlbench outright,
 # orphaning command agents and leaving the run Running until its heartbeat went stale.
+@pytest.mark.slow
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -> None:
     run = subprocess.Popen(

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -204,6 +205,7 @@ _NEAR = st.sampled_from([1.0, 1.0 + 6e-10, 1.0 + 1.3e-9, 2.0, 2.0 + 8e-10])
 """Numbers where closeness within abs_tol=1e-9 chains (1.0 ~ 1.0+6e-10 ~ 1.0+1.3e-9)."""
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=150)
 @given(
     st.lists(st.tuples(st.sampled_from("ab"), _NEAR, _NEAR), min_size=2, max_size=9),
