@@ -38,7 +38,7 @@ from sqlbench.runs.previews import (
     result_fingerprint,
     unmatched_rows,
 )
-from sqlbench.runs.truths import TruthCache
+from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict

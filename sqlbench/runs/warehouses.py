@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from sqlbench.engines.base import Engine
 from sqlbench.engines.open import open_project_engine
 from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Question, RunSettings
-from sqlbench.runs.truths import TruthCache
+from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.truth import ground_truths, truth_dialect
 
 

@@ -217,12 +217,12 @@ def test_a_fault_asking_the_agent_is_an_agent_error(
 def test_a_fault_running_the_ground_truth_is_an_error_for_that_question_only(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import sqlbench.runs.truths as truths
+    import sqlbench.runs.truth_cache as truth_cache
 
     monkeypatch.setattr(
-        truths,
+        truth_cache,
         "transpile_truth",
-        _raising(truths.transpile_truth, ValueError("bad truth"), when=POISON_TRUTH),
+        _raising(truth_cache.transpile_truth, ValueError("bad truth"), when=POISON_TRUTH),
     )
     found = _run(project)
     _assert_others_pass(found)

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from sqlbench.engines.base import ResultSet
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.errors import QueryErrorKind
-from sqlbench.runs.truths import TruthCache
+from sqlbench.runs.truth_cache import TruthCache
 
 
 class CountingEngine(DuckDBEngine):
