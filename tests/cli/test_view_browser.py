@@ -41,6 +41,7 @@ def _shot(page: Any, name: str) -> None:
         page.screenshot(path=str(Path(SCREENSHOTS) / name), full_page=True)
 
 
+@pytest.mark.slow
 def test_run_list_follows_a_run_from_another_process(
     served: tuple[Path, ViewServer], open_page: Any
 ) -> None:
