@@ -2,7 +2,8 @@
 
 ``check_project`` reads every file, runs every rule and returns all problems at once;
 ``load_project`` returns the typed ``Project`` or raises ``ProjectInvalid``;
-``sqlbench.project.validate.validate_project`` returns just the problems.
+``sqlbench.validation`` wraps both with the agents' own checks, and its ``validate_project``
+returns everything ``sqlbench validate`` prints.
 
 Where the files come from:
 
