@@ -190,7 +190,7 @@ class SparkEngine(Engine):
             return local_session(master, self.max_result_mb).newSession()
         pyspark_sql = _import_pyspark()
         try:
-            return pyspark_sql.SparkSession.builder.remote(url).create()  # type: ignore[no-any-return]
+            return pyspark_sql.SparkSession.builder.remote(url).create()  # type: ignore[no-any-return, unused-ignore]
         except ImportError as err:
             raise EngineError(
                 f"Spark Connect needs its client libraries: {SPARK_INSTALL}: {err}"
