@@ -6,6 +6,8 @@ are stored without it (``gitignore``), since packaging tools tend to drop dot-fi
 
 from __future__ import annotations
 
+import json
+import re
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -54,10 +56,72 @@ WORKFLOW_PATH = ".github/workflows/sqlbench-check.yml"
 """Where ``sqlbench init --github-actions`` writes the pull-request check workflow."""
 
 
+_FIXED_PATHS = ("sqlbench.yml", "eval_questions/**", "certified_queries/**", "agents/**")
+_PATHS_BLOCK = re.compile(r"(?m)^(    paths:\n)((?:      - .*\n)+)")
+_SQL_STRING = re.compile(r"'((?:[^']|'')*)'")
+
+
 def workflow_template() -> bytes:
-    """The GitHub Actions workflow that runs ``sqlbench check`` on pull requests (docs/ci.md)."""
+    """The GitHub Actions workflow that runs ``sqlbench check`` on pull requests (docs/ci.md),
+    as shipped (its ``paths:`` fit the ``sqlbench init`` example project)."""
     node = resources.files("sqlbench") / "templates" / "ci" / "sqlbench-check.yml"
     return node.read_bytes()
+
+
+def render_workflow(root: Path) -> bytes:
+    """The workflow for the project in ``root``: its pull-request ``paths:`` filter follows
+    sqlbench.yml (``setup:`` globs of every warehouse, a local warehouse file, and the data
+    files the setup SQL loads by a quoted relative path), so a PR that changes only a loaded
+    CSV still runs the check.
+
+    Raises:
+        SqlbenchError: sqlbench.yml cannot be read or has errors.
+    """
+    paths = [*_FIXED_PATHS, *_project_paths(root), WORKFLOW_PATH]
+    lines = "".join(f"      - {json.dumps(p)}\n" for p in dict.fromkeys(paths))
+    text = workflow_template().decode("utf-8")
+    return _PATHS_BLOCK.sub(lambda m: m.group(1) + lines, text, count=1).encode("utf-8")
+
+
+def _project_paths(root: Path) -> list[str]:
+    from sqlbench.errors import ProjectInvalid, Severity
+    from sqlbench.project.load import read_settings
+
+    read = read_settings(root)
+    if any(problem.severity is Severity.ERROR for problem in read.problems):
+        raise ProjectInvalid(read.problems)
+    settings = read.settings
+    globs = list(settings.setup)
+    warehouses = [settings.warehouse, *(w.url for w in settings.warehouses.values())]
+    for own in settings.warehouses.values():
+        globs.extend(own.setup)
+    found: list[str] = []
+    for pattern in globs:
+        found.append(pattern)
+        for sql_file in sorted(p for p in root.glob(pattern) if p.is_file()):
+            found.extend(
+                _loaded_files(root, sql_file.read_text(encoding="utf-8", errors="replace"))
+            )
+    for url in warehouses:
+        if url and "://" not in url and "${" not in url and (root / url).is_file():
+            found.append(Path(url).as_posix())
+    return found
+
+
+def _loaded_files(root: Path, sql: str) -> list[str]:
+    """Quoted relative paths in ``sql`` that name files in the project (globs included)."""
+    files = []
+    for match in _SQL_STRING.finditer(sql):
+        text = match.group(1).replace("''", "'")
+        if not text or text.startswith(("/", "~")) or "://" in text or ".." in text:
+            continue
+        try:
+            hits = [p for p in root.glob(text) if p.is_file()]
+        except (ValueError, NotImplementedError):
+            continue
+        if hits:
+            files.append(text)
+    return files
 
 
 def add_workflow(directory: Path | str) -> Scaffold:
@@ -72,7 +136,7 @@ def add_workflow(directory: Path | str) -> Scaffold:
         raise SqlbenchError(f"refusing to overwrite {target}; move it away first")
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(workflow_template())
+        target.write_bytes(render_workflow(root))
     except OSError as err:
         raise SqlbenchError(f"cannot write {target}: {err.strerror or err}") from err
     return Scaffold(root, [WORKFLOW_PATH], [])
@@ -132,6 +196,8 @@ def scaffold_project(directory: Path | str, *, github_actions: bool = False) -> 
                 "(the local run store) to it"
             )
             continue
+        if rel == WORKFLOW_PATH:
+            content = render_workflow(root)  # the project's files are written by now
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content)

@@ -219,3 +219,49 @@ def test_project_dir_before_or_after_the_command(invoke, tmp_path: Path, monkeyp
     after = invoke("questions", "-C", "proj").stdout
     assert before == after and before.splitlines()[-1] == "3 questions in 1 space"
     invoke("questions", exit_code=2)
+
+
+def test_the_workflow_paths_follow_setup_globs_and_the_data_files_they_load(
+    invoke, tmp_path: Path
+) -> None:
+    root = tmp_path / "shop"
+    (root / "warehouse" / "seeds").mkdir(parents=True)
+    (root / "warehouse" / "seeds" / "orders.csv").write_text("id,amount\n1,10\n")
+    (root / "warehouse" / "load.sql").write_text(
+        "CREATE TABLE orders AS SELECT * FROM read_csv('warehouse/seeds/orders.csv');\n"
+        "CREATE VIEW x AS SELECT 'not a file' AS label;\n"
+    )
+    (root / "sqlbench.yml").write_text("setup:\n  - warehouse/*.sql\n")
+    (root / "eval_questions").mkdir()
+    invoke("init", str(root), "--github-actions")
+    workflow = yaml.safe_load((root / ".github/workflows/sqlbench-check.yml").read_text())
+    paths = workflow[True]["pull_request"]["paths"]  # PyYAML reads the key `on` as True
+    assert paths == [
+        "sqlbench.yml",
+        "eval_questions/**",
+        "certified_queries/**",
+        "agents/**",
+        "warehouse/*.sql",
+        "warehouse/seeds/orders.csv",
+        ".github/workflows/sqlbench-check.yml",
+    ]
+
+
+def test_what_the_workflow_writes_does_not_make_the_head_run_dirty(invoke, tmp_path: Path) -> None:
+    from sqlbench.project.gitfs import working_tree_state
+    from sqlbench.testing import GitRepo
+
+    root = tmp_path / "proj"
+    invoke("init", str(root), "--github-actions")
+    repo = GitRepo.init(root)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "project")
+    workflow = yaml.safe_load((root / ".github/workflows/sqlbench-check.yml").read_text())
+    for job in workflow["jobs"].values():
+        (step,) = [s for s in job["steps"] if "info/exclude" in s.get("run", "")]
+        subprocess.run(["bash", "-c", step["run"]], cwd=root, check=True)
+    (root / ".sqlbench-base").mkdir()
+    (root / ".sqlbench-base" / "run.json").write_text("{}")
+    (root / "sqlbench-junit.xml").write_text("<testsuites/>")
+    state = working_tree_state(root)
+    assert state is not None and not state.dirty
