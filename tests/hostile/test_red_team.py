@@ -83,3 +83,49 @@ def test_a_hostile_run_completes_with_every_verdict_kept(engine: str, tmp_path: 
         assert attack.reason in got["reason"], (attack.name, got["reason"])
     assert fingerprint() == before
     assert done.peak_mb < CEILING_MB, f"peak RSS {done.peak_mb:.0f} MB"
+
+
+LAUGHS = "lol0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"lol{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)
+)
+"""A "billion laughs": 10^9 values once its aliases are expanded."""
+
+
+def test_hostile_project_files_are_sentences_in_bounded_memory(tmp_path: Path) -> None:
+    """Every kind of project file attacked at once (billion laughs in sqlbench.yml, a question
+    file, an agent file and a YAML replay file; nesting past the depth limit in YAML and
+    JSONL): `sqlbench validate` names each with its line, in a subprocess under 300 MB."""
+    project = tmp_path / "project"
+    (project / "eval_questions").mkdir(parents=True)
+    (project / "agents").mkdir()
+    (project / "sqlbench.yml").write_text(LAUGHS)
+    (project / "eval_questions" / "laughs.yml").write_text(LAUGHS)
+    (project / "eval_questions" / "deep.yml").write_text("eval_questions: " + "[" * 100 + "]" * 100)
+    (project / "agents" / "laughs.yml").write_text(LAUGHS)
+    (project / "agents" / "replay.yml").write_text(
+        "agents:\n  - {name: deep, kind: replay, path: ../recordings/deep.jsonl}\n"
+        "  - {name: laughs, kind: replay, path: ../recordings/laughs.yml}\n"
+    )
+    (project / "recordings").mkdir()
+    (project / "recordings" / "deep.jsonl").write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    (project / "recordings" / "laughs.yml").write_text(
+        "- name: a\n  sql: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+        + "".join(
+            f"- name: a{i}\n  sql: &l{i} [{', '.join([f'*l{i - 1}'] * 10)}]\n" for i in range(1, 9)
+        )
+    )
+    done = run_measured(["validate", "-C", str(project)], tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    lines = done.stdout.splitlines()
+    laughs = "YAML aliases here expand the file past 100,000 values"
+    assert any(line.startswith("sqlbench.yml:5: error: " + laughs) for line in lines)
+    assert any(line.startswith("eval_questions/laughs.yml:5: error: " + laughs) for line in lines)
+    assert any(line.startswith("agents/laughs.yml:5: error: " + laughs) for line in lines)
+    assert "eval_questions/deep.yml:1: error: the YAML is nested more than 64 levels deep" in (
+        done.stdout
+    )
+    assert "recordings/deep.jsonl:1: the JSON is nested too deeply for sqlbench to read" in (
+        done.stdout
+    )
+    assert "recordings/laughs.yml:10: " + laughs in done.stdout
+    assert done.peak_mb < 300, f"peak RSS {done.peak_mb:.0f} MB"
