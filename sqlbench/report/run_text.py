@@ -36,6 +36,7 @@ _STATUS_STYLES = {
     RunStatus.COMPLETED: "green",
     RunStatus.INTERRUPTED: "yellow",
     RunStatus.FAILED: "red",
+    RunStatus.CORRUPT: "bold red",
 }
 _CELL = 60
 """Widest preview cell, in characters."""

@@ -36,10 +36,13 @@ class RunStatus(StrEnum):
     """Stopped early (Ctrl-C, or its process died); what was graded is kept; ``--resume``."""
     FAILED = "failed"
     """Could not run (setup error, internal error); ``error`` says why."""
+    CORRUPT = "corrupt"
+    """Its stored record cannot be read (a damaged row); ``error`` says why. Other runs are
+    unaffected."""
 
     @property
     def label(self) -> str:
-        """``Running``, ``Completed``, ``Interrupted`` or ``Failed``."""
+        """``Running``, ``Completed``, ``Interrupted``, ``Failed`` or ``Corrupt``."""
         return self.value.capitalize()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,7 +52,7 @@ from sqlbench.runs.provenance import (
 )
 from sqlbench.runs.results import RunResult, gather
 from sqlbench.runs.reviews import review_hashes
-from sqlbench.text import suggest
+from sqlbench.text import one_line, suggest
 from sqlbench.verdicts import Verdict
 
 EXPORT_FORMAT = "sqlbench-run"
@@ -73,6 +74,7 @@ class RunStore:
 
     def __init__(self, url: str, *, stale_after_s: float = STALE_AFTER_S) -> None:
         self.stale_after = timedelta(seconds=stale_after_s)
+        _refuse_empty_file(url)
         try:
             self._engine = create_store_engine(url)
             migrate(self._engine)
@@ -413,7 +415,16 @@ class RunStore:
                 .where(r.run_id == run_id)
                 .order_by(r.position, r.space, r.name, r.trial)
             ).all()
-        return [TrialResult.model_validate_json(row.data) for row in rows]
+        trials = []
+        for row in rows:
+            try:
+                trials.append(TrialResult.model_validate_json(row.data))
+            except ValueError as err:
+                raise StoreError(
+                    f"a stored result of run {run_id} in {self.url} cannot be read (corrupt: "
+                    f"{one_line(str(err), 120)}); the store's other runs are fine"
+                ) from err
+        return trials
 
     def done_keys(self, run_id: str) -> set[tuple[str, str, int]]:
         """``(space, name, trial)`` of every result already stored for a run."""
@@ -582,15 +593,23 @@ class RunStore:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
-        with self._write_lock, self._engine.connect() as conn:
-            conn = conn.execution_options(sqlite_begin="IMMEDIATE")
-            with conn.begin():
-                yield conn
+        try:
+            with self._write_lock, self._engine.connect() as conn:
+                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
+                with conn.begin():
+                    yield conn
+        except IntegrityError:
+            raise
+        except SQLAlchemyError as err:
+            raise StoreError(_fault_sentence(err, self.url, writing=True)) from err
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
-        with self._engine.connect() as conn, conn.begin():
-            yield conn
+        try:
+            with self._engine.connect() as conn, conn.begin():
+                yield conn
+        except SQLAlchemyError as err:
+            raise StoreError(_fault_sentence(err, self.url, writing=False)) from err
 
 
 def _scrubbed(model: _Model) -> _Model:
@@ -605,6 +624,48 @@ def _scrubbed(model: _Model) -> _Model:
         pass
     data, _ = clean_data(secrets.scrub_data(model.model_dump(mode="json")))
     return type(model).model_validate(data)
+
+
+def _refuse_empty_file(url: str) -> None:
+    """A zero-byte SQLite store file is a truncated store, not an empty one: say so rather than
+    start a new store over it."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return
+    path = Path(database)
+    try:
+        stat = path.stat()
+    except OSError:
+        return
+    # A second old: another process may have just created it and be writing the schema.
+    if path.is_file() and stat.st_size == 0 and time.time() - stat.st_mtime > 5:
+        raise StoreError(
+            f"the run store file {path} is empty (0 bytes): it was truncated; restore it from "
+            "a backup, or delete it to start a new store"
+        )
+
+
+def _fault_sentence(err: BaseException, url: str, *, writing: bool) -> str:
+    """One sentence for a store fault (full disk, read-only, locked, damaged file); results
+    already graded are committed one by one, so they are kept."""
+    text = str(getattr(err, "orig", None) or err).lower()
+    kept = " (results graded so far are kept)" if writing else ""
+    if "disk is full" in text or "no space left" in text or "disk i/o error" in text:
+        return f"the disk holding the run store {url} is full or failing; free space{kept}"
+    if "readonly" in text or "read-only" in text or "read only" in text:
+        return f"the run store {url} is read-only; sqlbench cannot write to it{kept}"
+    if "locked" in text or "busy" in text:
+        return (
+            f"the run store {url} stayed locked by another process for over 60 s; try again "
+            f"when that process is done{kept}"
+        )
+    if "malformed" in text or "not a database" in text or "decode" in text:
+        return f"the run store {url} is damaged ({_first_line(err)}); restore it from a backup"
+    return f"the run store {url} failed: {_first_line(err)}{kept}"
 
 
 def _run_row(info: RunInfo) -> dict[str, Any]:
@@ -638,11 +699,46 @@ def _run_row(info: RunInfo) -> dict[str, Any]:
 
 
 def _run_info(row: Any) -> RunInfo:
-    data = json.loads(row["data"])
-    for column in _LIVE_COLUMNS:
-        value = row[column]
-        data[column] = value.isoformat() if isinstance(value, datetime) else value
-    return RunInfo.model_validate(data)
+    """The run a row holds; a row that cannot be read gives a ``Corrupt`` run that says why
+    (so every other run still lists, shows and compares)."""
+    try:
+        data = json.loads(row["data"])
+        for column in _LIVE_COLUMNS:
+            value = row[column]
+            data[column] = value.isoformat() if isinstance(value, datetime) else value
+        return RunInfo.model_validate(data)
+    except (ValueError, TypeError, KeyError) as err:
+        return _corrupt_run(row, err)
+
+
+def _corrupt_run(row: Any, err: BaseException) -> RunInfo:
+    def text(column: str, default: str = "?") -> str:
+        value = row.get(column) if hasattr(row, "get") else None
+        return value if isinstance(value, str) and value else default
+
+    def when(column: str) -> datetime:
+        value = row.get(column) if hasattr(row, "get") else None
+        return value if isinstance(value, datetime) else utc_now()
+
+    detail = one_line(str(err), 120) or type(err).__name__
+    return RunInfo(
+        id=text("id"),
+        name=text("name", text("id")),
+        status=RunStatus.CORRUPT,
+        created_at=when("created_at"),
+        updated_at=when("updated_at"),
+        created_by=text("created_by"),
+        branch=text("branch"),
+        environment=text("environment"),
+        question_set_hash="",
+        question_count=0,
+        agent_name=text("agent_name"),
+        agent_kind=text("agent_kind"),
+        agent_settings_hash="",
+        sqlbench_version=text("sqlbench_version"),
+        compare_hash="",
+        error=f"its stored record cannot be read ({detail}); the store's other runs are fine",
+    )
 
 
 def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:

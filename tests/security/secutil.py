@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import threading
@@ -29,6 +30,15 @@ def _walk_files(root: Path) -> Iterable[Path]:
                 yield path
 
 
+def _file_limit(size: int) -> Any:
+    """``ulimit -f``: writes past ``size`` bytes fail with EFBIG (Python ignores SIGXFSZ)."""
+
+    def apply() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+
+    return apply
+
+
 class Sqlbench:
     """Runs ``python -m sqlbench`` in a subprocess and keeps everything it printed."""
 
@@ -44,6 +54,7 @@ class Sqlbench:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         timeout: float = 120,
+        max_file_bytes: int | None = None,
     ) -> subprocess.CompletedProcess[str]:
         full_env = {
             **os.environ,
@@ -58,6 +69,7 @@ class Sqlbench:
             capture_output=True,
             timeout=timeout,
             check=False,
+            preexec_fn=None if max_file_bytes is None else _file_limit(max_file_bytes),
         )
         self.printed += [proc.stdout, proc.stderr]
         out = proc.stdout.decode("utf-8", "replace")
