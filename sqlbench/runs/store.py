@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
