@@ -265,17 +265,22 @@ def _present(views: list[View], rows: np.ndarray, others: list[View], count: int
     if not len(rows):
         return True
     theirs = row_hashes(others, None, count)
-    order = np.argsort(theirs)
-    ordered = theirs[order]
     ours = row_hashes(views, rows, len(views[0].codes) if views else 0)
+    few = len(rows) <= 16  # a scan per row beats sorting a large side
+    order = None if few else np.argsort(theirs)
+    ordered = None if order is None else theirs[order]
     for row, h in zip(rows, ours, strict=True):
-        lo, hi = np.searchsorted(ordered, h, "left"), np.searchsorted(ordered, h, "right")
+        if order is None or ordered is None:
+            same = np.flatnonzero(theirs == h)
+        else:
+            lo, hi = np.searchsorted(ordered, h, "left"), np.searchsorted(ordered, h, "right")
+            same = order[lo:hi]
         if not any(
             all(
                 v.codes[row] == o.codes[k] and v.null[row] == o.null[k]
                 for v, o in zip(views, others, strict=True)
             )
-            for k in order[lo:hi]
+            for k in same
         ):
             return False
     return True

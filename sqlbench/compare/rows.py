@@ -175,18 +175,18 @@ def _run_difference(
     _, xe, xa = np.intersect1d(ke, ka, assume_unique=True, return_indices=True)
     matched = np.minimum(ce[xe], ca[xa])
     if verify is not None:
-        run_e = np.repeat(np.arange(len(ke)), ce)
-        run_a = np.repeat(np.arange(len(ka)), ca)
-        rep_e, rep_a = ie[oe[st_e]], ia[oa[st_a]]
-        for p in verify:  # every run is one value, and a shared key is one value on both sides
-            for view, rows, rep, run in ((p.e, ie[oe], rep_e, run_e), (p.a, ia[oa], rep_a, run_a)):
-                if not np.array_equal(view.codes[rows], view.codes[rep[run]]):
-                    return None
-                if not np.array_equal(view.null[rows], view.null[rep[run]]):
-                    return None
-            if not np.array_equal(p.e.codes[rep_e[xe]], p.a.codes[rep_a[xa]]):
+        # Each matched row is paired with the row at the same place in the other side's run
+        # of its key; every pair must be equal on the codes themselves. Equal pairs are real
+        # matches whatever the hashes did, and equal rows always share a key, so the surplus
+        # is exact too; a collision that pairs unequal rows sends the caller to exact ids.
+        offsets = np.arange(int(matched.sum())) - np.repeat(np.cumsum(matched) - matched, matched)
+        pos_e = np.repeat(st_e[xe], matched) + offsets
+        pos_a = np.repeat(st_a[xa], matched) + offsets
+        rows_e, rows_a = ie[oe[pos_e]], ia[oa[pos_a]]
+        for p in verify:
+            if not np.array_equal(p.e.codes[rows_e], p.a.codes[rows_a]):
                 return None
-            if not np.array_equal(p.e.null[rep_e[xe]], p.a.null[rep_a[xa]]):
+            if not np.array_equal(p.e.null[rows_e], p.a.null[rows_a]):
                 return None
     return (_surplus(ce, st_e, xe, matched, oe, ie), _surplus(ca, st_a, xa, matched, oa, ia))
 
