@@ -55,9 +55,10 @@ def run_line(info: RunInfo) -> str:
     """``Run NAME · dev · main@abc1234 · agent NAME (kind)``."""
     shard = f" · shard {info.shard}" if info.shard else ""
     repeat = f" · repeat {info.repeat}" if info.repeat > 1 else ""
+    regraded = f" · regraded from {info.regraded_from}" if info.regraded_from else ""
     return (
         f"Run {info.name} · {info.environment} · {info.source_label} · agent "
-        f"{info.agent_name} ({info.agent_kind}){shard}{repeat}"
+        f"{info.agent_name} ({info.agent_kind}){shard}{repeat}{regraded}"
     )
 
 

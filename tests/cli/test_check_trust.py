@@ -390,6 +390,8 @@ def test_regrade_after_a_tolerance_change_flips_exactly_the_near_misses_without_
     assert agent_calls(root) == 4  # the agent was not asked again
     assert "Accuracy: 75% (3/4)" in after.stdout
     assert "regrading run before: its stored answers, no agent call" in after.stderr
+    assert "· regraded from before" in after.stdout
+    assert "· regraded from before" in invoke("show", "-C", str(root), "after").stdout
     diff = json.loads(
         invoke("compare", "-C", str(root), "before", "after", "--format", "json").stdout
     )
