@@ -149,9 +149,15 @@ def render_runs(
             info.created_by,
             when_text(info.updated_at),
         )
+    # A run whose stored record cannot be read says why, under the table.
+    notes = [
+        Text(f"{run.info.name}: {run.info.error}", style="red")
+        for run in runs
+        if run.status is RunStatus.CORRUPT and run.info.error
+    ]
     # Off a terminal, a row is never wrapped: a branch@commit cut in two cannot be read or
     # copied (the table takes its natural width, not the console's).
-    return _render([table], color=color, width=width or _UNWRAPPED_WIDTH)
+    return _render([table, *notes], color=color, width=width or _UNWRAPPED_WIDTH)
 
 
 def render_question(

@@ -41,6 +41,7 @@ def test_a_damaged_row_marks_that_run_corrupt_and_the_others_still_work(
     assert statuses == {"good-a": "completed", "bad": "corrupt", "good-b": "completed"}
     table = sb("runs", cwd=proj, env={"COLUMNS": "300"})
     assert "Corrupt" in table.stdout
+    assert "bad: its stored record cannot be read" in table.stdout
     assert sb("show", "good-a", cwd=proj).returncode == 0
     assert sb("compare", "good-a", "good-b", cwd=proj).returncode == 0
     assert sb("export", "good-b", cwd=proj).returncode == 0
