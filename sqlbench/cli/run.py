@@ -22,7 +22,7 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.models import Project
+from sqlbench.project.models import MAX_VARIANTS, Project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.results import RunResult
@@ -79,6 +79,14 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
     metavar="K",
     help="Ask the agent K times per question: pass rate, pass@k, pass^k, flaky.",
 )
+@click.option(
+    "--variants",
+    type=click.IntRange(min=0, max=MAX_VARIANTS),
+    default=None,
+    metavar="N",
+    help="Also grade on N generated variants of the data (catches passes that are luck of "
+    "the data; embedded DuckDB only). Default: compare.variants (0).",
+)
 @run_name_option("Name the run. Default: creation time plus a short unique suffix.")
 @click.option(
     "--resume",
@@ -112,6 +120,7 @@ def run_command(
     select: tuple[str, ...],
     concurrency: int | None,
     repeat: int | None,
+    variants: int | None,
     run_name: str | None,
     resume: str | None,
     shard: str | None,
@@ -134,6 +143,7 @@ def run_command(
         space=space,
         concurrency=concurrency,
         repeat=repeat,
+        variants=variants,
         name=run_name,
         resume=resume,
         shard=Shard.parse(shard) if shard is not None else None,

@@ -22,6 +22,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
@@ -60,6 +61,19 @@ _EXTERNAL_ACCESS_HINT = (
 )
 
 
+@dataclass(frozen=True)
+class BaseTable:
+    """One table set up in the in-memory database, with its rows."""
+
+    schema: str
+    name: str
+    columns: tuple[tuple[str, str, bool], ...]
+    """(name, DuckDB type, nullable) in order."""
+    keys: tuple[tuple[str, ...], ...]
+    """Declared PRIMARY KEY and UNIQUE column sets."""
+    data: pa.Table
+
+
 class DuckDBEngine(Engine):
     """An in-memory DuckDB database, optionally over a DuckDB file attached read-only.
 
@@ -78,6 +92,8 @@ class DuckDBEngine(Engine):
         memory_limit_mb: int | None = None,
     ) -> None:
         self.display = display
+        self.attached = database is not None
+        """True when a DuckDB file is attached (its tables are not in the in-memory database)."""
         self.memory_limit_mb = memory_limit_mb
         # Spilled intermediates go to a private folder, not ``.tmp/`` in the working directory.
         spill = str(make_temp("duckdb"))
@@ -268,6 +284,77 @@ class DuckDBEngine(Engine):
         finally:
             timer.cancel()
             cursor.close()
+
+    def base_tables(self) -> tuple[list[BaseTable], list[str]]:
+        """The in-memory database's tables (setup's; not views, not an attached file's) with
+        their rows, column types, nullability and declared keys, and the SQL of the in-memory
+        views (for data variants)."""
+        with self._cursor_lock:
+            cursor = self._con.cursor()
+        try:
+            names = cursor.execute(
+                "SELECT schema_name, table_name FROM duckdb_tables() "
+                "WHERE database_name = 'memory' AND NOT internal ORDER BY 1, 2"
+            ).fetchall()
+            found: list[BaseTable] = []
+            for schema, name in names:
+                columns = cursor.execute(
+                    "SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
+                    "WHERE database_name = 'memory' AND schema_name = ? AND table_name = ? "
+                    "ORDER BY column_index",
+                    [schema, name],
+                ).fetchall()
+                keys = cursor.execute(
+                    "SELECT constraint_column_names FROM duckdb_constraints() "
+                    "WHERE database_name = 'memory' AND schema_name = ? AND table_name = ? "
+                    "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
+                    [schema, name],
+                ).fetchall()
+                data = cursor.sql(
+                    f"SELECT * FROM memory.{_ident(schema)}.{_ident(name)}"
+                ).to_arrow_table()
+                found.append(
+                    BaseTable(
+                        schema=str(schema),
+                        name=str(name),
+                        columns=tuple((str(c), str(t), bool(n)) for c, t, n in columns),
+                        keys=tuple(tuple(str(k) for k in key) for (key,) in keys),
+                        data=data,
+                    )
+                )
+            views = cursor.execute(
+                "SELECT sql FROM duckdb_views() WHERE database_name = 'memory' AND NOT internal "
+                "ORDER BY view_oid"
+            ).fetchall()
+        except duckdb.Error as err:
+            raise EngineError(f"cannot read DuckDB tables: {driver_message(str(err))}") from err
+        finally:
+            cursor.close()
+        return found, [str(sql) for (sql,) in views]
+
+    @classmethod
+    def from_tables(cls, tables: list[BaseTable], view_sql: list[str]) -> DuckDBEngine:
+        """A new locked in-memory engine holding ``tables`` (rows from ``BaseTable.data``,
+        no constraints) and the views ``view_sql`` creates."""
+        engine = cls(display="data variant")
+        con = engine._con
+        try:
+            for table in tables:
+                target = f"memory.{_ident(table.schema)}.{_ident(table.name)}"
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS memory.{_ident(table.schema)}")
+                defs = ", ".join(f"{_ident(c)} {t}" for c, t, _ in table.columns)
+                con.execute(f"CREATE TABLE {target} ({defs})")
+                if table.data.num_rows:
+                    con.register("_sqlbench_rows", table.data)
+                    con.execute(f"INSERT INTO {target} SELECT * FROM _sqlbench_rows")
+                    con.unregister("_sqlbench_rows")
+            for sql in view_sql:
+                con.execute(sql)
+        except duckdb.Error as err:
+            engine.close()
+            raise EngineError(f"cannot build a data variant: {driver_message(str(err))}") from err
+        engine.lock()
+        return engine
 
     def tables(self) -> list[TableInfo]:
         """Tables and views in the in-memory database (setup's, and the attached file's)."""

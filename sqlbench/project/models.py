@@ -95,6 +95,10 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _DURATION_UNITS[match.group(2)])
 
 
+MAX_VARIANTS = 50
+"""Most data variants a question may be graded on."""
+
+
 class CompareOptions(_Strict):
     """How result sets are compared (SPEC section 4); project defaults under ``compare:``."""
 
@@ -108,6 +112,10 @@ class CompareOptions(_Strict):
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
+    variants: int = Field(0, ge=0, le=MAX_VARIANTS)
+    """Also grade on this many generated data variants (0: only the original data)."""
+    variants_seed: int = Field(0, ge=0, le=2**31 - 1)
+    """The seed the variants are generated from (recorded with the run)."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
         """These options with a question's overrides applied."""
@@ -125,6 +133,8 @@ class CompareOverrides(_Strict):
     abs_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
     rel_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
     columns: ColumnsMode | None = None
+    variants: int | None = Field(None, ge=0, le=MAX_VARIANTS)
+    variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
 
 
 class RunSettings(_Strict):

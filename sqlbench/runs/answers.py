@@ -29,7 +29,7 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.faults import fault_reason, stage_error
-from sqlbench.runs.models import ToolCallRecord, TrialResult
+from sqlbench.runs.models import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
     difference_of,
@@ -41,6 +41,7 @@ from sqlbench.runs.previews import (
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
+from sqlbench.variants.suite import VariantCache, check
 from sqlbench.verdicts import Verdict
 
 _MAX_REASON = 400
@@ -79,6 +80,8 @@ class GradingContext:
     judge: Judge | None = None
     """Scores the judged metrics; None: none configured (they are not computed)."""
     custom_metrics: tuple[CustomMetric, ...] = ()
+    variants: VariantCache | None = None
+    """Data variants of this warehouse; None: no question asks for them."""
 
 
 def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
@@ -139,8 +142,25 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             "agent_sql": round(sql_ms, 3),
             "compare": round(compare_ms, 3),
         }
+        options = context.compare.merged(question.compare)
+        on_variant: OnVariant | None = None
+        if (
+            graded.verdict is Verdict.PASS
+            and options.variants > 0
+            and context.variants is not None
+            and answer.sql is not None
+        ):
+            start = time.perf_counter()
+            try:
+                on_variant = grade_on_variants(
+                    graded, truths, answer.sql, context.variants, options, context
+                )
+                graded = on_variant.grade
+            except Exception as err:  # this answer's fault, not the run's
+                graded = Grade(Verdict.ERROR, fault_reason("grading on data variants", err))
+            timings["variants"] = round((time.perf_counter() - start) * 1000.0, 3)
         try:
-            trial = _trial(base, graded, truths, answer, outcome, timings)
+            trial = _trial(base, graded, truths, answer, outcome, timings, on_variant)
         except Exception as err:  # keep the verdict, leave out what failed
             reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
             trial = TrialResult(
@@ -205,6 +225,79 @@ def _probe_order(
     )
 
 
+@dataclass(frozen=True)
+class OnVariant:
+    """A pass graded again on data variants."""
+
+    grade: Grade
+    record: VariantsRecord
+    expected: ResultSet | None = None
+    """The ground truth's result on the variant that decided a fail or review."""
+    actual: ResultSet | None = None
+    """The agent's result there."""
+
+
+def grade_on_variants(
+    graded: Grade,
+    truths: list[TruthOutcome],
+    agent_sql: str,
+    cache: VariantCache,
+    options: CompareOptions,
+    context: GradingContext,
+) -> OnVariant:
+    """A pass on the original data checked on the ground truth's kept variants: it stays a pass
+    only if the agent's SQL matches there too (the truth it matched is the one used)."""
+    index = graded.matched_truth or 0
+    truth_sql = truths[index].sql
+    suite = cache.suite(
+        truth_sql, truth_dialect=context.truth_dialect, options=options, settings=context.settings
+    )
+    found = check(
+        suite,
+        agent_sql,
+        truth_sql,
+        truth_dialect=context.truth_dialect,
+        options=options,
+        settings=context.settings,
+    )
+    record = VariantsRecord(
+        seed=suite.seed,
+        numbers=[v.number for v in suite.variants],
+        fingerprints=[v.fingerprint for v in suite.variants],
+        checked=found.checked,
+        failed_on=found.variant.fingerprint if found.variant is not None else None,
+        neighbours=suite.neighbours,
+        told_apart=suite.told_apart,
+    )
+    count = len(suite.variants)
+    if found.variant is None:
+        if count == 0:
+            note = (
+                "no data variant told the ground truth from its near neighbours: graded on "
+                "the original data only"
+            )
+        else:
+            note = f"and on {count} data variant{'s' if count != 1 else ''}"
+        reason = one_line(f"{graded.reason} ({note})", _MAX_REASON)
+        return OnVariant(replace(graded, reason=reason), record)
+    where = f"data variant #{found.variant.number} ({found.variant.fingerprint})"
+    if found.error is not None:
+        reason = (
+            f"matches on the original data, but on {where} the agent's SQL did not run "
+            f"where the ground truth did: {found.error.message}"
+        )
+        review = Grade(Verdict.REVIEW, one_line(reason, _MAX_REASON), compared_truth=index)
+        return OnVariant(review, record, found.variant.truth)
+    comparison = found.comparison
+    assert comparison is not None
+    verdict = Verdict.FAIL if comparison.verdict is Verdict.FAIL else Verdict.REVIEW
+    reason = f"matches on the original data, but not on {where}: {comparison.reason}"
+    changed = Grade(
+        verdict, one_line(reason, _MAX_REASON), compared_truth=index, comparison=comparison
+    )
+    return OnVariant(changed, record, found.variant.truth, found.actual)
+
+
 def _run_agent_sql(
     engine: Engine, answer: Answer, settings: RunSettings
 ) -> tuple[AgentOutcome, float]:
@@ -228,10 +321,15 @@ def _trial(
     answer: Answer,
     outcome: AgentOutcome,
     timings: dict[str, float],
+    on_variant: OnVariant | None = None,
 ) -> TrialResult:
-    """The stored result: verdict, reason, both previews (differing rows marked), trace."""
+    """The stored result: verdict, reason, both previews (differing rows marked), trace.
+    A verdict decided on a data variant shows that variant's results."""
     unmatched = unmatched_rows(graded.comparison)
     expected = truths[graded.compared_truth or 0].result if truths else None
+    if on_variant is not None and on_variant.expected is not None:
+        expected = on_variant.expected
+        outcome = on_variant.actual if on_variant.actual is not None else outcome
     expected_preview = actual_preview = None
     fingerprint = None
     if expected is not None:
@@ -259,6 +357,7 @@ def _trial(
         truth_fingerprint=fingerprint,
         **_trace(answer),
         timings_ms=timings,
+        variants=on_variant.record if on_variant is not None else None,
     )
 
 

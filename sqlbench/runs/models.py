@@ -167,6 +167,25 @@ class Difference(_Model):
     near_misses: list[str] = Field(default_factory=list)
 
 
+class VariantsRecord(_Model):
+    """How an answer was graded on data variants (``compare: variants``): enough to rebuild
+    them (seed and numbers) and to check they are the same data (fingerprints)."""
+
+    seed: int
+    numbers: list[int] = Field(default_factory=list)
+    """The kept candidates' numbers."""
+    fingerprints: list[str] = Field(default_factory=list)
+    """The kept variants' content hashes, in the order of ``numbers``."""
+    checked: int = 0
+    """Variants the agent's SQL ran on (it stops at the first that does not pass)."""
+    failed_on: str | None = None
+    """The fingerprint of the variant that decided a fail or review; None: none did."""
+    neighbours: int = 0
+    """Near neighbours of the ground truth tried."""
+    told_apart: int = 0
+    """Of those, how many the kept variants tell from the ground truth."""
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -207,7 +226,9 @@ class TrialResult(_Model):
     input_tokens: int | None = None
     output_tokens: int | None = None
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    """Harness timings: ``truth``, ``agent_sql``, ``compare`` (milliseconds)."""
+    """Harness timings: ``truth``, ``agent_sql``, ``compare``, ``variants`` (milliseconds)."""
+    variants: VariantsRecord | None = None
+    """Grading on data variants; None when ``compare: variants`` is 0 or it did not apply."""
     metrics: dict[str, MetricResult] = Field(default_factory=dict)
     """Section 6 metrics by name (only those the question and project ask for)."""
     assertions: list[AssertionResult] = Field(default_factory=list)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlbench.errors import AgentError, SqlbenchError
-from sqlbench.project.models import AgentConfig, Project, Question
+from sqlbench.project.models import MAX_VARIANTS, AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
 from sqlbench.runs.identity import (
     identity_fields,
@@ -87,6 +87,8 @@ class RunOptions:
     shard: Shard | None = None
     project_dir: Path | None = None
     """The checkout whose ``.sqlbench/`` holds the default store; None: ``project.root``."""
+    variants: int | None = None
+    """``--variants N``: grade on N data variants (overrides ``compare: variants``)."""
     heartbeat_s: float = 5.0
     """Seconds between heartbeats of a running run."""
     env: dict[str, str] | None = field(default=None, repr=False)
@@ -99,6 +101,18 @@ class RunOptions:
             raise SqlbenchError(f"--repeat must be at least 1, got {self.repeat}")
         if self.concurrency is not None and self.concurrency < 1:
             raise SqlbenchError(f"--concurrency must be at least 1, got {self.concurrency}")
+        if self.variants is not None and not 0 <= self.variants <= MAX_VARIANTS:
+            raise SqlbenchError(f"--variants must be from 0 to {MAX_VARIANTS}, got {self.variants}")
+
+
+def with_variants(project: Project, variants: int | None) -> Project:
+    """``project`` with ``compare: variants`` set to ``variants`` (unchanged for None), so the
+    run records it with its compare settings."""
+    if variants is None:
+        return project
+    compare = project.settings.compare.model_copy(update={"variants": variants})
+    settings = project.settings.model_copy(update={"compare": compare})
+    return project.model_copy(update={"settings": settings})
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,14 @@ from sqlbench.runs.events import (
 )
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.models import RunStatus, TrialResult
-from sqlbench.runs.plan import RunOptions, RunPlan, agent_config, pick_questions, plan_run
+from sqlbench.runs.plan import (
+    RunOptions,
+    RunPlan,
+    agent_config,
+    pick_questions,
+    plan_run,
+    with_variants,
+)
 from sqlbench.runs.regrade import ReplayedAgent
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
@@ -84,6 +91,7 @@ def run_benchmark(
         KeyboardInterrupt: Ctrl-C; the run is recorded as Interrupted first.
     """
     options = options or RunOptions()
+    project = with_variants(project, options.variants)
     own_store = store is None
     active = store if store is not None else open_store(project, options)
     try:
@@ -119,6 +127,7 @@ def run_benchmarks(
         raise SqlbenchError("no agent to run")
     if options.resume is not None:
         raise SqlbenchError("--resume finishes one run; give it without several agents")
+    project = with_variants(project, options.variants)
     for name in agent_names:
         agent_config(project, name)  # unknown names fail before anything runs
     questions = pick_questions(project, options.select, options.space, options.shard)
@@ -418,6 +427,7 @@ class _Run:
                 warehouse=warehouse_label(self.project, item.question),
                 judge=self.judge,
                 custom_metrics=tuple(self.project.settings.metrics),
+                variants=warehouse.variants,
             ),
         )
 

@@ -13,10 +13,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlbench.engines.base import Engine
+from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_project_engine
+from sqlbench.errors import SqlbenchError
 from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Question, RunSettings
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.truth import ground_truths, truth_dialect
+from sqlbench.variants.suite import VariantCache
+
+
+def _display(name: str | None) -> str:
+    """How messages name a warehouse."""
+    return "the warehouse" if name is None else f"warehouse '{name}'"
 
 
 def warehouse_label(project: Project, question: Question) -> str | None:
@@ -38,6 +46,8 @@ class Warehouse:
     """The project's ``run:`` settings with this warehouse's limits applied."""
     truths: TruthCache
     truth_dialect: str
+    variants: VariantCache | None = None
+    """Data variants (``compare: variants``); None: no question of the run asks for them."""
 
 
 class RunWarehouses:
@@ -54,8 +64,9 @@ class RunWarehouses:
 
     def __init__(self, project: Project, questions: Iterable[Question]) -> None:
         self.project = project
+        self._questions = list(questions)
         uses: dict[str | None, list[str]] = {}
-        for question in questions:
+        for question in self._questions:
             sqls = uses.setdefault(project.warehouse_of(question), [])
             if question.skip is None:
                 sqls.extend(ground_truths(question))
@@ -82,7 +93,24 @@ class RunWarehouses:
             uses=Counter(sqls).elements(),
             dialect=dialect,
         )
-        return Warehouse(name, engine, settings.run, truths, dialect)
+        variants = None
+        if self._wants_variants(name):
+            if not isinstance(engine, DuckDBEngine) or engine.attached:
+                engine.close()
+                raise SqlbenchError(
+                    "compare: variants needs the embedded DuckDB warehouse built by setup: "
+                    f"{_display(name)} is not one (set variants to 0 for it)"
+                )
+            variants = VariantCache(engine)
+        return Warehouse(name, engine, settings.run, truths, dialect, variants)
+
+    def _wants_variants(self, name: str | None) -> bool:
+        compare = self.project.settings.compare
+        return any(
+            compare.merged(q.compare).variants > 0
+            for q in self._questions
+            if self.project.warehouse_of(q) == name and q.skip is None
+        )
 
     def of(self, question: Question) -> Warehouse:
         """The warehouse ``question`` runs on."""
@@ -106,4 +134,6 @@ class RunWarehouses:
             return
         self._closed = True
         for warehouse in self._by_name.values():
+            if warehouse.variants is not None:
+                warehouse.variants.close()
             warehouse.engine.close()

@@ -1,0 +1,273 @@
+"""Grading on data variants (SPEC section 4, ``variants``): passes that are luck of the data
+fail on variants, equivalent rewrites keep passing, everything reproducible from the seed."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from sqlbench.agents.kinds import AgentKind, KindOptions
+from sqlbench.agents.registry import register_kind, unregister_kind
+from sqlbench.compare import compare_results
+from sqlbench.engines.duckdb import DuckDBEngine
+from sqlbench.errors import SqlbenchError
+from sqlbench.project.models import CompareOptions, RunSettings
+from sqlbench.runs.plan import RunOptions
+from sqlbench.runs.runner import run_benchmark
+from sqlbench.testing import FakeAgent, write_project
+from sqlbench.validation import load_project
+from sqlbench.variants.neighbours import neighbours
+from sqlbench.variants.suite import VariantCache, VariantSuite, check
+from sqlbench.verdicts import Verdict
+
+SETUP = """
+CREATE TABLE dept (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, budget INTEGER NOT NULL);
+INSERT INTO dept VALUES (1, 'sales', 500), (2, 'ops', 50), (3, 'eng', 900);
+CREATE TABLE people (
+    id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, age INTEGER, dept_id INTEGER
+);
+INSERT INTO people VALUES
+    (1, 'ann', 25, 1), (2, 'bob', 31, 2), (3, 'cy', 40, 3), (4, 'di', 52, 1), (5, 'ed', 29, 2);
+"""
+
+# Each: (ground truth, an accidental pass: right on the original data only).
+ACCIDENTAL = {
+    "boundary": (
+        "SELECT name FROM people WHERE age >= 30",
+        "SELECT name FROM people WHERE age > 30",
+    ),
+    "missing_distinct": (
+        "SELECT DISTINCT age FROM people",
+        "SELECT age FROM people",
+    ),
+    "limit_without_ties": (
+        "SELECT name FROM people WHERE age = (SELECT MAX(age) FROM people)",
+        "SELECT name FROM people ORDER BY age DESC LIMIT 1",
+    ),
+    "join_drops_rows": (
+        "SELECT p.name, d.name FROM people p LEFT JOIN dept d ON p.dept_id = d.id",
+        "SELECT p.name, d.name FROM people p JOIN dept d ON p.dept_id = d.id",
+    ),
+}
+
+# Each: (ground truth, an equivalent rewrite).
+EQUIVALENT = {
+    "not_less": (
+        "SELECT name FROM people WHERE age >= 30",
+        "SELECT name FROM people WHERE NOT age < 30",
+    ),
+    "count_pk": (
+        "SELECT dept_id, COUNT(*) FROM people WHERE age > 30 GROUP BY dept_id",
+        "SELECT dept_id, COUNT(id) FROM people WHERE age > 30 GROUP BY dept_id",
+    ),
+    "in_exists": (
+        "SELECT name FROM people WHERE dept_id IN (SELECT id FROM dept WHERE budget > 100)",
+        "SELECT name FROM people p WHERE EXISTS "
+        "(SELECT 1 FROM dept d WHERE d.id = p.dept_id AND d.budget > 100)",
+    ),
+    "join_order": (
+        "SELECT p.name, d.name FROM people p JOIN dept d ON p.dept_id = d.id",
+        "SELECT p.name, d.name FROM dept d JOIN people p ON d.id = p.dept_id",
+    ),
+    "cte_subquery": (
+        "WITH old AS (SELECT * FROM people WHERE age > 30) SELECT COUNT(*) FROM old",
+        "SELECT COUNT(*) FROM (SELECT * FROM people WHERE age > 30) AS old",
+    ),
+}
+
+SETTINGS = RunSettings()
+
+
+@pytest.fixture
+def engine(tmp_path: Path) -> Iterator[DuckDBEngine]:
+    (tmp_path / "setup.sql").write_text(SETUP, encoding="utf-8")
+    built = DuckDBEngine()
+    built.setup(tmp_path, [tmp_path / "setup.sql"])
+    yield built
+    built.close()
+
+
+def _passes_on_original(engine: DuckDBEngine, truth: str, agent: str) -> bool:
+    expected = engine.run_truth(truth, timeout_s=10, max_rows=1000)
+    actual = engine.run_agent(agent, timeout_s=10, max_rows=1000)
+    return compare_results(expected.table, actual.table).passed
+
+
+def _suite(engine: DuckDBEngine, truth: str, count: int = 4, seed: int = 0) -> VariantSuite:
+    options = CompareOptions(variants=count, variants_seed=seed)
+    cache = VariantCache(engine)
+    return cache.suite(truth, truth_dialect="duckdb", options=options, settings=SETTINGS)
+
+
+@pytest.mark.parametrize("case", sorted(ACCIDENTAL))
+def test_accidental_pass_fails_on_a_variant(engine: DuckDBEngine, case: str) -> None:
+    truth, agent = ACCIDENTAL[case]
+    assert _passes_on_original(engine, truth, agent)
+    suite = _suite(engine, truth)
+    assert suite.variants
+    found = check(
+        suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+    )
+    assert found.variant is not None, case
+    assert found.comparison is not None and found.comparison.verdict is Verdict.FAIL
+    suite.close()
+
+
+@pytest.mark.parametrize("case", sorted(EQUIVALENT))
+def test_equivalent_rewrite_passes_on_every_variant(engine: DuckDBEngine, case: str) -> None:
+    truth, agent = EQUIVALENT[case]
+    assert _passes_on_original(engine, truth, agent)
+    suite = _suite(engine, truth)
+    assert suite.variants  # the check below is not vacuous
+    found = check(
+        suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+    )
+    assert found.variant is None, (case, found.comparison and found.comparison.reason)
+    assert found.checked == len(suite.variants)
+    suite.close()
+
+
+def test_variants_are_the_same_for_the_same_seed(engine: DuckDBEngine) -> None:
+    truth = ACCIDENTAL["boundary"][0]
+    first, again, other = (
+        _suite(engine, truth),
+        _suite(engine, truth),
+        _suite(engine, truth, seed=7),
+    )
+    prints = [v.fingerprint for v in first.variants]
+    assert prints == [v.fingerprint for v in again.variants]
+    assert prints != [v.fingerprint for v in other.variants]
+    for suite in (first, again, other):
+        suite.close()
+
+
+def test_kept_variants_tell_neighbours_apart_and_truth_is_never_empty(
+    engine: DuckDBEngine,
+) -> None:
+    suite = _suite(engine, ACCIDENTAL["boundary"][0], count=3)
+    assert 0 < len(suite.variants) <= 3
+    assert suite.told_apart > 0
+    assert all(v.tells_apart > 0 and v.truth.num_rows > 0 for v in suite.variants)
+    suite.close()
+
+
+def test_neighbours_cover_the_spec_mutations() -> None:
+    found = neighbours(
+        "SELECT DISTINCT a, MAX(b) FROM t LEFT JOIN u ON t.k = u.k "
+        "WHERE a >= 3 AND c BETWEEN 1 AND 5 GROUP BY a ORDER BY a DESC LIMIT 2",
+        "duckdb",
+    )
+    text = "\n".join(found)
+    assert "a > 3" in text  # comparison changed
+    assert "c > 1 AND c <= 5" in text  # BETWEEN made strict
+    assert any("WHERE c BETWEEN 1 AND 5" in n for n in found)  # a conjunct dropped
+    assert any(n.startswith("SELECT a, MAX") for n in found)  # DISTINCT removed
+    assert any(" JOIN u" in n and "LEFT JOIN" not in n for n in found)  # join kind
+    assert any("ORDER BY a LIMIT" in n or "ORDER BY a ASC" in n for n in found)  # direction
+    assert any("LIMIT 3" in n for n in found) and any("LIMIT 1" in n for n in found)
+    assert any("MIN(b)" in n for n in found)  # aggregate swapped
+
+
+class _FakeOptions(KindOptions):
+    pass
+
+
+@pytest.fixture
+def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
+    holder: dict[str, FakeAgent] = {}
+    register_kind(
+        AgentKind(name="fake", options=_FakeOptions, build=lambda c, o, x: holder["agent"]),
+        replace=True,
+    )
+    yield lambda agent: holder.__setitem__("agent", agent)
+    unregister_kind("fake")
+
+
+def _project(tmp_path: Path, compare: dict[str, object] | None = None) -> Path:
+    settings: dict[str, object] = {"setup": ["setup.sql"]}
+    if compare is not None:
+        settings["compare"] = compare
+    return write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": settings,
+            "setup.sql": SETUP,
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "older",
+                        "question": "Who is 30 or older?",
+                        "sql": ACCIDENTAL["boundary"][0],
+                    },
+                    {
+                        "name": "count",
+                        "question": "How many people?",
+                        "sql": "SELECT COUNT(*) FROM people",
+                    },
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+
+
+def test_run_with_variants_fails_a_lucky_pass_and_records_the_seed(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _project(tmp_path)
+    fake_agent(
+        FakeAgent({"older": ACCIDENTAL["boundary"][1], "count": "SELECT COUNT(id) FROM people"})
+    )
+    plain = run_benchmark(load_project(root), "fake")
+    assert {q.name: q.verdict for q in plain.questions} == {
+        "older": Verdict.PASS,
+        "count": Verdict.PASS,
+    }
+    run = run_benchmark(load_project(root), "fake", RunOptions(variants=4))
+    by_name = {q.name: q for q in run.questions}
+    older = by_name["older"].first
+    assert older.verdict is Verdict.FAIL
+    assert older.reason.startswith("matches on the original data, but not on data variant #")
+    assert older.variants is not None and older.variants.failed_on in older.variants.fingerprints
+    assert older.variants.seed == 0
+    # The previews show the variant's rows, the differing ones marked.
+    assert older.expected_preview is not None and older.actual_preview is not None
+    assert run.info.compare["variants"] == 4
+    assert "variants" in older.timings_ms
+
+
+def test_variants_seed_from_sqlbench_yml_is_recorded(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _project(tmp_path, {"variants": 3, "variants_seed": 42})
+    fake_agent(
+        FakeAgent({"older": ACCIDENTAL["boundary"][0], "count": "SELECT COUNT(*) FROM people"})
+    )
+    run = run_benchmark(load_project(root), "fake")
+    assert [q.verdict for q in run.questions] == [Verdict.PASS, Verdict.PASS]
+    older = next(q for q in run.questions if q.name == "older").first
+    assert older.variants is not None and older.variants.seed == 42
+    assert older.variants.checked == len(older.variants.fingerprints) > 0
+    assert run.info.compare["variants_seed"] == 42
+
+
+def test_variants_refused_on_a_warehouse_it_cannot_copy(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"warehouse": "sqlite:///" + str(tmp_path / "w.db")},
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "one", "question": "?", "sql": "SELECT 1"}]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    sqlite3.connect(tmp_path / "w.db").close()
+    fake_agent(FakeAgent(default="SELECT 1"))
+    with pytest.raises(SqlbenchError, match="variants needs the embedded DuckDB warehouse"):
+        run_benchmark(load_project(root), "fake", RunOptions(variants=2))
