@@ -226,9 +226,12 @@ def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
 
 
 def _no_sql_reason(answer: Answer) -> str:
+    if answer.declined:
+        return one_line(f"the agent declined: {answer.declined}", _MAX_REASON)
     if answer.answer and answer.answer.strip():
         return one_line(
-            f"the agent answered in words, not SQL: {answer.answer.strip()}", _MAX_REASON
+            f"the answer is not SQL (the agent answered in words): {answer.answer.strip()}",
+            _MAX_REASON,
         )
     return "the agent gave no SQL and no answer (declined)"
 

@@ -158,7 +158,7 @@ def test_no_ground_truth_is_review() -> None:
 def test_no_sql_is_review() -> None:
     assert decide(question(sql="x"), [truth()], Answer(answer="About   3\n customers."), None) == (
         Verdict.REVIEW,
-        "the agent answered in words, not SQL: About 3 customers.",
+        "the answer is not SQL (the agent answered in words): About 3 customers.",
     )
     assert decide(question(sql="x"), [truth()], Answer(), None) == (
         Verdict.REVIEW,

@@ -120,7 +120,7 @@ class AutoAgent:
         if self.delegate is not None:
             generated = self.delegate.answer(request)
             return generated.model_copy(update={"tool_calls": [call, *generated.tool_calls]})
-        return Answer(answer=self._no_fit_reason(route), tool_calls=[call])
+        return Answer(declined=self._no_fit_reason(route), tool_calls=[call])
 
     def _route_output(self, route: Route) -> dict[str, Any]:
         output: dict[str, Any] = {

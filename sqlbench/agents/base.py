@@ -61,6 +61,9 @@ class Answer(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     usage: Usage | None = None
     error: str | None = None
+    declined: str | None = None
+    """Why a built-in kind gave no SQL on purpose (``auto`` with no certified query fitting and
+    no LLM endpoint); never read from an agent's reply."""
     latency_ms: float | None = None
     """Filled by sqlbench, never by the agent."""
 

@@ -25,6 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sqlbench.agents.base import Agent, Answer, Request
+from sqlbench.agents.sqltext import extract_sql
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
 from sqlbench.hygiene import clean_data
@@ -80,7 +81,7 @@ def parse_answer(raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> 
     if isinstance(raw, str):
         if not raw.strip():
             raise AgentError("the answer is empty: expected SQL text or a JSON answer object")
-        return Answer(sql=raw.strip())
+        return answer_from_text(raw)
     if isinstance(raw, Mapping):
         return _checked(_validate_mapping(raw))
     kind = "null" if raw is None else type(raw).__name__
@@ -129,9 +130,31 @@ def _validate_mapping(raw: Mapping[Any, Any]) -> Answer:
         raise AgentError(f"the answer has wrong types: {'; '.join(details)}") from err
 
 
+def answer_from_text(text: str) -> Answer:
+    """An answer printed as text: the SQL in it (a fenced block, a bare query, or a query
+    with a sentence around it); text with no SQL is an answer in words.
+
+    Example:
+        >>> answer_from_text("```sql\\nSELECT 1\\n```").sql
+        'SELECT 1'
+        >>> answer_from_text("There are three customers.").sql is None
+        True
+    """
+    sql = extract_sql(text)
+    if sql is None:
+        return Answer(answer=text.strip())
+    return Answer(sql=sql)
+
+
 def _checked(answer: Answer) -> Answer:
     if answer.sql is not None and not answer.sql.strip():
         raise AgentError("the answer's `sql` is empty; leave it out (or null) to decline")
+    if answer.sql is not None:
+        # SQL in a Markdown fence or with a sentence around it, as models write it. A `sql`
+        # with no SQL in it stays as sent: it fails as a syntax error.
+        found = extract_sql(answer.sql)
+        if found is not None and found != answer.sql:
+            answer = answer.model_copy(update={"sql": found})
     usage = answer.usage
     if usage is not None and (usage.input_tokens < 0 or usage.output_tokens < 0):
         raise AgentError("the answer's `usage` has a negative token count")

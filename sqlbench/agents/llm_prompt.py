@@ -8,10 +8,10 @@ any other reply is an answer in words (no SQL, verdict ``review``).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sqlbench.agents.sqltext import extract_sql
 from sqlbench.engines.arrow_values import display_values
 from sqlbench.project.models import CertifiedQuery
 
@@ -25,8 +25,6 @@ PREVIEW_ROWS = 20
 MAX_TABLES = 200
 MAX_EXAMPLES = 40
 
-_FENCED = re.compile(r"```[ \t]*(?:sql|SQL)?[ \t]*\n(.*?)```", re.DOTALL)
-_BARE_QUERY = re.compile(r"^\s*(select|with)\b", re.IGNORECASE)
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -115,7 +113,8 @@ def system_prompt(*, dialect: str, schema: str, examples: str, max_tool_calls: i
 
 
 def final_sql(content: str) -> str | None:
-    """The SQL in a final reply without tool calls, or None for an answer in words.
+    """The SQL in a final reply without tool calls, or None for an answer in words
+    (``sqlbench.agents.sqltext.extract_sql``, the rule every kind shares).
 
     Example:
         >>> final_sql("Here it is:\\n```sql\\nSELECT 1\\n```")
@@ -123,13 +122,7 @@ def final_sql(content: str) -> str | None:
         >>> final_sql("I cannot answer that from this data.") is None
         True
     """
-    blocks = _FENCED.findall(content)
-    if blocks:
-        sql = blocks[-1].strip()
-        return sql or None
-    if _BARE_QUERY.match(content):
-        return content.strip().rstrip(";").strip() or None
-    return None
+    return extract_sql(content)
 
 
 def preview(table: Any) -> dict[str, Any]:

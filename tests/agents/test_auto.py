@@ -80,10 +80,11 @@ def test_without_an_endpoint_unfit_questions_get_no_sql_and_a_notice(
     answer = ask(
         agent, request_for(question="Which sales reps own no customers?"), timeout_s=5, retries=0
     )
-    assert (answer.sql, answer.error) == (None, None)  # -> verdict review
-    assert answer.answer is not None
-    assert answer.answer.startswith("No certified query fits this question (the closest, '")
-    assert answer.answer.endswith("and no LLM endpoint is configured to generate SQL.")
+    assert (answer.sql, answer.error, answer.answer) == (None, None, None)  # -> review
+    # Declined, not "answered in words": the reason says so.
+    assert answer.declined is not None
+    assert answer.declined.startswith("No certified query fits this question (the closest, '")
+    assert answer.declined.endswith("and no LLM endpoint is configured to generate SQL.")
     assert answer.tool_calls[0].output["matched"] is False
     notice = agent_notice(agent)
     assert notice is not None
@@ -97,7 +98,7 @@ def test_without_certified_queries_nothing_routes(
     agent = build_agent("auto", AgentContext(project_root=tmp_path, env={}))
     answer = ask(agent, request_for(), timeout_s=5, retries=0)
     assert answer.sql is None
-    assert answer.answer is not None and "the project has no certified queries" in answer.answer
+    assert answer.declined is not None and "the project has no certified queries" in answer.declined
 
 
 def test_with_an_endpoint_unfit_questions_are_generated(

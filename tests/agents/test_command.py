@@ -263,3 +263,35 @@ def test_validation_of_command_keys(context: AgentContext) -> None:
         "agents/cmd.yml:4: warning: agent 'cmd': the program 'no-such-program-xyz' is not on "
         "PATH on this machine"
     ]
+
+
+@pytest.mark.parametrize(
+    ("printed", "sql"),
+    [
+        ("Here is the query:\n```sql\nSELECT count(*) FROM t\n```\n", "SELECT count(*) FROM t"),
+        ("```\nSELECT 1\n```", "SELECT 1"),
+        ("Sure! The query is:\nSELECT n\nFROM t;\nIt counts rows.", "SELECT n\nFROM t"),
+        ('{"sql": "```sql\\nSELECT 2\\n```"}', "SELECT 2"),
+    ],
+)
+def test_sql_in_a_markdown_fence_or_a_sentence_is_taken_out(
+    context: AgentContext, request_for: Callable[..., Request], printed: str, sql: str
+) -> None:
+    body = f"""
+        sys.stdin.read()
+        sys.stdout.write({printed!r})
+    """
+    assert run(context, body, request_for()) == (sql, None)
+
+
+def test_printed_words_without_sql_are_an_answer_in_words(
+    context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    body = """
+        sys.stdin.read()
+        print("I do not know which table holds revenue.")
+    """
+    agent = build_agent(script_agent(context, body), context)
+    answer = ask(agent, request_for(), timeout_s=20, retries=0)
+    assert answer.sql is None and answer.error is None
+    assert answer.answer == "I do not know which table holds revenue."

@@ -82,7 +82,9 @@ def five() -> RunResult:
     trials = [
         trial("revenue", P, "results match", position=0),
         trial("orders | by rep", F, "row counts differ: expected 3, got 4", position=1),
-        trial("words", R, "the agent answered in words, not SQL: about 12", position=2),
+        trial(
+            "words", R, "the answer is not SQL (the agent answered in words): about 12", position=2
+        ),
         trial("crash", E, "agent error: boom", position=3),
         trial("later", S, "skipped: not ready", position=4),
     ]
@@ -247,6 +249,8 @@ def test_junit_maps_verdicts() -> None:
     error = cases["crash"].find("error")
     assert error is not None and error.get("message") == "agent error: boom"
     review = cases["words"].find("skipped")
-    assert review is not None and review.get("message", "").startswith("review: the agent")
+    assert review is not None and review.get("message", "").startswith(
+        "review: the answer is not SQL"
+    )
     skipped = cases["later"].find("skipped")
     assert skipped is not None and skipped.get("message") == "skipped: skipped: not ready"

@@ -78,7 +78,7 @@ def test_every_verdict_for_an_honest_reason(
     assert "missing_table" in reasons["sales/broken_truth"]
     assert reasons["sales/drop"].startswith("not a read-only query")
     assert reasons["sales/words"] == (
-        "the agent answered in words, not SQL: There are three customers."
+        "the answer is not SQL (the agent answered in words): There are three customers."
     )
     assert reasons["sales/later"] == "skipped: not ready"
     assert run.accuracy.label() == "30% (3/10)"  # skipped is not in the total
