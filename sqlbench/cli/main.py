@@ -1,6 +1,7 @@
 """The ``sqlbench`` command group: one error handler, named exit codes.
 
-Each command lives in its own module under ``sqlbench.cli`` and is registered below. Commands
+Each command lives in its own module under ``sqlbench.cli`` and is registered in
+``sqlbench.cli.commands``, loaded when first used. Commands
 parse options, call one library function, render through ``sqlbench.report`` and return an exit
 code; no YAML, git, SQL or comparison logic lives here.
 """
@@ -8,6 +9,7 @@ code; no YAML, git, SQL or comparison logic lives here.
 from __future__ import annotations
 
 import atexit
+import importlib
 import os
 import signal
 import sys
@@ -23,7 +25,53 @@ from sqlbench.exitcodes import ExitCode
 
 
 class SqlbenchGroup(click.Group):
-    """Turns every ``SqlbenchError`` into one sentence on stderr and exit code 2."""
+    """Turns every ``SqlbenchError`` into one sentence on stderr and exit code 2, and loads
+    each command from ``sqlbench.cli.commands.COMMANDS`` only when it is used."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        from sqlbench.cli.commands import COMMANDS
+
+        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        from sqlbench.cli.commands import COMMANDS
+
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module_name, attribute = entry.target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{entry.target} is not a click command")
+        command.short_help = entry.short_help
+        _envvars_follow_flags(command)
+        self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the registry's one-line helps, importing no command."""
+        from sqlbench.cli.commands import COMMANDS
+
+        rows = [(name, entry.short_help) for name, entry in COMMANDS.items()]
+        rows += [
+            (name, command.get_short_help_str())
+            for name, command in self.commands.items()
+            if name not in COMMANDS
+        ]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if args and self.get_command(ctx, name) is None and not name.startswith("-"):
+            from sqlbench.text import suggest
+
+            ctx.fail(f"No such command {name!r}{suggest(name, self.list_commands(ctx))}")
+        return super().resolve_command(ctx, args)
 
     def invoke(self, ctx: click.Context) -> Any:
         # Everything printed passes the one redaction (sqlbench.secrets): no secret reaches
@@ -58,14 +106,7 @@ def cli(project_dir: Path | None) -> None:
 
 
 def get_cli() -> click.Group:
-    """The group with every command registered (what tests drive with ``CliRunner``)."""
-    # Imported here so that `import sqlbench.cli.main` has no side effects beyond the group.
-    from sqlbench.cli import commands
-
-    for command in commands.ALL:
-        if command.name not in cli.commands:
-            _envvars_follow_flags(command)
-            cli.add_command(command)
+    """The group (what tests drive with ``CliRunner``); commands load when first used."""
     return cli
 
 
