@@ -1,4 +1,4 @@
-"""``sqlbench --help`` / ``--version`` load no command: they stay fast (benchmarks/cli_startup.py)."""
+"""`sqlbench --help` and `--version` load no command, so they stay fast."""
 
 from __future__ import annotations
 
