@@ -15,6 +15,8 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, Engine
 
+from sqlbench.errors import StoreError
+
 DEFAULT_STORE_DIR = ".sqlbench"
 DEFAULT_STORE_FILE = "runs.db"
 
@@ -25,26 +27,52 @@ def store_url(project_dir: Path, store: str | None) -> str:
     gets ``runs.db``; relative paths, in plain form or ``sqlite:///``, are under the project."""
     if store is None:
         folder = project_dir / DEFAULT_STORE_DIR
-        folder.mkdir(parents=True, exist_ok=True)
+        _make_folder(folder, "the run store's folder")
         ignore = folder / ".gitignore"
         if not ignore.exists():
-            ignore.write_text("# sqlbench's local run store\n*\n", encoding="utf-8")
+            try:
+                ignore.write_text("# sqlbench's local run store\n*\n", encoding="utf-8")
+            except OSError as err:
+                raise StoreError(
+                    f"cannot write {ignore}: {err.strerror or err} (the run store lives in "
+                    f"{folder}; set `store:` in sqlbench.yml to keep it elsewhere)"
+                ) from err
         return f"sqlite:///{(folder / DEFAULT_STORE_FILE).resolve()}"
     if "://" not in store:
         path = Path(store)
         path = path if path.is_absolute() else project_dir / path
+        if path.exists() and not path.is_dir() and not path.suffix:
+            raise StoreError(
+                f"`store: {store}` in sqlbench.yml names the file {path}; name a folder "
+                "(the store is runs.db in it) or a .db file"
+            )
         if store.endswith(("/", "\\")) or path.is_dir() or not path.suffix:
             path = path / DEFAULT_STORE_FILE
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent, f"the folder of `store: {store}` in sqlbench.yml")
         return f"sqlite:///{path.resolve()}"
     url = sa.engine.make_url(store)
     if url.get_backend_name() == "sqlite" and url.database and url.database != ":memory:":
         path = Path(url.database)
         if not path.is_absolute():
             path = project_dir / path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_folder(path.parent, "the folder of the SQLite `store` in sqlbench.yml")
         return url.set(database=str(path.resolve())).render_as_string(hide_password=False)
     return store
+
+
+def _make_folder(folder: Path, what: str) -> None:
+    """Create ``folder`` (and its parents) or say in one sentence why it cannot be."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as err:
+        blocker = next(
+            (p for p in (folder, *folder.parents) if p.exists() and not p.is_dir()), folder
+        )
+        raise StoreError(
+            f"cannot create {what}, {folder}: {blocker} is a file, not a folder"
+        ) from err
+    except OSError as err:
+        raise StoreError(f"cannot create {what}, {folder}: {err.strerror or err}") from err
 
 
 def create_store_engine(url: str) -> Engine:

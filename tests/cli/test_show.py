@@ -121,3 +121,13 @@ def test_a_fail_keeps_its_whole_difference_in_json(invoke, project: Path) -> Non
     assert difference["expected_rows"] == 2 and difference["actual_rows"] == 1
     assert difference["expected_example"] == "('Ann')"
     assert by_name["count_customers"]["difference"] is None
+
+
+def test_a_store_on_a_file_is_one_sentence(invoke, project: Path) -> None:
+    (project / "afile").write_text("not a folder")
+    settings = project / "sqlbench.yml"
+    settings.write_text(settings.read_text() + "\nstore: afile/runs.db\n")
+    result = invoke("runs", "-C", str(project), exit_code=2)
+    assert result.stderr.startswith("Error: cannot create the folder of `store: afile/runs.db`")
+    assert "afile is a file, not a folder" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -450,3 +450,21 @@ def test_a_project_store_setting_is_resolved_at_use(tmp_path: Path) -> None:
         assert store.url == f"sqlite:///{tmp_path / 'shared' / 'team.db'}"
     assert (tmp_path / "shared" / "team.db").is_file()
     assert not (root / ".sqlbench").exists()
+
+
+@pytest.mark.parametrize(
+    ("store", "message"),
+    [
+        ("afile", "`store: afile` in sqlbench.yml names the file"),
+        ("afile/sub", "afile is a file, not a folder"),
+        ("afile/sub/runs.db", "afile is a file, not a folder"),
+        ("sqlite:///afile/x.db", "afile is a file, not a folder"),
+    ],
+)
+def test_a_store_path_that_cannot_be_made_is_one_sentence(
+    tmp_path: Path, store: str, message: str
+) -> None:
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(StoreError) as caught:
+        store_url(tmp_path, store)
+    assert message in str(caught.value) and "\n" not in str(caught.value)
