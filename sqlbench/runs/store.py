@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -283,7 +284,8 @@ class RunStore:
                 same_id = conn.execute(sa.select(runs.c.id).where(runs.c.id == info.id)).first()
             if same_id is not None:
                 raise StoreError(
-                    f"run '{info.name}' (id {info.id}) is already in {self.url}"
+                    f"run '{info.name}' (id {info.id}) is already in {self.url}; "
+                    "import it with --name NEW to keep a second copy"
                 ) from err
             raise StoreError(
                 f"a run named '{info.name}' already exists in {self.url}; choose another --name"
@@ -587,7 +589,15 @@ class RunStore:
         update: dict[str, Any] = {"imported": True, "origin": origin}
         if name is not None:
             update["name"] = name
+            if self._has_id(info.id):
+                # A second copy under a new name (as `import --name` promises): its own id.
+                update["id"] = uuid.uuid4().hex
         return self.save_run(info.model_copy(update=update), results, reviews)
+
+    def _has_id(self, run_id: str) -> bool:
+        runs = self._runs
+        with self._read() as conn:
+            return conn.execute(sa.select(runs.c.id).where(runs.c.id == run_id)).first() is not None
 
     # --- plumbing ------------------------------------------------------------------------
 

@@ -36,7 +36,18 @@ def test_export_import_into_a_fresh_store_is_reused_by_check(
     assert "| base | base-on-main (main@" in result.stdout
 
     again = invoke("import", "-C", str(clone), str(artifact), exit_code=2)
-    assert "already in" in again.stderr
+    assert "already in" in again.stderr and "--name NEW" in again.stderr
+    # A second copy under a new name works, as `import --help` says (its own id).
+    copy = invoke("import", "-C", str(clone), str(artifact), "--name", "base-copy")
+    assert copy.stdout.startswith("Imported run base-copy (main@") and "Note:" not in copy.stderr
+    listed = json.loads(invoke("runs", "-C", str(clone), "--format", "json").stdout)["runs"]
+    ids = {r["name"]: r["id"] for r in listed}
+    assert {"base-on-main", "base-copy"} <= set(ids) and ids["base-on-main"] != ids["base-copy"]
+    # Another project's run is imported, and said to be another project's.
+    other = tmp_path / "other"
+    invoke("init", str(other))
+    foreign = invoke("import", "-C", str(other), str(artifact))
+    assert "Note: none of this run's" in foreign.stderr and "another project" in foreign.stderr
     future = dict(document, schema_version=999)
     artifact.write_text(json.dumps(future), encoding="utf-8")
     refused = invoke("import", "-C", str(clone), str(artifact), exit_code=2)
