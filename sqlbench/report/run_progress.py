@@ -16,7 +16,13 @@ from rich.progress import (
 
 from sqlbench.hygiene import SafeConsole
 from sqlbench.report.run_format import VERDICT_STYLES, latency_text
-from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunNotice, RunStarted
+from sqlbench.runs.events import (
+    ProgressEvent,
+    QuestionGraded,
+    RunCreated,
+    RunNotice,
+    RunStarted,
+)
 from sqlbench.verdicts import Verdict
 
 _REASON_WIDTH = 100
@@ -59,7 +65,9 @@ class RunProgress:
             self._progress = None
 
     def __call__(self, event: ProgressEvent) -> None:
-        if isinstance(event, RunStarted):
+        if isinstance(event, RunCreated):
+            self.run_name = event.info.name
+        elif isinstance(event, RunStarted):
             self._started(event)
         elif isinstance(event, QuestionGraded):
             self._graded(event)

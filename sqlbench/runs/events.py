@@ -14,6 +14,14 @@ from sqlbench.verdicts import Verdict
 
 
 @dataclass(frozen=True)
+class RunCreated:
+    """The run is stored (status Running), before its warehouse and agent are set up: from
+    here on, Ctrl-C leaves a run that ``--resume`` can finish."""
+
+    info: RunInfo
+
+
+@dataclass(frozen=True)
 class RunStarted:
     """The run is set up and about to ask its first question."""
 
@@ -45,5 +53,5 @@ class RunNotice:
     message: str
 
 
-ProgressEvent = RunStarted | QuestionGraded | RunNotice
+ProgressEvent = RunCreated | RunStarted | QuestionGraded | RunNotice
 ProgressCallback = Callable[[ProgressEvent], None]

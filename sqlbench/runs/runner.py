@@ -33,6 +33,7 @@ from sqlbench.runs.events import (
     ProgressCallback,
     ProgressEvent,
     QuestionGraded,
+    RunCreated,
     RunNotice,
     RunStarted,
 )
@@ -198,6 +199,7 @@ class _Run:
             self._progress(event)
 
     def execute(self) -> RunResult:
+        self._emit(RunCreated(self.info))
         for notice in self.plan.notices:
             self._emit(RunNotice(notice))
         items, total = self._items()

@@ -365,3 +365,20 @@ def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -
         assert info.status is RunStatus.INTERRUPTED  # written by the run itself
         assert len(store.done_keys(info.id)) >= 3
     assert os.path.exists(project / ".sqlbench" / "runs.db")
+
+
+def test_ctrl_c_during_setup_still_gives_the_resume_hint(project: Path, invoke) -> None:
+    # Regression: Ctrl-C before the first question (while the agent or warehouse was being set
+    # up) left an Interrupted run under the chosen name but printed only "Interrupted.".
+    (project / "agents" / "stuck.py").write_text("raise KeyboardInterrupt\n")
+    agents = project / "agents" / "agents.yml"
+    agents.write_text(
+        agents.read_text() + "  - name: stuck\n    kind: python\n    function: agents.stuck:f\n"
+    )
+    result = invoke("run", "-C", str(project), "--agent", "stuck", "--name", "early", exit_code=130)
+    assert result.stderr.rstrip().endswith(
+        "Interrupted: run early keeps what was graded; finish it with "
+        "`sqlbench run --resume early`."
+    )
+    with RunStore.for_project(project, None) as store:
+        assert store.find_run("early").status is RunStatus.INTERRUPTED
