@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sqlbench.agents.base import Agent, Answer, Request
-from sqlbench.agents.sqltext import extract_sql
+from sqlbench.agents.sqltext import extract_sql, starts_like_sql
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
 from sqlbench.hygiene import clean_data
@@ -140,6 +140,8 @@ def answer_from_text(text: str) -> Answer:
         >>> answer_from_text("There are three customers.").sql is None
         True
     """
+    if starts_like_sql(text):
+        return Answer(sql=text.strip())  # as printed
     sql = extract_sql(text)
     if sql is None:
         return Answer(answer=text.strip())
@@ -149,11 +151,12 @@ def answer_from_text(text: str) -> Answer:
 def _checked(answer: Answer) -> Answer:
     if answer.sql is not None and not answer.sql.strip():
         raise AgentError("the answer's `sql` is empty; leave it out (or null) to decline")
-    if answer.sql is not None:
-        # SQL in a Markdown fence or with a sentence around it, as models write it. A `sql`
-        # with no SQL in it stays as sent: it fails as a syntax error.
+    if answer.sql is not None and not starts_like_sql(answer.sql):
+        # SQL in a Markdown fence or with a sentence around it, as models write it; SQL that
+        # starts like SQL is kept exactly as sent. A `sql` with no SQL in it stays as sent too:
+        # it fails as a syntax error.
         found = extract_sql(answer.sql)
-        if found is not None and found != answer.sql:
+        if found is not None:
             answer = answer.model_copy(update={"sql": found})
     usage = answer.usage
     if usage is not None and (usage.input_tokens < 0 or usage.output_tokens < 0):

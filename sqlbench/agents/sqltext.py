@@ -23,6 +23,16 @@ _STATEMENT_START = re.compile(
 _QUERY_LINE = re.compile(r"^[ \t]*(select|with)\b", re.IGNORECASE | re.MULTILINE)
 
 
+def starts_like_sql(text: str) -> bool:
+    """Whether ``text`` starts like a SQL statement (then it is taken as written).
+
+    Example:
+        >>> starts_like_sql("  select 1"), starts_like_sql("Here is the query: SELECT 1")
+        (True, False)
+    """
+    return _STATEMENT_START.match(text) is not None
+
+
 def extract_sql(text: str) -> str | None:
     """The SQL an agent's text holds, or None when it holds none.
 
