@@ -28,7 +28,7 @@ from sqlbench.report.run_format import (
 )
 from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
-from sqlbench.text import percent
+from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
 
 _STATUS_STYLES = {
@@ -81,10 +81,18 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         cells += [question.reason, latency_text(question_latency(question))]
         table.add_row(*cells)
     status = "" if run.status is RunStatus.COMPLETED else f" ({run.status.label})"
+    failed = (
+        [Text(f"Failed: {run.info.error}", style="red")]
+        if run.status is RunStatus.FAILED and run.info.error
+        else []
+    )
+    scope = [f"Partial run: {run.info.scope_label}"] if run.info.partial else []
     parts: list[RenderableType] = [
         table,
         "",
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
+        *failed,
+        *scope,
         counts_line(run),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
@@ -139,6 +147,8 @@ def render_runs(
         if run.status is RunStatus.RUNNING:
             status += f" {run.graded}/{info.question_count * info.repeat}"
         accuracy = "–" if run.accuracy.value is None else run.accuracy.label()
+        if info.partial:
+            accuracy += " partial"
         table.add_row(
             info.name,
             info.environment,
@@ -149,8 +159,24 @@ def render_runs(
             info.created_by,
             when_text(info.updated_at),
         )
+    notes: list[RenderableType] = []
+    partial = [run.info for run in runs if run.info.partial]
+    if partial:
+        notes.append(
+            Text(
+                "partial: the run covers part of the questions, so its accuracy is not "
+                "comparable with a full run's ("
+                + "; ".join(f"{info.name}: {info.scope_label}" for info in partial[:5])
+                + ("; ..." if len(partial) > 5 else "")
+                + ")",
+                style="dim",
+            )
+        )
+    for run in runs:
+        if run.status is RunStatus.FAILED and run.info.error:
+            notes.append(Text(f"{run.info.name} failed: {one_line(run.info.error, 300)}"))
     # A run whose stored record cannot be read says why, under the table.
-    notes = [
+    notes += [
         Text(f"{run.info.name}: {run.info.error}", style="red")
         for run in runs
         if run.status is RunStatus.CORRUPT and run.info.error

@@ -303,6 +303,21 @@ class RunInfo(_Model):
     _aware_times = field_validator("created_at", "updated_at", "finished_at")(_aware)
 
     @property
+    def partial(self) -> bool:
+        """The run covers part of the questions (``--select``, ``--space`` or ``--shard``), so
+        its accuracy is not comparable with a full run's."""
+        return bool(self.select or self.spaces or self.shard)
+
+    @property
+    def scope_label(self) -> str:
+        """What part of the questions a partial run covers (``--select rev* --shard 1/2``);
+        empty for a full run."""
+        parts = [f"--select {' '.join(self.select)}"] if self.select else []
+        parts += [f"--space {' '.join(self.spaces)}"] if self.spaces else []
+        parts += [f"--shard {self.shard}"] if self.shard else []
+        return " ".join(parts)
+
+    @property
     def source_label(self) -> str:
         """``branch@commit7`` (``+dirty`` for uncommitted edits)."""
         commit = (self.commit or "")[:7]

@@ -131,3 +131,29 @@ def test_a_store_on_a_file_is_one_sentence(invoke, project: Path) -> None:
     assert result.stderr.startswith("Error: cannot create the folder of `store: afile/runs.db`")
     assert "afile is a file, not a folder" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_failed_run_says_why_in_runs_and_show(invoke, project: Path) -> None:
+    (project / "models" / "zz_broken.sql").write_text("CREATE VIEW v AS SELECT * FROM nowhere;\n")
+    invoke("run", "-C", str(project), "--name", "broken", exit_code=2)
+    listing = invoke("runs", "-C", str(project)).stdout
+    assert "broken failed: " in listing and "nowhere" in listing
+    shown = invoke("show", "-C", str(project), "broken").stdout
+    assert "Failed: " in shown and "nowhere" in shown
+    data = json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)
+    assert "nowhere" in data["runs"][0]["error"]
+
+
+def test_partial_runs_are_marked_in_runs_and_show(invoke, project: Path) -> None:
+    invoke("run", "-C", str(project), "--name", "part", "--select", "count_customers")
+    listing = invoke("runs", "-C", str(project)).stdout
+    line = next(ln for ln in listing.splitlines() if ln.startswith("part "))
+    assert "100% (1/1) partial" in line
+    full = next(ln for ln in listing.splitlines() if ln.startswith("r1 "))
+    assert "partial" not in full
+    assert "part: --select count_customers" in listing
+    assert (
+        "Partial run: --select count_customers" in invoke("show", "-C", str(project), "part").stdout
+    )
+    data = json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)
+    assert [r["partial"] for r in data["runs"]] == [True, False]
