@@ -17,7 +17,7 @@ from sqlbench.engines.base import Engine
 from sqlbench.engines.limits import duckdb_memory_limit_mb
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
-from sqlbench.project.dialect import warehouse_dialect
+from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
 from sqlbench.project.envvars import resolve
 from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Settings
 
@@ -73,6 +73,9 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
             source_dialect=settings.dialect or "spark",
             max_result_mb=max(1, round(settings.run.max_result_mb)),
         )
+    url_problem = warehouse_url_problem(resolved, {})
+    if url_problem is not None:
+        raise EngineError(f"warehouse in sqlbench.yml: {url_problem}")
     dialect = warehouse_dialect(resolved) or settings.dialect
     if dialect is None:
         raise EngineError(

@@ -77,6 +77,48 @@ def warehouse_dialect(
     return _SCHEME_DIALECTS.get(scheme)
 
 
+_RENAMED_SCHEMES = {"postgres": "postgresql"}
+"""Schemes people write that SQLAlchemy does not accept, and the one it does."""
+
+
+def warehouse_url_problem(
+    warehouse: str | None, environ: Mapping[str, str] | None = None
+) -> str | None:
+    """What is wrong with a warehouse URL's scheme, with the fix; None when nothing is.
+
+    ``postgres://`` (Heroku's spelling) is not a SQLAlchemy scheme; an unknown scheme close to
+    a known one is a typo. An unknown scheme near none may be a third-party SQLAlchemy dialect:
+    not a problem here (``dialect:`` tells sqlbench its SQL).
+
+    Example:
+        >>> warehouse_url_problem("postgres://u@db/x")
+        '`postgres://` is not a scheme SQLAlchemy accepts: write `postgresql://`'
+        >>> warehouse_url_problem("postgresq://u@db/x")
+        "unknown database URL scheme `postgresq://`; did you mean 'postgresql'?"
+        >>> warehouse_url_problem("postgresql+psycopg://u@db/x") is None
+        True
+    """
+    if warehouse is None:
+        return None
+    try:
+        text = resolve(warehouse, os.environ if environ is None else environ)
+    except EnvVarError:
+        text = warehouse.split("${", 1)[0]
+    if "://" not in text:
+        return None
+    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
+    if scheme in _RENAMED_SCHEMES:
+        right = _RENAMED_SCHEMES[scheme]
+        return f"`{scheme}://` is not a scheme SQLAlchemy accepts: write `{right}://`"
+    known = [*_SCHEME_DIALECTS, "sc", "spark"]
+    if scheme in known:
+        return None
+    close = suggest(scheme, [k for k in known if k not in _RENAMED_SCHEMES], cutoff=0.75)
+    if not close:
+        return None
+    return f"unknown database URL scheme `{scheme}://`{close}"
+
+
 def unknown_dialect_message(name: str) -> str | None:
     """Why ``name`` is not a sqlglot dialect (with the closest one), or None when it is one.
 

@@ -31,7 +31,11 @@ from typing import Any, NamedTuple
 from sqlbench.errors import Problem, ProjectError, ProjectInvalid, Severity
 from sqlbench.project import gitfs, rules
 from sqlbench.project.confine import outside_message, outside_project
-from sqlbench.project.dialect import unknown_dialect_message, warehouse_dialect
+from sqlbench.project.dialect import (
+    unknown_dialect_message,
+    warehouse_dialect,
+    warehouse_url_problem,
+)
 from sqlbench.project.models import (
     AgentConfig,
     CertifiedQuery,
@@ -433,6 +437,14 @@ def _sql_dialect(files: _Files, warehouse: str | None, problems: list[Problem]) 
     """The dialect of the SQL run on ``warehouse`` (None: the default one), or None when it
     cannot be told (a warning is added then)."""
     settings = files.settings.for_warehouse(warehouse)
+    url_problem = warehouse_url_problem(settings.warehouse)
+    if url_problem is not None:
+        url_keys: tuple[str, ...] = (
+            ("warehouse",) if warehouse is None else ("warehouses", warehouse)
+        )
+        at = line_of(files.settings_data, url_keys) if files.settings_data else None
+        problems.append(Problem(Severity.ERROR, url_problem, files.settings_path, at))
+        return None
     dialect = settings.dialect or warehouse_dialect(settings.warehouse)
     if settings.dialect and unknown_dialect_message(settings.dialect):
         return None  # reported by the settings check; SQL cannot be read without one

@@ -29,7 +29,7 @@ def render_text(validation: Validation, branch: str | None = None) -> str:
         found = plural(errors, "error") + (
             f" and {plural(warnings, 'warning')}" if warnings else ""
         )
-        lines.append(f"Found {found} in {plural(validation.check.files, 'file')}{where}.")
+        lines.append(f"Found {found} ({plural(validation.check.files, 'file')} checked){where}.")
     else:
         project = validation.check.project
         assert project is not None  # no error means the project loaded

@@ -47,7 +47,7 @@ def test_errors_exit_1_with_file_and_line(invoke, tmp_path: Path) -> None:
         "to today: its ground truth will drift; use absolute dates",
         "eval_questions/q.yml:7: error: question 'b': unknown key 'sqll'; did you mean 'sql'?",
         "sqlbench.yml:2: error: unknown key 'concurency' under 'run'; did you mean 'concurrency'?",
-        "Found 2 errors and 1 warning in 2 files.",
+        "Found 2 errors and 1 warning (2 files checked).",
     ]
 
 
@@ -147,7 +147,7 @@ def test_branch_validates_the_ref_and_names_it(invoke, repo: GitRepo) -> None:
         "(a second right answer goes under also_accept)",
         "eval_questions/q.yml:5: error: question 'x': certifiedQuery 'nope' is not defined in "
         "certified_queries/",
-        f"Found 2 errors in 1 file at feature ({sha}).",
+        f"Found 2 errors (1 file checked) at feature ({sha}).",
     ]
     assert (repo.root / "eval_questions/q.yml").read_text() == edit
     result = invoke("validate", "-C", str(repo.root), "--branch", "main")
@@ -206,7 +206,7 @@ def test_execute_runs_every_ground_truth_on_the_warehouse(invoke, tmp_path: Path
     lines = result.stdout.splitlines()
     assert lines[0].startswith("eval_questions/q.yml:")
     assert "error: ground truth fails on the warehouse" in lines[0]
-    assert lines[-1] == "Found 1 error in 1 file."
+    assert lines[-1] == "Found 1 error (1 file checked)."
 
 
 def test_an_llm_agent_without_an_endpoint_is_a_warning_at_its_line(invoke, tmp_path: Path) -> None:
@@ -326,3 +326,35 @@ def test_validate_project_returns_what_the_command_prints(invoke, tmp_path: Path
     assert (validation.errors, validation.warnings, validation.executed) == (0, 1, False)
     printed = invoke("validate", "-C", str(tmp_path)).stdout
     assert printed == render_text(validation) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("url", "advice"),
+    [
+        (
+            "postgres://u@127.0.0.1/db",
+            "`postgres://` is not a scheme SQLAlchemy accepts: write `postgresql://`",
+        ),
+        (
+            "postgresq://u@127.0.0.1/db",
+            "unknown database URL scheme `postgresq://`; did you mean 'postgresql'?",
+        ),
+    ],
+)
+def test_warehouse_url_mistakes_get_the_right_advice(
+    invoke, tmp_path: Path, url: str, advice: str
+) -> None:
+    # Regression: postgres:// said the driver was missing; postgresq:// said to set `dialect`.
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"warehouse": url},
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "q", "question": "How many?", "sql": "SELECT 1"}]
+            },
+        },
+    )
+    result = invoke("validate", "-C", str(tmp_path), exit_code=1)
+    assert f"sqlbench.yml:1: error: {advice}" in result.stdout
+    run = invoke("run", "-C", str(tmp_path), exit_code=2)
+    assert advice in run.stderr and "driver" not in run.stderr and "dialect" not in run.stderr

@@ -132,3 +132,16 @@ def test_open_project_engine_opens_and_sets_up(tmp_path: Path) -> None:
     engine = open_project_engine(load_project(root))
     assert engine.run_truth("SELECT five FROM t", timeout_s=5, max_rows=1).table[0][0].as_py() == 5
     engine.close()
+
+
+@pytest.mark.parametrize(
+    ("url", "advice"),
+    [
+        ("postgres://u@127.0.0.1/db", "write `postgresql://`"),
+        ("postgresq://u@127.0.0.1/db", "did you mean 'postgresql'?"),
+    ],
+)
+def test_a_mistyped_url_scheme_names_the_fix(tmp_path: Path, url: str, advice: str) -> None:
+    with pytest.raises(EngineError) as caught:
+        open_engine(Settings(warehouse=url), tmp_path)
+    assert advice in str(caught.value) and "driver" not in str(caught.value)
