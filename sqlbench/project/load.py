@@ -437,19 +437,16 @@ def _sql_dialect(files: _Files, warehouse: str | None, problems: list[Problem]) 
     """The dialect of the SQL run on ``warehouse`` (None: the default one), or None when it
     cannot be told (a warning is added then)."""
     settings = files.settings.for_warehouse(warehouse)
+    keys: tuple[str, ...] = ("warehouse",) if warehouse is None else ("warehouses", warehouse)
     url_problem = warehouse_url_problem(settings.warehouse)
     if url_problem is not None:
-        url_keys: tuple[str, ...] = (
-            ("warehouse",) if warehouse is None else ("warehouses", warehouse)
-        )
-        at = line_of(files.settings_data, url_keys) if files.settings_data else None
+        at = line_of(files.settings_data, keys) if files.settings_data else None
         problems.append(Problem(Severity.ERROR, url_problem, files.settings_path, at))
         return None
     dialect = settings.dialect or warehouse_dialect(settings.warehouse)
     if settings.dialect and unknown_dialect_message(settings.dialect):
         return None  # reported by the settings check; SQL cannot be read without one
     if dialect is None:
-        keys: tuple[str, ...] = ("warehouse",) if warehouse is None else ("warehouses", warehouse)
         line = line_of(files.settings_data, keys) if files.settings_data else None
         where = "warehouse" if warehouse is None else f"warehouses.{warehouse}"
         problems.append(
