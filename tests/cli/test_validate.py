@@ -284,7 +284,7 @@ def test_hostile_project_files_are_sentences_with_lines(invoke, tmp_path: Path) 
         "most 86400 (got '1e12')",
         "sqlbench.yml:4: error: run.max_result_mb: must be a finite number above 0 and at "
         "most 65536 (got -1)",
-        "Found 5 errors in 4 files.",
+        "Found 5 errors (4 files checked).",
     ]
 
 
