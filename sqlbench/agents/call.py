@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sqlbench.agents.base import Agent, Answer, Request
-from sqlbench.agents.sqltext import extract_sql, starts_like_sql
+from sqlbench.agents.sqltext import extract_sql, looks_like_words, starts_like_sql
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
 from sqlbench.hygiene import clean_data
@@ -139,13 +139,17 @@ def answer_from_text(text: str) -> Answer:
         'SELECT 1'
         >>> answer_from_text("There are three customers.").sql is None
         True
+        >>> answer_from_text("SELEC 1").sql
+        'SELEC 1'
     """
     if starts_like_sql(text):
         return Answer(sql=text.strip())  # as printed
     sql = extract_sql(text)
-    if sql is None:
+    if sql is not None:
+        return Answer(sql=sql)
+    if looks_like_words(text):
         return Answer(answer=text.strip())
-    return Answer(sql=sql)
+    return Answer(sql=text.strip())  # broken SQL (SELEC 1): it fails as a syntax error
 
 
 def _checked(answer: Answer) -> Answer:

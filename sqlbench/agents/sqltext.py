@@ -4,8 +4,8 @@ traces).
 A reply holds SQL when it has a fenced code block (the last ```` ```sql ```` block, or the last
 plain ```` ``` ```` block), starts like a SQL statement (SELECT, WITH, VALUES, but also DROP or
 INSERT: the guard refuses those, they are not words), or has a sentence around a query: a line
-that starts with SELECT or WITH, up to the first ``;`` or blank line. Anything else holds no
-SQL: the agent answered in words.
+that starts with SELECT or WITH, up to the first ``;`` or blank line. Text with none of these
+that reads as a sentence is an answer in words; anything else (``SELEC 1``) is broken SQL.
 """
 
 from __future__ import annotations
@@ -21,6 +21,24 @@ _STATEMENT_START = re.compile(
     re.IGNORECASE,
 )
 _QUERY_LINE = re.compile(r"^[ \t]*(select|with)\b", re.IGNORECASE | re.MULTILINE)
+
+
+_SQL_WORDS = re.compile(
+    r"\b(select|from|where|join|group\s+by|order\s+by|having|limit|union)\b", re.IGNORECASE
+)
+
+
+def looks_like_words(text: str) -> bool:
+    """Text with no SQL in it that reads as a sentence (three words or more, no SQL clause
+    word), as opposed to broken SQL such as ``SELEC 1``.
+
+    Example:
+        >>> looks_like_words("I am not sure which table holds revenue.")
+        True
+        >>> looks_like_words("SELEC 1"), looks_like_words("SELEC name FROM t")
+        (False, False)
+    """
+    return _SQL_WORDS.search(text) is None and len(re.findall(r"[^\W\d_]+", text)) >= 3
 
 
 def starts_like_sql(text: str) -> bool:

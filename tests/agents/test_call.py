@@ -256,3 +256,11 @@ def test_python_error_text_keeps_the_exception_type_for_non_agent_errors() -> No
     answer = ask(Scripted(KeyError("col")), REQUEST, timeout_s=5, retries=0)
     assert answer.error == "KeyError: 'col'"
     assert sys.exc_info() == (None, None, None)
+
+
+def test_broken_sql_printed_bare_stays_sql_and_words_are_words() -> None:
+    # Broken SQL fails as a syntax error; only a sentence is an answer in words (review).
+    assert parse_output_text("SELEC 1") == Answer(sql="SELEC 1")
+    assert parse_output_text("SELEC name FROM t") == Answer(sql="SELEC name FROM t")
+    words = parse_output_text("I am not sure which table holds revenue.")
+    assert words == Answer(answer="I am not sure which table holds revenue.")
