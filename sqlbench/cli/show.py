@@ -7,12 +7,22 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import format_option, needs_project, output_option, write_output
+from sqlbench.cli.options import (
+    format_option,
+    needs_project,
+    output_option,
+    select_option,
+    space_option,
+    write_output,
+)
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
+from sqlbench.project.select import select_questions
 from sqlbench.report import run_json, run_text
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.results import find_question
+from sqlbench.runs.results import QuestionResult, RunResult, find_question
+from sqlbench.text import suggest
+from sqlbench.verdicts import Verdict
 
 
 @click.command("show")
@@ -26,6 +36,21 @@ from sqlbench.runs.results import find_question
     help="With --repeat runs: which trial of QUESTION to show (default: the first "
     "that did not pass).",
 )
+@click.option(
+    "--verdict",
+    "verdicts",
+    metavar="V[,V...]",
+    default=None,
+    help="Only questions with these verdicts (pass, fail, review, error, skipped), e.g. "
+    "--verdict fail,error.",
+)
+@space_option
+@select_option
+@click.option(
+    "--summary",
+    is_flag=True,
+    help="Accuracy per space and per tag, latency p50/p95 and tokens, instead of the table.",
+)
 @format_option("table", "json")
 @output_option
 @click.pass_context
@@ -35,17 +60,25 @@ def show_command(
     run_ref: str,
     question: str | None,
     trial: int | None,
+    verdicts: str | None,
+    space: str | None,
+    select: tuple[str, ...],
+    summary: bool,
     fmt: str,
     output: Path | None,
 ) -> None:
     """Show a run's per-question results; with QUESTION (space/name), that question in full:
     both SQL texts, both result previews with the differing rows marked, the reason, the
-    agent's trace, latency and tokens."""
+    agent's trace, latency and tokens. RUN is a name, an id, `latest`, `latest~N` or the
+    unique start of a name."""
     with open_project_store(project_dir) as store:
         run = store.load_run(run_ref)
     color = output is None and sys.stdout.isatty()
-    if question is None:
-        text = run_json.render(run) if fmt == "json" else run_text.render_run(run, color=color)
+    picked_questions = pick_questions(run, parse_verdicts(verdicts), space, select)
+    if question is None and fmt == "json":
+        text = run_json.render(run, questions=picked_questions)
+    elif question is None:
+        text = run_text.render_run(run, color=color, questions=picked_questions, summary=summary)
     else:
         picked = find_question(run, question)
         if fmt == "json":
@@ -59,3 +92,31 @@ def show_command(
             text = run_text.render_question(run, picked, trial=trial, color=color)
     write_output(text, output)
     ctx.exit(ExitCode.OK)
+
+
+def parse_verdicts(text: str | None) -> set[Verdict] | None:
+    """``fail,error`` -> {FAIL, ERROR}; None for no filter.
+
+    Raises:
+        SqlbenchError: An unknown verdict (the closest is suggested).
+    """
+    if text is None:
+        return None
+    picked: set[Verdict] = set()
+    names = [v.value for v in Verdict]
+    for word in (w.strip().lower() for w in text.split(",")):
+        if word not in names:
+            raise SqlbenchError(f"--verdict: unknown verdict {word!r}{suggest(word, names)}")
+        picked.add(Verdict(word))
+    return picked
+
+
+def pick_questions(
+    run: RunResult, verdicts: set[Verdict] | None, space: str | None, select: tuple[str, ...]
+) -> list[QuestionResult] | None:
+    """The run's questions the filters keep (None: no filter given)."""
+    if verdicts is None and space is None and not select:
+        return None
+    picked = select_questions(run.questions, select=list(select), space=space)
+    return [q for q in picked if verdicts is None or q.verdict in verdicts]
+

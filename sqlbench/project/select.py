@@ -10,11 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fnmatch import fnmatchcase
+from typing import Protocol, TypeVar
 
 from sqlbench.errors import SelectionError
-from sqlbench.project.models import Question
 from sqlbench.project.schema import DEFAULT_SPACE
 from sqlbench.text import suggest
+
+
+class Selectable(Protocol):
+    """What a pattern looks at: a project's ``Question`` or a run's ``QuestionResult``."""
+
+    @property
+    def space(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def full_name(self) -> str: ...
+
+    @property
+    def tags(self) -> Sequence[str]: ...
+
+
+Q = TypeVar("Q", bound=Selectable)
 
 _GLOB_CHARS = set("*?[")
 
@@ -34,7 +53,7 @@ def _did_you_mean(pattern: str, choices: Sequence[str]) -> str:
     return ""
 
 
-def _match(pattern: str, questions: Sequence[Question]) -> list[Question]:
+def _match(pattern: str, questions: Sequence[Q]) -> list[Q]:
     if pattern.startswith("tag:"):
         tag = pattern.removeprefix("tag:")
         return [q for q in questions if any(fnmatchcase(t, tag) for t in q.tags)]
@@ -55,8 +74,8 @@ def _match(pattern: str, questions: Sequence[Question]) -> list[Question]:
 
 
 def select_questions(
-    questions: Sequence[Question], *, select: Sequence[str] | None = None, space: str | None = None
-) -> list[Question]:
+    questions: Sequence[Q], *, select: Sequence[str] | None = None, space: str | None = None
+) -> list[Q]:
     """The questions picked by ``select`` patterns (any of them) within ``space``.
 
     Args:
@@ -72,6 +91,7 @@ def select_questions(
             is in several spaces.
 
     Example:
+        >>> from sqlbench.project.models import Question
         >>> qs = [Question.build({"name": n, "question": "?"}, space=s, path="", line=1)
         ...       for s, n in [("auto", "a"), ("sales", "a"), ("sales", "b")]]
         >>> [q.full_name for q in select_questions(qs, select=["a"])]

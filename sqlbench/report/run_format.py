@@ -147,3 +147,33 @@ def warehouse_lines(run: RunResult) -> list[str]:
     return ["By warehouse:"] + [
         f"  {name.ljust(width)}  {accuracy.label()}" for name, accuracy in accuracies.items()
     ]
+
+
+def summary_lines(run: RunResult) -> list[str]:
+    """Accuracy per space (with several) and per tag, the agent's latency p50/p95 and the
+    tokens: the summary of ``sqlbench show RUN --summary``."""
+    lines: list[str] = []
+    for title, accuracies in (("By space:", run.by_space()), ("By tag:", run.by_tag())):
+        if title == "By space:" and len(accuracies) < 2:
+            continue
+        if not accuracies:
+            continue
+        width = max(len(name) for name in accuracies)
+        lines.append(title)
+        lines += [f"  {name.ljust(width)}  {acc.label()}" for name, acc in accuracies.items()]
+    facts = usage_line(run)
+    if facts:
+        lines.append(facts)
+    return lines
+
+
+def usage_line(run: RunResult) -> str:
+    """``Latency p50 12 ms · p95 340 ms · tokens 1200 in / 300 out`` (what is known)."""
+    facts = []
+    latency = run.latency_percentiles()
+    if latency is not None:
+        facts.append(f"Latency p50 {latency_text(latency[0])} · p95 {latency_text(latency[1])}")
+    tokens = run.tokens()
+    if tokens is not None:
+        facts.append(f"tokens {tokens[0]} in / {tokens[1]} out")
+    return " · ".join(facts)

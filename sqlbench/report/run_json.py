@@ -5,10 +5,12 @@ questions a person decided) and ``results: [{space, name, verdict, reason, ...}]
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.metrics.summary import summarize_metrics
 from sqlbench.report.metric_format import metric_json
+from sqlbench.runs.accuracy import Accuracy
 from sqlbench.runs.models import RunInfo, TrialResult
 from sqlbench.runs.results import QuestionResult, RunResult
 
@@ -16,9 +18,14 @@ SCHEMA_VERSION = 1
 """Version of this JSON shape; bumped when a field changes meaning or goes away."""
 
 
-def run_to_json(run: RunResult) -> dict[str, Any]:
-    """The run as a JSON-able dict (verdicts in lower case, timestamps ISO 8601 UTC)."""
+def run_to_json(
+    run: RunResult, questions: Sequence[QuestionResult] | None = None
+) -> dict[str, Any]:
+    """The run as a JSON-able dict (verdicts in lower case, timestamps ISO 8601 UTC);
+    ``results`` lists ``questions`` (the ones a filter kept) or every question."""
     accuracy = run.accuracy
+    latency = run.latency_percentiles()
+    tokens = run.tokens()
     return {
         "schema_version": SCHEMA_VERSION,
         "run": _metadata(run.info, run),
@@ -36,13 +43,24 @@ def run_to_json(run: RunResult) -> dict[str, Any]:
             name: {"passed": acc.passed, "total": acc.total, "value": acc.value}
             for name, acc in run.by_warehouse().items()
         },
-        "results": [_question(q, run.info.repeat) for q in run.questions],
+        "by_space": {name: _acc(acc) for name, acc in run.by_space().items()},
+        "by_tag": {name: _acc(acc) for name, acc in run.by_tag().items()},
+        "latency_ms": None if latency is None else {"p50": latency[0], "p95": latency[1]},
+        "tokens": None if tokens is None else {"input": tokens[0], "output": tokens[1]},
+        "results": [
+            _question(q, run.info.repeat)
+            for q in (run.questions if questions is None else questions)
+        ],
     }
 
 
-def render(run: RunResult) -> str:
+def _acc(accuracy: Accuracy) -> dict[str, Any]:
+    return {"passed": accuracy.passed, "total": accuracy.total, "value": accuracy.value}
+
+
+def render(run: RunResult, questions: Sequence[QuestionResult] | None = None) -> str:
     """``run_to_json`` as indented JSON text."""
-    return json.dumps(run_to_json(run), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(run_to_json(run, questions), indent=2, ensure_ascii=False) + "\n"
 
 
 def _metadata(info: RunInfo, run: RunResult) -> dict[str, Any]:

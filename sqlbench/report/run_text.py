@@ -21,7 +21,9 @@ from sqlbench.report.run_format import (
     latency_text,
     question_latency,
     run_line,
+    summary_lines,
     tokens_text,
+    usage_line,
     verdict_text,
     warehouse_lines,
     when_text,
@@ -61,8 +63,29 @@ def _render(parts: Sequence[RenderableType], *, color: bool, width: int | None) 
     return buffer.getvalue()
 
 
-def render_run(run: RunResult, *, color: bool = False, width: int | None = None) -> str:
-    """The per-question table, then the accuracy, the counts and the run's identity."""
+def render_run(
+    run: RunResult,
+    *,
+    color: bool = False,
+    width: int | None = None,
+    questions: Sequence[QuestionResult] | None = None,
+    summary: bool = False,
+) -> str:
+    """The per-question table (``questions``: the ones picked by filters; default every
+    question), then the accuracy, the counts and the run's identity; with ``summary``, the
+    accuracy per space and tag, latency and tokens instead of the table."""
+    if summary:
+        return _render(
+            [
+                Text(accuracy_line(run.accuracy, run.info.repeat), style="bold"),
+                counts_line(run),
+                *summary_lines(run),
+                Text(run_line(run.info), style="dim"),
+            ],
+            color=color,
+            width=width,
+        )
+    shown = run.questions if questions is None else list(questions)
     repeat = run.info.repeat > 1
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("Question", no_wrap=True)
@@ -71,7 +94,7 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         table.add_column("Pass rate", justify="right", no_wrap=True)
     table.add_column("Reason", overflow="fold", ratio=1)
     table.add_column("Latency", justify="right", no_wrap=True)
-    for question in run.questions:
+    for question in shown:
         cells: list[RenderableType] = [
             question.full_name,
             Text(verdict_text(question), style=VERDICT_STYLES[question.verdict]),
@@ -87,8 +110,17 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         else []
     )
     scope = [f"Partial run: {run.info.scope_label}"] if run.info.partial else []
+    filtered = (
+        [
+            f"Showing {len(shown)} of {len(run.questions)} questions; the accuracy below is the whole run's"
+        ]
+        if len(shown) != len(run.questions)
+        else []
+    )
+    usage = usage_line(run)
     parts: list[RenderableType] = [
         table,
+        *filtered,
         "",
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
         *failed,
@@ -96,6 +128,7 @@ def render_run(run: RunResult, *, color: bool = False, width: int | None = None)
         counts_line(run),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
+        *([usage] if usage else []),
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)

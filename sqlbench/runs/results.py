@@ -55,6 +55,11 @@ class QuestionResult(BaseModel):
         return f"{self.space}/{self.name}"
 
     @property
+    def tags(self) -> list[str]:
+        """The question's tags (as the run asked it)."""
+        return self.trials[0].tags if self.trials else []
+
+    @property
     def decided_verdict(self) -> Verdict:
         """The verdict that counts: the person's decision if any, else the automatic one."""
         return self.human.verdict if self.human is not None else self.verdict
@@ -90,6 +95,40 @@ class RunResult(BaseModel):
             if name is not None:
                 groups.setdefault(name, []).append(question)
         return {name: _accuracy(group, self.info.repeat) for name, group in groups.items()}
+
+    def by_space(self) -> dict[str, Accuracy]:
+        """Accuracy per space, in the run's question order."""
+        groups: dict[str, list[QuestionResult]] = {}
+        for question in self.questions:
+            groups.setdefault(question.space, []).append(question)
+        return {name: _accuracy(group, self.info.repeat) for name, group in groups.items()}
+
+    def by_tag(self) -> dict[str, Accuracy]:
+        """Accuracy per tag (a question counts under each of its tags), tags sorted."""
+        groups: dict[str, list[QuestionResult]] = {}
+        for question in self.questions:
+            for tag in question.tags:
+                groups.setdefault(tag, []).append(question)
+        return {name: _accuracy(groups[name], self.info.repeat) for name in sorted(groups)}
+
+    def latency_percentiles(self) -> tuple[float, float] | None:
+        """The agent's latency p50 and p95 over every answer (milliseconds), or None."""
+        values = sorted(
+            t.latency_ms for q in self.questions for t in q.trials if t.latency_ms is not None
+        )
+        if not values:
+            return None
+        return _percentile(values, 0.5), _percentile(values, 0.95)
+
+    def tokens(self) -> tuple[int, int] | None:
+        """Input and output tokens over every answer that reported them, or None."""
+        trials = [t for q in self.questions for t in q.trials]
+        if all(t.input_tokens is None and t.output_tokens is None for t in trials):
+            return None
+        return (
+            sum(t.input_tokens or 0 for t in trials),
+            sum(t.output_tokens or 0 for t in trials),
+        )
 
     def question(self, full_name: str) -> QuestionResult | None:
         """The question named ``space/name`` (or a bare name when unique), or None."""
@@ -152,6 +191,19 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
         flaky=is_flaky(rate),
         human=human,
     )
+
+
+def _percentile(values: list[float], fraction: float) -> float:
+    """Linear-interpolated percentile of sorted ``values``.
+
+    Example:
+        >>> _percentile([10.0, 20.0, 30.0, 40.0], 0.5), _percentile([10.0], 0.95)
+        (25.0, 10.0)
+    """
+    position = (len(values) - 1) * fraction
+    low = int(position)
+    high = min(low + 1, len(values) - 1)
+    return values[low] + (values[high] - values[low]) * (position - low)
 
 
 def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:

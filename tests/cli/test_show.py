@@ -157,3 +157,34 @@ def test_partial_runs_are_marked_in_runs_and_show(invoke, project: Path) -> None
     )
     data = json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)
     assert [r["partial"] for r in data["runs"]] == [True, False]
+
+
+def test_show_filters_by_verdict_space_and_select(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1", "--verdict", "fail,error").stdout
+    rows = [ln.split()[0] for ln in out.splitlines() if ln.startswith(("sales/", "ops/"))]
+    assert rows and set(rows) == {
+        "sales/emea_names",
+        "sales/syntax",
+        "sales/drop",
+        "ops/region_count",
+        "sales/broken_truth",
+    }
+    assert "Showing 5 of 11 questions" in out and "Accuracy: 30% (3/10)" in out
+    out = invoke("show", "-C", str(project), "r1", "--space", "ops").stdout
+    table = out.split("Showing")[0]
+    assert "ops/region_count" in table and "sales/" not in table
+    data = json.loads(
+        invoke("show", "-C", str(project), "r1", "--select", "sales/e*", "--format", "json").stdout
+    )
+    assert [r["name"] for r in data["results"]] == ["emea_names"]
+    assert data["by_space"]["ops"] == {"passed": 0, "total": 1, "value": 0.0}
+    assert data["latency_ms"]["p95"] >= data["latency_ms"]["p50"] > 0
+    bad = invoke("show", "-C", str(project), "r1", "--verdict", "fial", exit_code=2)
+    assert "unknown verdict 'fial'; did you mean 'fail'?" in bad.stderr
+
+
+def test_show_summary_gives_accuracy_per_space_latency_and_tokens(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1", "--summary").stdout
+    assert "By space:" in out and "  ops " in out and "  sales " in out
+    assert "Latency p50 " in out and " · p95 " in out
+    assert "sales/emea_names" not in out  # no per-question table
