@@ -110,13 +110,12 @@ def render_run(
         else []
     )
     scope = [f"Partial run: {run.info.scope_label}"] if run.info.partial else []
-    filtered = (
-        [
-            f"Showing {len(shown)} of {len(run.questions)} questions; the accuracy below is the whole run's"
-        ]
-        if len(shown) != len(run.questions)
-        else []
-    )
+    filtered = []
+    if len(shown) != len(run.questions):
+        filtered.append(
+            f"Showing {len(shown)} of {len(run.questions)} questions; the accuracy below is "
+            "the whole run's"
+        )
     usage = usage_line(run)
     parts: list[RenderableType] = [
         table,
