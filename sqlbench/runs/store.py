@@ -13,7 +13,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -499,6 +499,59 @@ class RunStore:
         if (now or utc_now()) - info.updated_at > self.stale_after:
             return RunStatus.INTERRUPTED
         return RunStatus.RUNNING
+
+    # --- removing runs -------------------------------------------------------------------
+
+    def delete_runs(self, infos: Sequence[RunInfo]) -> None:
+        """Remove runs with their results and human decisions, in one transaction.
+
+        Raises:
+            StoreError: One of them is Running (its process is alive): nothing is removed.
+        """
+        now = utc_now()
+        running = [i.name for i in infos if self.effective_status(i, now) is RunStatus.RUNNING]
+        if running:
+            raise StoreError(
+                f"run {running[0]!r} is running; stop it (Ctrl-C) before removing it"
+                + (f" ({len(running) - 1} more running)" if len(running) > 1 else "")
+            )
+        ids = [i.id for i in infos]
+        if not ids:
+            return
+        with self._write() as conn:
+            conn.execute(self._reviews.delete().where(self._reviews.c.run_id.in_(ids)))
+            conn.execute(self._results.delete().where(self._results.c.run_id.in_(ids)))
+            conn.execute(self._runs.delete().where(self._runs.c.id.in_(ids)))
+
+    def prune_candidates(
+        self,
+        *,
+        statuses: Collection[RunStatus] = (),
+        older_than: timedelta | None = None,
+        keep_last: int | None = None,
+    ) -> list[RunInfo]:
+        """The runs a prune would remove: any whose effective status is in ``statuses``, any
+        last updated more than ``older_than`` ago, and any beyond the newest ``keep_last``.
+        Running runs are never candidates.
+
+        Args:
+            statuses: Failed, Interrupted, ... runs to remove.
+            older_than: Remove runs not updated for this long.
+            keep_last: Keep only this many newest runs (by creation).
+        """
+        now = utc_now()
+        picked: list[RunInfo] = []
+        for position, summary in enumerate(self.list_runs()):
+            info = summary.info
+            if summary.status is RunStatus.RUNNING:
+                continue
+            if (
+                summary.status in statuses
+                or (older_than is not None and now - info.updated_at > older_than)
+                or (keep_last is not None and position >= keep_last)
+            ):
+                picked.append(info)
+        return picked
 
     # --- moving runs between stores ------------------------------------------------------
 

@@ -188,3 +188,24 @@ def test_show_summary_gives_accuracy_per_space_latency_and_tokens(invoke, projec
     assert "By space:" in out and "  ops " in out and "  sales " in out
     assert "Latency p50 " in out and " · p95 " in out
     assert "sales/emea_names" not in out  # no per-question table
+
+
+def test_runs_delete_and_prune(invoke, project: Path) -> None:
+    invoke("run", "-C", str(project), "--name", "r2", "--select", "count_customers")
+    invoke("run", "-C", str(project), "--name", "r3", "--select", "count_customers")
+    assert invoke("runs", "-C", str(project), "delete", "r2").stdout == "Removed run r2\n"
+    dry = invoke("runs", "-C", str(project), "prune", "--keep-last", "1", "--dry-run").stdout
+    assert dry.splitlines() == ["Would remove run r1", "Would remove 1 run."]
+    invoke("runs", "-C", str(project), "prune", "--keep-last", "1")
+    names = [
+        r["name"]
+        for r in json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)["runs"]
+    ]
+    assert names == ["r3"]
+    assert "say what to prune" in invoke("runs", "-C", str(project), "prune", exit_code=2).stderr
+    bad = invoke("runs", "-C", str(project), "prune", "--older-than", "3 weeks", exit_code=2)
+    assert "is not an age" in bad.stderr
+    assert (
+        "no run named 'zz'"
+        in invoke("runs", "-C", str(project), "delete", "zz", exit_code=2).stderr
+    )

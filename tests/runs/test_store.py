@@ -468,3 +468,28 @@ def test_a_store_path_that_cannot_be_made_is_one_sentence(
     with pytest.raises(StoreError) as caught:
         store_url(tmp_path, store)
     assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_runs_are_deleted_and_pruned_but_never_while_running(
+    store: RunStore, make_info: Any, make_trial: Any, ago: Any
+) -> None:
+    old = make_info(
+        name="old", status=RunStatus.COMPLETED, created_at=ago(90_000), updated_at=ago(90_000)
+    )
+    failed = make_info(name="failed", created_at=ago(50), updated_at=ago(50))
+    live = make_info(name="live")  # Running, in this (live) process
+    for info in (old, failed, live):
+        store.create_run(info)
+    store.record(old.id, make_trial("q"))
+    store.finish(failed.id, RunStatus.FAILED, error="setup failed")
+    with pytest.raises(StoreError, match="run 'live' is running"):
+        store.delete_runs([store.find_run("live"), store.find_run("old")])
+    assert len(store.list_runs()) == 3  # nothing removed
+    from datetime import timedelta
+
+    assert [i.name for i in store.prune_candidates(statuses=[RunStatus.FAILED])] == ["failed"]
+    assert [i.name for i in store.prune_candidates(older_than=timedelta(days=1))] == ["old"]
+    assert [i.name for i in store.prune_candidates(keep_last=1)] == ["failed", "old"]
+    store.delete_runs(store.prune_candidates(keep_last=0))
+    assert [s.info.name for s in store.list_runs()] == ["live"]
+    assert store.trials(old.id) == []
