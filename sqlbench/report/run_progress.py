@@ -9,10 +9,13 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
 from sqlbench.report.run_format import VERDICT_STYLES, latency_text
@@ -26,6 +29,27 @@ from sqlbench.runs.events import (
 from sqlbench.verdicts import Verdict
 
 _REASON_WIDTH = 100
+
+
+class RateColumn(ProgressColumn):
+    """Answers per minute and the time left at that rate: ``12.5/min · ETA 0:04:10``."""
+
+    def render(self, task: Task) -> Text:
+        return Text(rate_text(task.speed, task.remaining), style="progress.remaining")
+
+
+def rate_text(per_second: float | None, remaining: float | None) -> str:
+    """``12.5/min · ETA 0:04:10``; ``–/min · ETA –`` before the rate is known.
+
+    Example:
+        >>> rate_text(0.5, 125), rate_text(None, 10)
+        ('30.0/min · ETA 0:04:10', '–/min · ETA –')
+    """
+    if not per_second:
+        return "–/min · ETA –"
+    left = int(round((remaining or 0) / per_second))
+    hours, rest = divmod(left, 3600)
+    return f"{per_second * 60:.1f}/min · ETA {hours}:{rest // 60:02d}:{rest % 60:02d}"
 
 
 def _counts_markup(counts: dict[Verdict, int]) -> str:
@@ -95,6 +119,7 @@ class RunProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TimeElapsedColumn(),
+            RateColumn(),
             TextColumn("{task.fields[counts]}"),
             console=self.console,
             transient=False,

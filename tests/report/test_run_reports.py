@@ -254,3 +254,20 @@ def test_junit_maps_verdicts() -> None:
     )
     skipped = cases["later"].find("skipped")
     assert skipped is not None and skipped.get("message") == "skipped: skipped: not ready"
+
+
+def test_the_live_progress_bar_shows_a_rate_and_an_eta() -> None:
+    import io
+    import time
+
+    from sqlbench.report.run_progress import RunProgress
+    from sqlbench.runs.events import QuestionGraded, RunStarted
+
+    stream = io.StringIO()
+    with RunProgress(stream, live=True) as progress:
+        progress(RunStarted(info(), 20, 0, {}, False))
+        for done in range(1, 6):
+            time.sleep(0.05)
+            progress(QuestionGraded(trial(f"q{done}", P, "ok"), done, 20, {Verdict.PASS: done}))
+    text = stream.getvalue()
+    assert "/min · ETA 0:0" in text
