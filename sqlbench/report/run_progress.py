@@ -47,7 +47,7 @@ def rate_text(per_second: float | None, remaining: float | None) -> str:
     """
     if not per_second:
         return "–/min · ETA –"
-    left = int(round((remaining or 0) / per_second))
+    left = round((remaining or 0) / per_second)
     hours, rest = divmod(left, 3600)
     return f"{per_second * 60:.1f}/min · ETA {hours}:{rest // 60:02d}:{rest % 60:02d}"
 
