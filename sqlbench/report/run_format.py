@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod
@@ -43,12 +44,24 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
 
 
 def counts_line(run: RunResult) -> str:
-    """``pass 20 · fail 5 · review 3 · error 2 · skipped 1`` (verdicts with zero left out)."""
-    parts = [f"{verdict.value} {n}" for verdict, n in run.counts().items() if n]
-    flaky = sum(1 for q in run.questions if q.flaky)
+    """``pass 20 · fail 5 · review 3 · error 2 · skipped 1`` (verdicts with zero left out).
+    With repeats, a flaky question (some trials pass, some not) counts as ``flaky`` only, so
+    the counts add up to the questions; then pass@k and pass^k (means over questions)."""
+    flaky = [q for q in run.questions if q.flaky]
+    tally = Counter(q.verdict for q in run.questions if not q.flaky)
+    parts = [f"{verdict.value} {tally[verdict]}" for verdict in Verdict if tally[verdict]]
     if flaky:
-        parts.append(f"flaky {flaky}")
-    return " · ".join(parts) if parts else "no results"
+        parts.append(f"flaky {len(flaky)}")
+    line = " · ".join(parts) if parts else "no results"
+    at_k = [q.pass_at_k for q in run.questions if q.pass_at_k is not None]
+    hat_k = [q.pass_hat_k for q in run.questions if q.pass_hat_k is not None]
+    if run.info.repeat > 1 and at_k and hat_k:
+        k = run.info.repeat
+        line += (
+            f" · pass@{k} {percent(sum(at_k) / len(at_k))}"
+            f" · pass^{k} {percent(sum(hat_k) / len(hat_k))}"
+        )
+    return line
 
 
 def run_line(info: RunInfo) -> str:

@@ -109,6 +109,8 @@ def test_text_table_with_repeats_shows_rates_and_interval() -> None:
     text = run_text.render_run(run, width=160)
     assert "flaky 2/3" in text and "67%" in text and "pass 3/3" in text
     assert "Accuracy: 83% (5/6 trials); mean pass rate over 2 questions, 95% interval" in text
+    # A flaky question counts once (as flaky, not also as fail): 1 + 1 = 2 questions.
+    assert "pass 1 · flaky 1 · pass@3 100% · pass^3 50%" in text
     one = gather(info(repeat=3), RunStatus.COMPLETED, trials[3:])
     assert "mean pass rate over 1 question, 95%" in run_text.render_run(one, width=160)
 
