@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -102,8 +103,8 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
     callback=check_output_folder,
-    help="Write the Markdown summary here. Default: appended to "
-    "$GITHUB_STEP_SUMMARY when set, else printed.",
+    help="Write the Markdown summary here (`-`: print it). Default: appended to "
+    "$GITHUB_STEP_SUMMARY when set, else printed (the text view in a terminal).",
 )
 @click.pass_context
 def check_command(
@@ -154,12 +155,23 @@ def check_command(
     if junit_path is not None:
         _write(junit_path, rundiff_junit.render(result))
     summary = os.environ.get(SUMMARY_VARIABLE)
-    if markdown_path is not None:
+    to_stdout = markdown_path is not None and str(markdown_path) == "-"
+    if markdown_path is not None and not to_stdout:
         _write(markdown_path, markdown)
-    elif summary:
+    elif summary and not to_stdout:
         _write(Path(summary), markdown + "\n", append=True)
-    if markdown_path is None and not summary:
+    # Markdown is printed where it was asked for (`--markdown -`), or where nothing else takes
+    # it and no person reads it raw (a pipe, a CI log); a terminal gets the text view.
+    printed_markdown = to_stdout or (
+        markdown_path is None and not summary and not stdout_is_terminal()
+    )
+    if printed_markdown:
         click.echo(markdown, nl=False)
     else:
         click.echo(rundiff_text.render_check(result), nl=False)
     ctx.exit(ExitCode.OK if result.passed else ExitCode.FAIL)
+
+
+def stdout_is_terminal() -> bool:
+    """Whether a person reads standard output in a terminal."""
+    return sys.stdout.isatty()

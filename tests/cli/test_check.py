@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from branch_project import BROKEN_QUESTIONS, project_files
 from click.testing import Result
 
@@ -77,6 +78,20 @@ def test_check_of_a_branch_against_itself_passes_and_runs_once(
     assert "base: reusing run" in again.stderr and "head: reusing run" in again.stderr
     runs = invoke("runs", "-C", str(repo.root))
     assert runs.stdout.count("Completed") == 1
+
+
+def test_check_in_a_terminal_prints_the_text_view_and_markdown_where_asked(
+    repo: GitRepo, invoke: Invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sqlbench.cli import check as check_module
+
+    monkeypatch.setattr(check_module, "stdout_is_terminal", lambda: True)
+    text = invoke("check", "-C", str(repo.root), "--base", "main", "--head", "main").stdout
+    assert not text.startswith("##") and "| " not in text and "passed" in text.lower()
+    asked = invoke(
+        "check", "-C", str(repo.root), "--base", "main", "--head", "main", "--markdown", "-"
+    ).stdout
+    assert asked.startswith("## ✅ sqlbench check passed")
 
 
 def test_markdown_goes_to_the_github_step_summary(
