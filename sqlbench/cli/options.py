@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import shutil
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -300,3 +301,11 @@ class ThresholdType(click.ParamType):  # type: ignore[type-arg]
 
 
 THRESHOLD = ThresholdType()
+
+
+def terminal_width() -> int | None:
+    """The terminal's width when standard output is one (tables fit it), else None (the
+    report's own width: files and pipes get the same text wherever they are made)."""
+    if not sys.stdout.isatty():
+        return None
+    return shutil.get_terminal_size().columns

@@ -19,6 +19,7 @@ from sqlbench.cli.options import (
     select_option,
     space_option,
     stdout_to_stderr,
+    terminal_width,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
@@ -29,15 +30,15 @@ from sqlbench.runs.results import RunResult
 from sqlbench.validation import load_project
 
 
-def render_run(run: RunResult, fmt: str, *, color: bool = False) -> str:
-    """The run in one of the ``--format`` choices."""
+def render_run(run: RunResult, fmt: str, *, color: bool = False, width: int | None = None) -> str:
+    """The run in one of the ``--format`` choices (text at ``width`` columns)."""
     if fmt == "json":
         return run_json.render(run)
     if fmt == "markdown":
         return run_markdown.render(run)
     if fmt == "junit":
         return run_junit.render(run)
-    return run_text.render_run(run, color=color)
+    return run_text.render_run(run, color=color, width=width)
 
 
 def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
@@ -170,7 +171,8 @@ def run_command(
             click.echo("Interrupted.", err=True)
         ctx.exit(ExitCode.INTERRUPTED)
     color = fmt == "table" and output is None and sys.stdout.isatty()
-    write_output(render_run(run, fmt, color=color), output)
+    width = terminal_width() if output is None else None
+    write_output(render_run(run, fmt, color=color, width=width), output)
     if output is not None:
         click.echo(f"{run_text_summary(run)}; wrote {output}", err=True)
     problem = under_threshold(run, fail_under)

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import click
 
-from sqlbench.cli.options import format_option, needs_project, output_option, write_output
+from sqlbench.cli.options import (
+    format_option,
+    needs_project,
+    output_option,
+    terminal_width,
+    write_output,
+)
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_text
 from sqlbench.report.runs_json import runs_to_json
@@ -38,7 +44,11 @@ def runs_command(
     if fmt == "json":
         text = runs_to_json(runs)
     else:
-        text = run_text.render_runs(runs, color=output is None and sys.stdout.isatty())
+        text = run_text.render_runs(
+            runs,
+            color=output is None and sys.stdout.isatty(),
+            width=terminal_width() if output is None else None,
+        )
     write_output(text, output)
     ctx.exit(ExitCode.OK)
 

@@ -13,6 +13,7 @@ from sqlbench.cli.options import (
     output_option,
     select_option,
     space_option,
+    terminal_width,
     write_output,
 )
 from sqlbench.errors import SqlbenchError
@@ -78,7 +79,13 @@ def show_command(
     if question is None and fmt == "json":
         text = run_json.render(run, questions=picked_questions)
     elif question is None:
-        text = run_text.render_run(run, color=color, questions=picked_questions, summary=summary)
+        text = run_text.render_run(
+            run,
+            color=color,
+            questions=picked_questions,
+            summary=summary,
+            width=terminal_width() if output is None else None,
+        )
     else:
         picked = find_question(run, question)
         if fmt == "json":
@@ -89,7 +96,8 @@ def show_command(
                     f"{picked.full_name} has no trial #{trial} in run "
                     f"{run.info.name} (trials 0-{len(picked.trials) - 1})"
                 )
-            text = run_text.render_question(run, picked, trial=trial, color=color)
+            width = terminal_width() if output is None else None
+            text = run_text.render_question(run, picked, trial=trial, color=color, width=width)
     write_output(text, output)
     ctx.exit(ExitCode.OK)
 

@@ -161,18 +161,7 @@ def render_runs(
     by, last updated; newest first."""
     if not runs:
         return "No runs yet: `sqlbench run` makes one.\n"
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    for header in (
-        "Name",
-        "Environment",
-        "Branch",
-        "Agent",
-        "Status",
-        "Accuracy",
-        "Created by",
-        "Last updated",
-    ):
-        table.add_column(header, no_wrap=True)
+    rows = []
     for run in runs:
         info = run.info
         status = run.status.label
@@ -181,16 +170,33 @@ def render_runs(
         accuracy = "–" if run.accuracy.value is None else run.accuracy.label()
         if info.partial:
             accuracy += " partial"
-        table.add_row(
-            info.name,
-            info.environment,
-            info.source_label,
-            f"{info.agent_name} ({info.agent_kind})",
-            Text(status, style=_STATUS_STYLES[run.status]),
-            accuracy,
-            info.created_by,
-            when_text(info.updated_at),
+        rows.append(
+            {
+                "Name": info.name,
+                "Environment": info.environment,
+                "Branch": info.source_label,
+                "Agent": f"{info.agent_name} ({info.agent_kind})",
+                "Status": status,
+                "Accuracy": accuracy,
+                "Created by": info.created_by,
+                "Last updated": when_text(info.updated_at),
+            }
         )
+    headers = _fitting_columns(rows, width)
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for header in headers:
+        # The name and branch@commit are never cut: they are what a person copies next.
+        whole = header in ("Name", "Branch")
+        longest = max(len(header), *(len(row[header]) for row in rows))
+        table.add_column(
+            header, no_wrap=True, min_width=longest if whole else None, overflow="ellipsis"
+        )
+    for run, row in zip(runs, rows, strict=True):
+        cells: list[RenderableType] = [
+            Text(row[h], style=_STATUS_STYLES[run.status]) if h == "Status" else row[h]
+            for h in headers
+        ]
+        table.add_row(*cells)
     notes: list[RenderableType] = []
     partial = [run.info for run in runs if run.info.partial]
     if partial:
@@ -216,6 +222,28 @@ def render_runs(
     # Off a terminal, a row is never wrapped: a branch@commit cut in two cannot be read or
     # copied (the table takes its natural width, not the console's).
     return _render([table, *notes], color=color, width=width or _UNWRAPPED_WIDTH)
+
+
+_DROPPED_FIRST = ("Created by", "Environment", "Last updated", "Agent")
+"""Columns of ``sqlbench runs`` left out, in this order, when a terminal is too narrow."""
+
+
+def _fitting_columns(rows: list[dict[str, str]], width: int | None) -> list[str]:
+    """The run-list columns that fit ``width`` (None: all of them)."""
+    headers = list(rows[0])
+    if width is None:
+        return headers
+
+    def natural(columns: list[str]) -> int:
+        return sum(max(len(c), *(len(r[c]) for r in rows)) for c in columns) + 3 * (
+            len(columns) - 1
+        )
+
+    for dropped in _DROPPED_FIRST:
+        if natural(headers) <= width:
+            break
+        headers.remove(dropped)
+    return headers
 
 
 def render_question(

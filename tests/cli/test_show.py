@@ -209,3 +209,19 @@ def test_runs_delete_and_prune(invoke, project: Path) -> None:
         "no run named 'zz'"
         in invoke("runs", "-C", str(project), "delete", "zz", exit_code=2).stderr
     )
+
+
+def test_tables_fit_an_80_column_terminal(invoke, project: Path, monkeypatch) -> None:
+    # Regression: tables were always 120 wide and the terminal wrapped every line in two.
+    from sqlbench.cli import runs as runs_module
+    from sqlbench.cli import show as show_module
+
+    monkeypatch.setattr(show_module, "terminal_width", lambda: 80)
+    monkeypatch.setattr(runs_module, "terminal_width", lambda: 60)
+    shown = invoke("show", "-C", str(project), "r1").stdout
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    assert "sales/emea_names" in shown
+    listing = invoke("runs", "-C", str(project)).stdout
+    assert max(len(line) for line in listing.splitlines() if not line.startswith("partial")) <= 60
+    row = next(line for line in listing.splitlines() if line.startswith("r1 "))
+    assert "working tree" in row  # branch@commit is never cut
