@@ -118,7 +118,7 @@ def test_an_object_with_messages_keeps_its_sql_and_usage() -> None:
     ("raw", "message"),
     [
         ({"role": "assistant"}, "needs a `messages` list"),
-        ("not json", None),  # bare text is read as text (here: words), the format does not apply
+        ("not json", None),  # bare text stays SQL text, the format does not apply
         ({"messages": "x"}, "must be a list of chat messages, got str"),
         ([{"content": "hi"}], "message #1 is not an object with a role"),
         (
@@ -134,7 +134,7 @@ def test_an_object_with_messages_keeps_its_sql_and_usage() -> None:
 )
 def test_a_trace_that_does_not_fit_is_one_sentence(raw: object, message: str | None) -> None:
     if message is None:
-        assert parse_answer(raw, OPENAI).answer == "not json"
+        assert parse_answer(raw, OPENAI).sql == "not json"
         return
     with pytest.raises(AgentError) as info:
         parse_answer(raw, OPENAI)
