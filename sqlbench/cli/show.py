@@ -127,4 +127,3 @@ def pick_questions(
         return None
     picked = select_questions(run.questions, select=list(select), space=space)
     return [q for q in picked if verdicts is None or q.verdict in verdicts]
-
