@@ -105,6 +105,10 @@ def validate_project(
         agents = project.agents.values()
         environment = os.environ if env is None else env
         problems.extend(endpoint_warnings(agents, project.settings.llm, environment))
+        # Imported on use: DuckDB's parser reads setup SQL (nothing is run).
+        from sqlbench.static_checks import static_problems
+
+        problems.extend(static_problems(project))
     executed = False
     if execute and project is not None:
         # Imported on use: the preflight opens warehouses (drivers, DuckDB).

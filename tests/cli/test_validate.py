@@ -358,3 +358,68 @@ def test_warehouse_url_mistakes_get_the_right_advice(
     assert f"sqlbench.yml:1: error: {advice}" in result.stdout
     run = invoke("run", "-C", str(tmp_path), exit_code=2)
     assert advice in run.stderr and "driver" not in run.stderr and "dialect" not in run.stderr
+
+
+def _setup_project(root: Path, setup_sql: str, warehouse: str | None = None) -> None:
+    settings: dict[str, object] = {"setup": ["models/*.sql"]}
+    if warehouse is not None:
+        settings["warehouse"] = warehouse
+    write_project(
+        root,
+        {
+            "sqlbench.yml": settings,
+            "models/a.sql": setup_sql,
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "q", "question": "How many?", "sql": "SELECT 1"}]
+            },
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("setup_sql", "warehouse", "message"),
+    [
+        (
+            "CREATE VIEW v AS\nSELECT * FROM {{ ref('orders') }};\n",
+            None,
+            "models/a.sql:2: error: setup SQL holds Jinja templating",
+        ),
+        (
+            "CREATE VIEW v AS SELEC 1;\n",
+            None,
+            "models/a.sql: error: setup SQL has a syntax error: Parser Error: syntax error at "
+            'or near "SELEC"',
+        ),
+        (
+            "CREATE VIEW v AS SELECT 1;\n",
+            "mysql+pymysql://root@127.0.0.1:3306/test",
+            "setup is not supported on MySQL/MariaDB warehouses",
+        ),
+    ],
+)
+def test_validate_catches_setup_that_run_would_refuse(
+    invoke, tmp_path: Path, setup_sql: str, warehouse: str | None, message: str
+) -> None:
+    _setup_project(tmp_path, setup_sql, warehouse)
+    result = invoke("validate", "-C", str(tmp_path), exit_code=1)
+    assert message in result.stdout
+
+
+def test_validate_catches_a_python_agent_whose_function_is_missing(invoke, tmp_path: Path) -> None:
+    write_project(
+        tmp_path,
+        {
+            "agents/mine.py": "def answer(request):\n    return 'SELECT 1'\n",
+            "agents/a.yml": {
+                "agents": [{"name": "mine", "kind": "python", "function": "agents.mine:anser"}]
+            },
+            "eval_questions/q.yml": {
+                "eval_questions": [{"name": "q", "question": "How many?", "sql": "SELECT 1"}]
+            },
+        },
+    )
+    result = invoke("validate", "-C", str(tmp_path), exit_code=1)
+    assert "agents/a.yml:2: error: `function: agents.mine:anser`: agents/mine.py defines no" in (
+        result.stdout
+    )
+    assert "did you mean 'answer'?" in result.stdout
