@@ -103,7 +103,7 @@ class RunProgress:
         info = event.info
         self.run_name = info.name
         self._width = len(str(event.total))
-        verb = "Resuming" if event.resumed else "Running"
+        verb = "Resuming" if event.resumed else "Starting"
         left = event.total - event.done
         done = f" ({event.done} already graded)" if event.resumed else ""
         repeat = f" x{info.repeat}" if info.repeat > 1 else ""

@@ -347,10 +347,11 @@ def _preview_parts(title: str, preview: Preview | None) -> list[RenderableType]:
     if preview is None:
         return []
     shown = len(preview.rows)
+    rows = "row" if preview.total_rows == 1 else "rows"
     note = (
-        f"{preview.total_rows} rows"
+        f"{preview.total_rows} {rows}"
         if shown == preview.total_rows
-        else (f"{shown} of {preview.total_rows} rows")
+        else (f"{shown} of {preview.total_rows} {rows}")
     )
     if preview.differing_rows:
         note += f"; {preview.differing_rows} with no partner, marked ✗"

@@ -64,7 +64,7 @@ def test_table_progress_and_accuracy(invoke, project: Path) -> None:
     lines = [ln for ln in result.stderr.splitlines() if ln.startswith("[")]
     assert len(lines) == 11 and lines[-1].startswith("[11/11]")
     assert any("fail    sales/emea_names" in ln for ln in lines)
-    assert result.stderr.splitlines()[0].startswith("Running run first: 11 of 11 answers")
+    assert result.stderr.splitlines()[0].startswith("Starting run first: 11 of 11 answers")
 
 
 def test_json_output(invoke, project: Path) -> None:

@@ -225,3 +225,8 @@ def test_tables_fit_an_80_column_terminal(invoke, project: Path, monkeypatch) ->
     assert max(len(line) for line in listing.splitlines() if not line.startswith("partial")) <= 60
     row = next(line for line in listing.splitlines() if line.startswith("r1 "))
     assert "working tree" in row  # branch@commit is never cut
+
+
+def test_one_row_previews_say_row_not_rows(invoke, project: Path) -> None:
+    out = invoke("show", "-C", str(project), "r1", "sales/emea_names").stdout
+    assert "Agent result (1 row; 1 with no partner" in out and "1 rows" not in out
