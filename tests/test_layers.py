@@ -46,7 +46,7 @@ LAYERS: list[list[str]] = [
     # 4: agents
     ["sqlbench.agents"],
     # 5: one question's verdict; a project loaded with every check (agents, warehouse)
-    ["sqlbench.grading", "sqlbench.validation", "sqlbench.variants"],
+    ["sqlbench.grading", "sqlbench.validation", "sqlbench.variants", "sqlbench.static_checks"],
     # 6: agent metrics (deterministic and judged)
     ["sqlbench.metrics"],
     # 7: running a benchmark and storing it
