@@ -81,7 +81,7 @@ def test_show_question_in_full(invoke, project: Path) -> None:
     assert "Ground truth SQL:\n  SELECT name FROM customers WHERE region = 'EMEA'" in out
     assert "Agent SQL:\n  SELECT name FROM customers WHERE region = 'APAC'" in out
     assert "Expected result (2 rows; 2 with no partner, marked ✗):" in out
-    assert "Agent result (1 rows; 1 with no partner, marked ✗):" in out
+    assert "Agent result (1 row; 1 with no partner, marked ✗):" in out
     marked = [ln for ln in out.splitlines() if "✗" in ln and ("Ann" in ln or "Bob" in ln)]
     assert len(marked) == 2
     assert "latency" in out
