@@ -90,6 +90,14 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     help="Tag of the questions that must pass. Default: check.must_pass_tag (must-pass).",
 )
 @click.option(
+    "--affected",
+    is_flag=True,
+    default=False,
+    help="Ask the agent only the questions the change can have touched (lineage of setup files "
+    "and SQL, changed YAML); the rest take the base run's answers, labelled unaffected "
+    "(reused). Safe for deterministic, schema-blind agents only: see docs/ci.md.",
+)
+@click.option(
     "--junit",
     "junit_path",
     type=click.Path(dir_okay=False, path_type=Path),
@@ -120,6 +128,7 @@ def check_command(
     floor: float | None,
     alpha: float | None,
     must_pass_tag: str | None,
+    affected: bool,
     junit_path: Path | None,
     markdown_path: Path | None,
 ) -> None:
@@ -137,6 +146,7 @@ def check_command(
         repeat=repeat,
         concurrency=concurrency,
         fresh=fresh,
+        affected=affected,
     )
     with open_project_store(project_dir) as store:
         result = check_refs(

@@ -137,6 +137,8 @@ class RunSide:
     agent: str | None = None
     reused: bool = False
     """True when a stored run was reused instead of running the agent again."""
+    run_id: str | None = None
+    """The stored run's id (None for a side without a run)."""
 
     @property
     def repeated(self) -> bool:
@@ -170,7 +172,7 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
-    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused)
+    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id)
 
 
 def side_accuracy(side: RunSide) -> Accuracy:

@@ -15,7 +15,14 @@ from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import close_project
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.policy import CheckPolicy, CheckResult, run_check
-from sqlbench.rundiff.sides import Notify, SideOptions, load_side_project, project_side, ref_side
+from sqlbench.rundiff.sides import (
+    Notify,
+    SideOptions,
+    affected_reuse,
+    load_side_project,
+    project_side,
+    ref_side,
+)
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.store import RunStore
 
@@ -116,9 +123,12 @@ def check_refs(
                 progress=display,
                 notify=notify,
             )
+        reuse = None
+        if options.affected:
+            reuse = affected_reuse(loaded, base_ref, base, store, options, notify)
         with scope() as display:
             head = project_side(
-                loaded, store, options, role="head", progress=display, notify=notify
+                loaded, store, options, role="head", progress=display, notify=notify, reuse=reuse
             )
     finally:
         close_project(loaded)

@@ -22,11 +22,13 @@ from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.load import close_project
 from sqlbench.project.models import Project, parse_duration
+from sqlbench.rundiff.affected import select_affected
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
-from sqlbench.runs.identity import run_identity, warehouse_identity
+from sqlbench.runs.identity import identity_of, run_identity, warehouse_identity
 from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
+from sqlbench.runs.regrade import ReuseAnswers, regrade_source
 from sqlbench.runs.store import RunStore
 from sqlbench.validation import load_project
 
@@ -46,6 +48,8 @@ class SideOptions:
     concurrency: int | None = None
     fresh: bool = False
     """Never reuse a stored run (``--fresh``)."""
+    affected: bool = False
+    """Head: ask only the questions the change can have touched (``check --affected``)."""
 
 
 def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunSide:
@@ -141,8 +145,10 @@ def project_side(
     role: str,
     progress: ProgressCallback | None = None,
     notify: Notify | None = None,
+    reuse: ReuseAnswers | None = None,
 ) -> RunSide:
-    """The side for a loaded project: the stored run with its identity, else a new run.
+    """The side for a loaded project: the stored run with its identity, else a new run
+    (affected-only when ``reuse`` is given).
 
     Raises:
         AgentError: The agent is not defined in this project.
@@ -183,10 +189,71 @@ def project_side(
         repeat=options.repeat,
         concurrency=options.concurrency,
         project_dir=options.project_dir.resolve(),
+        reuse=reuse,
     )
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
     trials = [trial for question in result.questions for trial in question.trials]
     return side_from_run(result.info, trials)
+
+
+def affected_reuse(
+    head: Project,
+    base_ref: str,
+    base: RunSide,
+    store: RunStore,
+    options: SideOptions,
+    notify: Notify | None = None,
+) -> ReuseAnswers | None:
+    """For an affected-only head run: the base run's answers to the questions the change from
+    ``base_ref`` cannot have touched (``sqlbench.rundiff.affected``), or None when every question
+    must be asked (no base run, another ``--repeat``, everything affected).
+
+    Raises:
+        SqlbenchError: The base project does not load.
+    """
+    say = notify or (lambda _line: None)
+    if base.run_id is None:
+        say("affected-only: the base has no run to reuse answers from; asking every question")
+        return None
+    info = store.find_run(base.run_id)
+    if info.repeat != options.repeat:
+        say("affected-only: the base run used another --repeat; asking every question")
+        return None
+    trials = store.trials(info.id)
+    config = agent_config(head, options.agent_name or head.settings.default_agent)
+    before, now = identity_of(info), run_identity(head, config)
+    if info.agent_name != config.name or before.agent_settings_hash != now.agent_settings_hash:
+        say(
+            "affected-only: the base run used another agent or agent settings; asking every "
+            "question"
+        )
+        return None
+    if before[3:] != now[3:]:
+        say(
+            "affected-only: the base run used another sqlbench version, compare options or "
+            "warehouse; asking every question"
+        )
+        return None
+    loaded = load_project(options.project_dir, branch=base_ref)
+    try:
+        selection = select_affected(loaded, head, trials)
+    finally:
+        close_project(loaded)
+    if selection.everything is not None:
+        say(f"affected-only: {selection.everything}; asking every question")
+        return None
+    if selection.changed_objects:
+        say(f"affected-only: changed in setup: {', '.join(selection.changed_objects)}")
+    shown = sorted(selection.asked.items())
+    for (space, name), why in shown[:_MAX_LISTED]:
+        say(f"affected-only: asking {space}/{name}: {why}")
+    if len(shown) > _MAX_LISTED:
+        say(f"affected-only: ... and {len(shown) - _MAX_LISTED} more asked")
+    kept = [t for t in trials if (t.space, t.name) in selection.reused]
+    return ReuseAnswers(info, regrade_source(info, kept).answers, asked=len(selection.asked))
+
+
+_MAX_LISTED = 20
 
 
 def _within_age(found: RunInfo, max_age: str) -> tuple[bool, str]:

@@ -28,7 +28,7 @@ from sqlbench.runs.identity import (
 from sqlbench.runs.liveness import this_host
 from sqlbench.runs.models import RunInfo, RunStatus
 from sqlbench.runs.record import new_run_fields
-from sqlbench.runs.regrade import Regrade
+from sqlbench.runs.regrade import Regrade, ReuseAnswers
 from sqlbench.runs.store import RunStore
 from sqlbench.text import suggest
 
@@ -95,6 +95,9 @@ class RunOptions:
     """Environment for agents and ``${ENV}`` in ``store:``; None: ``os.environ``."""
     regrade: Regrade | None = field(default=None, repr=False)
     """``sqlbench regrade``: replay this run's stored answers instead of asking the agent."""
+    reuse: ReuseAnswers | None = field(default=None, repr=False)
+    """Affected-only run: these questions take the base run's stored answers (labelled
+    ``unaffected (reused)``); the agent is asked the rest."""
 
     def __post_init__(self) -> None:
         if self.repeat is not None and self.repeat < 1:
@@ -208,9 +211,21 @@ def plan_run(
             "(merge accepts it)"
         )
     warehouse = warehouse_identity(project.settings, project.root, options.env)
+    fields = identity_fields(project, config, questions, warehouse)
+    if options.reuse is not None:
+        source = options.reuse.source
+        # Never the identity of a full run of the agent: part of its answers are the base's.
+        fields["agent_settings_hash"] = stable_hash(
+            {"affected_from": source.id, "agent": fields["agent_settings_hash"]}
+        )
+        notices.append(
+            f"affected-only run: asking the agent {options.reuse.asked} question(s); "
+            f"{len(options.reuse.answers)} unaffected take run {source.name}'s answers "
+            "(unaffected (reused))"
+        )
     info = RunInfo(
         **new_run_fields(options.name),
-        **identity_fields(project, config, questions, warehouse),
+        **fields,
         status=RunStatus.RUNNING,
         question_count=len(questions),
         repeat=options.repeat or 1,

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
 from sqlbench.runs.models import RunInfo, TrialResult
@@ -26,6 +26,9 @@ if TYPE_CHECKING:
     from sqlbench.runs.store import RunStore
 
 Key = tuple[str, str]
+
+REUSED_LABEL = "unaffected (reused)"
+"""The words before the reason of a question an affected-only run took from the base run."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,36 @@ class ReplayedAgent:
             index = self._next.get(key, 0)
             self._next[key] = index + 1
         return found[min(index, len(found) - 1)]
+
+
+@dataclass(frozen=True)
+class ReuseAnswers:
+    """An affected-only run (``check --affected``, ``run --affected-by``): the base run whose
+    answers the unaffected questions take, and those answers per question."""
+
+    source: RunInfo
+    answers: Mapping[Key, tuple[Answer, ...]]
+    asked: int = 0
+    """How many questions the agent is asked (for the notice)."""
+
+
+@dataclass
+class PartlyReplayedAgent:
+    """Asks ``agent`` the questions ``replayed`` has no answer for; the others get their stored
+    answers (no agent call)."""
+
+    agent: Any
+    replayed: ReplayedAgent
+    name: str = "affected"
+
+    def __post_init__(self) -> None:
+        self.name = getattr(self.agent, "name", self.name)
+
+    def answer(self, request: Request) -> Any:
+        """The stored answer of an unaffected question, else the agent's."""
+        if (request.space, request.name) in self.replayed.answers:
+            return self.replayed.answer(request)
+        return self.agent.answer(request)
 
 
 def regrade_run(

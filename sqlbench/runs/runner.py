@@ -47,7 +47,7 @@ from sqlbench.runs.plan import (
     plan_run,
     with_variants,
 )
-from sqlbench.runs.regrade import ReplayedAgent
+from sqlbench.runs.regrade import REUSED_LABEL, PartlyReplayedAgent, ReplayedAgent
 from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
@@ -269,6 +269,8 @@ class _Run:
                 agent = ReplayedAgent(self.options.regrade.answers)
             else:
                 agent = build_agent(self.plan.agent, context)
+            if self.options.reuse is not None:
+                agent = PartlyReplayedAgent(agent, ReplayedAgent(self.options.reuse.answers))
             self._prepare_judge(context.env)
         except BaseException:
             if self.shared is None:
@@ -357,6 +359,11 @@ class _Run:
                 self._window.notify_all()
             try:
                 result = self._grade(warehouses, agent, item)
+                reuse = self.options.reuse
+                if reuse is not None and (result.space, result.name) in reuse.answers:
+                    result = result.model_copy(
+                        update={"reason": f"{REUSED_LABEL}: {result.reason}"}
+                    )
                 with self._record_lock:
                     if self._stop.is_set():
                         return
