@@ -36,7 +36,9 @@ class Variant:
     number: int
     """Which candidate it was (from 0): with the seed, it rebuilds the same data."""
     fingerprint: str
-    engine: DuckDBEngine
+    tables: list[BaseTable]
+    """Its data; a database is built from it only while it is used (a long run would
+    otherwise hold one open DuckDB per variant of every question)."""
     truth: ResultSet
     tells_apart: int
     """How many near neighbours differ from the ground truth on it."""
@@ -56,10 +58,8 @@ class VariantSuite:
     rejected: int
     """Candidates where the ground truth errored or was empty."""
 
-    def close(self) -> None:
-        """Close every variant's database."""
-        for variant in self.variants:
-            variant.engine.close()
+    view_sql: tuple[str, ...] = ()
+    """The setup's views, re-created in each variant's database."""
 
 
 def _compare(
@@ -114,22 +114,13 @@ def build_suite(
             rejected += 1
             engine.close()
             continue
-        killed: set[int] = set()
-        for index, mutant in enumerate(mutants):
-            try:
-                result = engine.run_truth(
-                    mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
-                )
-            except QueryError:
-                continue  # a neighbour that does not run tells nothing
-            if _compare(truth, result, options, sql, "duckdb").verdict is Verdict.FAIL:
-                killed.add(index)
-        variant = Variant(number, fingerprint(data), engine, truth, len(killed))
+        try:
+            killed = _told_apart(engine, sql, truth, mutants, options, settings)
+        finally:
+            engine.close()
+        variant = Variant(number, fingerprint(data), data, truth, len(killed))
         found.append((variant, killed))
     kept, covered = _distil(found, count)
-    for variant, _ in found:
-        if variant not in kept:
-            variant.engine.close()
     return VariantSuite(
         seed=seed,
         variants=tuple(sorted(kept, key=lambda v: v.number)),
@@ -137,7 +128,30 @@ def build_suite(
         told_apart=len(covered),
         candidates=total,
         rejected=rejected,
+        view_sql=tuple(view_sql),
     )
+
+
+def _told_apart(
+    engine: DuckDBEngine,
+    sql: str,
+    truth: ResultSet,
+    mutants: list[str],
+    options: CompareOptions,
+    settings: RunSettings,
+) -> set[int]:
+    """Which neighbours fail against the ground truth on this variant."""
+    killed: set[int] = set()
+    for index, mutant in enumerate(mutants):
+        try:
+            result = engine.run_truth(
+                mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
+            )
+        except QueryError:
+            continue  # a neighbour that does not run tells nothing
+        if _compare(truth, result, options, sql, "duckdb").verdict is Verdict.FAIL:
+            killed.add(index)
+    return killed
 
 
 def _distil(found: list[tuple[Variant, set[int]]], count: int) -> tuple[list[Variant], set[int]]:
@@ -185,8 +199,9 @@ def check(
     at the first that does not pass."""
     sql = transpile_truth(truth_sql, truth_dialect, "duckdb")
     for checked, variant in enumerate(suite.variants, start=1):
+        engine = DuckDBEngine.from_tables(variant.tables, list(suite.view_sql))
         try:
-            actual = variant.engine.run_agent(
+            actual = engine.run_agent(
                 agent_sql,
                 timeout_s=settings.query_timeout_s,
                 max_rows=settings.max_rows,
@@ -194,6 +209,8 @@ def check(
             )
         except QueryError as err:
             return VariantCheck(checked, variant, error=err)
+        finally:
+            engine.close()
         comparison = _compare(variant.truth, actual, options, sql, "duckdb")
         if not comparison.passed:
             return VariantCheck(checked, variant, comparison, actual)
@@ -257,9 +274,6 @@ class VariantCache:
             return slot.suite
 
     def close(self) -> None:
-        """Close every suite's databases."""
+        """Forget every suite (their databases are closed as soon as they are used)."""
         with self._lock:
-            for slot in self._slots.values():
-                if slot.suite is not None:
-                    slot.suite.close()
             self._slots.clear()

@@ -113,7 +113,6 @@ def test_accidental_pass_fails_on_a_variant(engine: DuckDBEngine, case: str) -> 
     )
     assert found.variant is not None, case
     assert found.comparison is not None and found.comparison.verdict is Verdict.FAIL
-    suite.close()
 
 
 @pytest.mark.parametrize("case", sorted(EQUIVALENT))
@@ -127,7 +126,6 @@ def test_equivalent_rewrite_passes_on_every_variant(engine: DuckDBEngine, case: 
     )
     assert found.variant is None, (case, found.comparison and found.comparison.reason)
     assert found.checked == len(suite.variants)
-    suite.close()
 
 
 def test_variants_are_the_same_for_the_same_seed(engine: DuckDBEngine) -> None:
@@ -140,8 +138,6 @@ def test_variants_are_the_same_for_the_same_seed(engine: DuckDBEngine) -> None:
     prints = [v.fingerprint for v in first.variants]
     assert prints == [v.fingerprint for v in again.variants]
     assert prints != [v.fingerprint for v in other.variants]
-    for suite in (first, again, other):
-        suite.close()
 
 
 def test_kept_variants_tell_neighbours_apart_and_truth_is_never_empty(
@@ -151,7 +147,6 @@ def test_kept_variants_tell_neighbours_apart_and_truth_is_never_empty(
     assert 0 < len(suite.variants) <= 3
     assert suite.told_apart > 0
     assert all(v.tells_apart > 0 and v.truth.num_rows > 0 for v in suite.variants)
-    suite.close()
 
 
 def test_neighbours_cover_the_spec_mutations() -> None:
