@@ -39,6 +39,16 @@ def _file_limit(size: int) -> Any:
     return apply
 
 
+_PEAK_RSS_WRAPPER = (
+    "import resource, subprocess, sys\n"
+    "code = subprocess.run(sys.argv[2:]).returncode\n"
+    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
+    "open(sys.argv[1], 'w').write(str(peak))\n"
+    "sys.exit(code)\n"
+)
+"""Runs its arguments as a child and writes the child's peak RSS (KiB) to ``argv[1]``."""
+
+
 class Sqlbench:
     """Runs ``python -m sqlbench`` in a subprocess and keeps everything it printed."""
 
@@ -55,15 +65,21 @@ class Sqlbench:
         env: Mapping[str, str] | None = None,
         timeout: float = 120,
         max_file_bytes: int | None = None,
+        peak_rss_file: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        """Run sqlbench; with ``peak_rss_file``, that one process's peak RSS (KiB) is written
+        there (measured by a wrapper process, so other children of the test do not count)."""
         full_env = {
             **os.environ,
             "SQLBENCH_HOME": str(self.tmp_path / "home"),
             "COLUMNS": "200",
             **(env or {}),
         }
+        command = [sys.executable, "-m", "sqlbench", *args]
+        if peak_rss_file is not None:
+            command = [sys.executable, "-c", _PEAK_RSS_WRAPPER, str(peak_rss_file), *command]
         proc = subprocess.run(
-            [sys.executable, "-m", "sqlbench", *args],
+            command,
             cwd=cwd,
             env=full_env,
             capture_output=True,
