@@ -13,6 +13,7 @@ from sqlbench.cli.options import (
     branch_option,
     format_option,
     needs_project,
+    note,
     output_option,
     progress_display,
     run_name_option,
@@ -102,6 +103,15 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
     help="Run only shard I of N (a fixed split by question; join with sqlbench merge).",
 )
 @click.option(
+    "--affected-by",
+    "affected_by",
+    default=None,
+    metavar="REF",
+    help="Ask the agent only the questions the change from REF can have touched; the rest "
+    "take REF's run's answers, labelled unaffected (reused). Safe for deterministic, "
+    "schema-blind agents only: see docs/ci.md.",
+)
+@click.option(
     "--fail-under",
     type=THRESHOLD,
     default=None,
@@ -125,6 +135,7 @@ def run_command(
     run_name: str | None,
     resume: str | None,
     shard: str | None,
+    affected_by: str | None,
     fail_under: float | None,
     fmt: str,
     output: Path | None,
@@ -137,6 +148,7 @@ def run_command(
     --fail-under, 2 when the project does not validate or the warehouse cannot be set up.
     """
     # The run loop pulls in the engines, the comparison and the agents: import it on use only.
+    from sqlbench.rundiff.refs import affected_run
     from sqlbench.runs.runner import run_benchmark
 
     options = RunOptions(
@@ -150,6 +162,11 @@ def run_command(
         shard=Shard.parse(shard) if shard is not None else None,
         project_dir=project_dir.resolve(),
     )
+    if affected_by is not None and (resume or shard or select or space or variants):
+        raise click.UsageError(
+            "--affected-by makes a whole run: it does not combine with --resume, --shard, "
+            "--select, --space or --variants"
+        )
     project = load_project(project_dir, branch=branch)
     if project.source.dev_mode_note:
         click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
@@ -159,7 +176,17 @@ def run_command(
     display = progress_display()
     try:
         with stdout_to_stderr(), display:
-            run = run_benchmark(project, names[0] if names else None, options, progress=display)
+            if affected_by is not None:
+                run = affected_run(
+                    project,
+                    affected_by,
+                    names[0] if names else None,
+                    options,
+                    progress=display,
+                    notify=note,
+                )
+            else:
+                run = run_benchmark(project, names[0] if names else None, options, progress=display)
     except KeyboardInterrupt:
         if display.run_name is not None:
             click.echo(

@@ -10,9 +10,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import close_project
+from sqlbench.project.models import Project
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.policy import CheckPolicy, CheckResult, run_check
 from sqlbench.rundiff.sides import (
@@ -24,6 +26,9 @@ from sqlbench.rundiff.sides import (
     ref_side,
 )
 from sqlbench.runs.events import ProgressCallback
+from sqlbench.runs.locate import open_project_store
+from sqlbench.runs.plan import RunOptions
+from sqlbench.runs.results import RunResult
 from sqlbench.runs.store import RunStore
 
 ProgressScope = Callable[[], AbstractContextManager[ProgressCallback | None]]
@@ -133,3 +138,39 @@ def check_refs(
     finally:
         close_project(loaded)
     return run_check(base, head, policy)
+
+
+def affected_run(
+    project: Project,
+    base_ref: str,
+    agent_name: str | None,
+    options: RunOptions,
+    *,
+    progress: ProgressCallback | None = None,
+    notify: Notify | None = None,
+) -> RunResult:
+    """``sqlbench run --affected-by REF``: a run of ``project`` that asks the agent only the
+    questions the change from ``base_ref`` can have touched; the others take the answers of the
+    base run (reused from the store, else run first), labelled ``unaffected (reused)``.
+
+    Raises:
+        SqlbenchError: The ref cannot be read, a run fails, the project does not load.
+    """
+    # The run loop pulls in engines, comparison and agents: import it on use only.
+    from sqlbench.runs.runner import run_benchmark
+
+    project_dir = options.project_dir or project.root
+    sides = SideOptions(
+        project_dir=project_dir,
+        agent_name=agent_name,
+        repeat=options.repeat or 1,
+        concurrency=options.concurrency,
+    )
+    with open_project_store(project_dir, options.env) as store:
+        base = ref_side(
+            base_ref, store, sides, role="base", allow_empty=True, progress=progress, notify=notify
+        )
+        reuse = affected_reuse(project, base_ref, base, store, sides, notify)
+        return run_benchmark(
+            project, agent_name, replace(options, reuse=reuse), progress=progress, store=store
+        )

@@ -191,3 +191,25 @@ def test_sql_inputs_leave_out_ctes_and_refuse_what_does_not_parse() -> None:
         "y",
     }
     assert sql_inputs("SELECT SELECT FROM (", "duckdb") is None
+
+
+def test_run_affected_by_asks_only_what_the_change_touched(tmp_path: Path, invoke: Invoke) -> None:
+    repo = _repo(tmp_path)
+    repo.commit({"models/views.sql": VIEWS.format(op=">=")}, "big means >= 100", branch="dev")
+    root = repo.root
+    run = invoke(
+        "run", "-C", str(root), "--branch", "dev", "--affected-by", "main", "--format", "json"
+    )
+    # The base had no run: it is run first (4 calls), then the head asks 2.
+    assert _calls(tmp_path) == sorted(
+        ["big_chain", "big_count", "regions", "total", "big_chain", "big_count"]
+    )
+    data = json.loads(run.stdout)
+    reasons = {r["name"]: r["reason"] for r in data["results"]}
+    assert reasons["total"].startswith("unaffected (reused): ")
+    assert not reasons["big_count"].startswith("unaffected")
+    again = invoke("run", "-C", str(root), "--branch", "dev", "--affected-by", "main")
+    assert _calls(tmp_path) == ["big_chain", "big_count"]  # the base run is reused
+    assert "unaffected (reused)" in again.stdout
+    refused = invoke("run", "-C", str(root), "--affected-by", "main", "--shard", "1/2", exit_code=2)
+    assert "--affected-by makes a whole run" in refused.stderr
