@@ -24,7 +24,7 @@ from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.models import CompareOptions, Question, TruthKind
-from sqlbench.text import one_line
+from sqlbench.text import joined_lines, one_line
 from sqlbench.verdicts import Verdict
 
 __all__ = [
@@ -119,7 +119,7 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
 def agent_problem(answer: Answer) -> Grade | None:
     """An error grade when the agent itself failed."""
     if answer.error is not None:
-        return Grade(Verdict.ERROR, one_line(f"agent error: {answer.error}", _MAX_REASON))
+        return Grade(Verdict.ERROR, joined_lines(f"agent error: {answer.error}", _MAX_REASON))
     return None
 
 

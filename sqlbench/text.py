@@ -73,6 +73,34 @@ def one_line(text: str, limit: int = MAX_LINE) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def few_lines(text: str, limit: int = MAX_LINE) -> str:
+    """Each line's whitespace collapsed, blank lines dropped, the line breaks kept, cut to
+    ``limit`` characters: a message whose lines mean something (a program's stderr).
+
+    Example:
+        >>> few_lines("exited; stderr:\\n\\n  warn  \\nValueError: boom\\n")
+        'exited; stderr:\\nwarn\\nValueError: boom'
+    """
+    kept = "\n".join(flat for line in text.splitlines() if (flat := " ".join(line.split())))
+    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+
+
+def joined_lines(text: str, limit: int = MAX_LINE) -> str:
+    """A message of several lines on one line: ``|`` between lines, a space after a line that
+    ends with a colon (it introduces the next).
+
+    Example:
+        >>> joined_lines("exited; stderr:\\nwarn\\nValueError: boom")
+        'exited; stderr: warn | ValueError: boom'
+    """
+    lines = few_lines(text, limit=len(text) + 1).splitlines()
+    flat = "".join(
+        ("" if i == 0 else " " if lines[i - 1].endswith(":") else " | ") + line
+        for i, line in enumerate(lines)
+    )
+    return one_line(flat, limit)
+
+
 def percent(value: float) -> str:
     """A proportion as a whole percentage, with one decimal where rounding would hide that it is
     not 0% or 100%: 199/200 reads 99.5%, never 100%.

@@ -29,7 +29,7 @@ from sqlbench.agents.sqltext import extract_sql, looks_like_words, starts_like_s
 from sqlbench.agents.traces import TraceFormat, adapt
 from sqlbench.errors import AgentError, AgentTransientError
 from sqlbench.hygiene import clean_data
-from sqlbench.text import one_line
+from sqlbench.text import few_lines, one_line
 
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
     "sqlbench_agent_deadline", default=None
@@ -219,7 +219,7 @@ def ask(
             answer = Answer(error=f"the agent did not answer within {timeout_s:g}s")
             break
         except AgentError as err:
-            answer = Answer(error=one_line(str(err)) or type(err).__name__)
+            answer = Answer(error=few_lines(str(err)) or type(err).__name__)
             break
         except Exception as err:  # an agent's own failure becomes its verdict's reason
             answer = Answer(error=one_line(f"{type(err).__name__}: {err}"))

@@ -65,14 +65,14 @@ def command_argv(command: str | list[str]) -> list[str]:
 
 
 def stderr_tail(stderr: str) -> str:
-    """The last few non-empty lines of stderr, on one line.
+    """The last few non-empty lines of stderr, their line breaks kept.
 
     Example:
-        >>> stderr_tail("warn\\nTraceback...\\nValueError: boom\\n")
-        'warn | Traceback... | ValueError: boom'
+        >>> stderr_tail("warn\\n\\nTraceback...\\nValueError: boom\\n")
+        'warn\\nTraceback...\\nValueError: boom'
     """
     lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    tail = " | ".join(lines[-_STDERR_TAIL_LINES:])
+    tail = "\n".join(lines[-_STDERR_TAIL_LINES:])
     return tail if len(tail) <= _STDERR_TAIL_CHARS else "…" + tail[-_STDERR_TAIL_CHARS:]
 
 
@@ -132,7 +132,7 @@ class CommandAgent:
                 tail = stderr_tail(pipes.stderr(_DRAIN_AFTER_KILL_S).decode("utf-8", "replace"))
                 raise AgentError(
                     f"the command did not answer within {timeout_s:.3g}s and was killed"
-                    + (f"; stderr: {tail}" if tail else "")
+                    + (f"; stderr:\n{tail}" if tail else "")
                 )
         finally:
             _LIVE.discard(process)
@@ -141,7 +141,7 @@ class CommandAgent:
             tail = stderr_tail(stderr)
             status = _status(process.returncode)
             raise AgentError(
-                f"the command {status}" + (f"; stderr: {tail}" if tail else " (stderr was empty)")
+                f"the command {status}" + (f"; stderr:\n{tail}" if tail else " (stderr was empty)")
             )
         try:
             return parse_output_text(pipes.stdout().decode("utf-8"), self.trace_format)

@@ -300,7 +300,9 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     if trial.answer:
         parts += [Text("Answer:", style="bold"), Text("  " + trial.answer)]
     if trial.agent_error:
-        parts.append(Text.assemble(("Agent error: ", "bold"), trial.agent_error))
+        first, *more = trial.agent_error.splitlines() or [""]
+        parts.append(Text.assemble(("Agent error: ", "bold"), first))
+        parts += [Text("  " + line) for line in more]  # e.g. the lines of its stderr
     if trial.tool_calls:
         parts.append(Text(f"Tool calls ({len(trial.tool_calls)}):", style="bold"))
         for number, call in enumerate(trial.tool_calls, start=1):

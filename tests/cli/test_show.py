@@ -230,3 +230,34 @@ def test_tables_fit_an_80_column_terminal(invoke, project: Path, monkeypatch) ->
 def test_one_row_previews_say_row_not_rows(invoke, project: Path) -> None:
     out = invoke("show", "-C", str(project), "r1", "sales/emea_names").stdout
     assert "Agent result (1 row; 1 with no partner" in out and "1 rows" not in out
+
+
+def test_show_prints_an_agents_stderr_with_its_line_breaks(invoke, project: Path) -> None:
+    (project / "agents" / "crash.py").write_text(
+        "import sys\n"
+        "print('loading model', file=sys.stderr)\n"
+        "print('Traceback (most recent call last):', file=sys.stderr)\n"
+        "print('ValueError: the model returned garbage', file=sys.stderr)\n"
+        "sys.exit(1)\n"
+    )
+    with (project / "agents" / "agents.yml").open("a") as agents:
+        agents.write(
+            "  - name: crash\n    kind: command\n    command: [python3, agents/crash.py]\n"
+        )
+    invoke(
+        "run", "-C", str(project), "--name", "c", "--agent", "crash", "--select", "count_customers"
+    )
+    out = invoke("show", "-C", str(project), "c", "sales/count_customers").stdout
+    assert (
+        "Agent error: the command exited with status 1; stderr:\n"
+        "  loading model\n"
+        "  Traceback (most recent call last):\n"
+        "  ValueError: the model returned garbage\n"
+    ) in out
+    assert " | " not in out.split("Agent error:")[1]
+    # The reason (one line, for tables) keeps the lines apart.
+    data = json.loads(invoke("show", "-C", str(project), "c", "--format", "json").stdout)
+    assert data["results"][0]["reason"] == (
+        "agent error: the command exited with status 1; stderr: loading model | "
+        "Traceback (most recent call last): ValueError: the model returned garbage"
+    )
