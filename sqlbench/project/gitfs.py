@@ -171,6 +171,18 @@ def _missing_ref(location: RepoLocation, ref: str) -> GitError:
     return GitError(f"git ref {ref!r} does not exist in {location.toplevel}{hint}")
 
 
+def resolved_name(path: Path | str, ref: str, commit: str) -> str:
+    """What ``ref`` resolved to, as a run records it: the branch or tag it names (``HEAD`` on
+    ``main`` gives ``main``), else the short ``commit`` (``HEAD~1``, ``main^``, a sha), so a
+    stored run never says ``HEAD~1``, which means another commit tomorrow."""
+    location = locate_repo(path)
+    if location is None or not ref or ref.startswith("-"):
+        return commit[:7]
+    proc = _git(["rev-parse", "--abbrev-ref", ref], location.toplevel, check=False)
+    name = proc.stdout.strip() if proc.returncode == 0 else ""
+    return name if name and name != "HEAD" else commit[:7]
+
+
 def branch_name(path: Path | str, ref: str) -> str:
     """``ref`` as a branch name: ``refs/heads/x``, ``refs/remotes/origin/x`` and ``origin/x``
     (when ``origin`` is a remote) all give ``x``; anything else comes back unchanged."""

@@ -312,7 +312,7 @@ def check_project(
     elif branch is not None:
         extracted = gitfs.extract_project(folder, branch)
     try:
-        return _check(folder, extracted, branch if extracted else None, note, validate_agent)
+        return _check(folder, extracted, note, validate_agent)
     except BaseException:
         if extracted is not None:
             extracted.cleanup()
@@ -322,7 +322,6 @@ def check_project(
 def _check(
     folder: Path,
     extracted: gitfs.ExtractedTree | None,
-    ref: str | None,
     note: str | None,
     validate_agent: AgentValidator | None,
 ) -> ProjectCheck:
@@ -341,10 +340,11 @@ def _check(
     all_agents = {"auto": AgentConfig(name="auto", kind="auto", base_dir=root), **cross.agents}
     settings = files.settings
     if extracted is not None:
+        name = gitfs.resolved_name(folder, extracted.ref, extracted.commit)  # not HEAD~1
         source = SourceInfo(
-            branch=extracted.ref,
+            branch=name,
             commit=extracted.commit,
-            environment=environment_for(folder, ref, settings),
+            environment=environment_for(folder, name, settings),
         )
     else:
         source = working_tree_source(folder, note)

@@ -130,7 +130,8 @@ def load_side_project(
             if notify is not None:
                 notify(f"{role} {ref} has no sqlbench project: counted as empty")
             commit = gitfs.resolve_ref(options.project_dir, ref)
-            return RunSide(f"{ref} (no sqlbench project)", (), branch=ref, commit=commit)
+            name = gitfs.resolved_name(options.project_dir, ref, commit)
+            return RunSide(f"{name} (no sqlbench project)", (), branch=name, commit=commit)
     project = load_project(options.project_dir, branch=ref)
     if project.source.dev_mode_note and notify is not None:
         notify(project.source.dev_mode_note)

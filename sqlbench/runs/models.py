@@ -321,7 +321,7 @@ class RunInfo(_Model):
     def source_label(self) -> str:
         """``branch@commit7`` (``+dirty`` for uncommitted edits)."""
         commit = (self.commit or "")[:7]
-        label = f"{self.branch}@{commit}" if commit else self.branch
+        label = f"{self.branch}@{commit}" if commit and self.branch != commit else self.branch
         label += "+dirty" if self.dirty else ""
         if self.origin is not None:
             label += f" ({self.origin.label})"

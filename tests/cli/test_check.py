@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import xml.etree.ElementTree as ET
@@ -237,3 +238,20 @@ def test_shallow_clone_says_how_to_fetch_the_base(
     _git(clone, "fetch", "-q", "--depth=1", "origin", "main:main")
     result = invoke("check", "-C", str(clone), "--base", "main", exit_code=1)
     assert "sales/revenue_by_region" in result.stdout
+
+
+def test_relative_refs_are_stored_as_what_they_resolved_to(repo: GitRepo, invoke: Invoke) -> None:
+    main = repo.git("rev-parse", "main").strip()[:7]
+    root = str(repo.root)
+    invoke("run", "-C", root, "--branch", "dev~1", "--name", "rel")
+    invoke("run", "-C", root, "--branch", "HEAD", "--name", "head")
+    runs = {
+        r["name"]: r
+        for r in json.loads(invoke("runs", "-C", root, "--format", "json").stdout)["runs"]
+    }
+    assert runs["rel"]["branch"] == main  # not "dev~1", which names another commit tomorrow
+    assert (runs["head"]["branch"], runs["head"]["environment"]) == ("main", "prod")
+    shown = invoke("show", "-C", root, "rel").stdout
+    assert f"Run rel · dev · {main} · agent" in shown
+    check = invoke("check", "-C", root, "--base", "HEAD", "--head", "dev~1").stdout
+    assert "HEAD" not in check and "dev~1" not in check
