@@ -2,8 +2,9 @@
 warehouse before any agent is asked.
 
 Each distinct ground-truth SQL (a question's inline ``sql``, every certified query, every
-``also_accept``) is run once with the project's setup applied, and flagged at the file and line
-it is written at:
+``also_accept``) is run once with the project's setup applied. An error is flagged once, at the
+file and line the SQL is written at; a warning once per question using the SQL, at that
+question and naming it (``space/name: ...``; a certified query no question uses says so):
 
 - error: it fails on the warehouse (or cannot be transpiled to its dialect, or is over max_rows);
 - warning: it returns no rows (any empty answer would pass), or only NULLs;
@@ -16,7 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -26,7 +27,7 @@ from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import boundary_ties, limit_probe, volatile_calls
 from sqlbench.engines.open import open_project_engine
 from sqlbench.errors import EngineError, Problem, QueryError, QueryErrorKind, Severity
-from sqlbench.project.models import Project, RunSettings
+from sqlbench.project.models import Project, Question, RunSettings
 from sqlbench.truth import transpile_truth, truth_dialect
 
 _KIND_PHRASES = {
@@ -42,12 +43,26 @@ _KIND_PHRASES = {
 
 
 @dataclass(frozen=True)
+class _User:
+    """A question whose answer is checked against a ground truth."""
+
+    name: str
+    """``space/name``."""
+    label: str
+    """What the SQL is to this question (see ``_Truth.label``)."""
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
 class _Truth:
     sql: str
     label: str
     """What it is, for messages: ``ground truth``, ``certified query 'x'``, ``also_accept #2``."""
     path: str
     line: int
+    users: tuple[_User, ...] = ()
+    """The questions using it, in file order (none: a certified query no question uses)."""
 
 
 def preflight(project: Project) -> list[Problem]:
@@ -82,46 +97,55 @@ def preflight(project: Project) -> list[Problem]:
 
 def _distinct_truths(project: Project) -> Iterator[tuple[str | None, _Truth]]:
     """Each distinct ground truth with the warehouse it runs on (a certified query on the
-    warehouse of each question using it, else the default one)."""
-    seen: set[tuple[str | None, str]] = set()
+    warehouse of each question using it, else the default one) and the questions using it."""
+    found: dict[tuple[str | None, str], _Truth] = {}
+    users: dict[tuple[str | None, str], list[_User]] = {}
 
-    def fresh(warehouse: str | None, sql: str) -> bool:
-        key = (warehouse, sql.strip().rstrip(";").strip())
-        if not key[1] or key in seen:
-            return False
-        seen.add(key)
-        return True
+    def add(warehouse: str | None, truth: _Truth, user: _User | None) -> None:
+        key = (warehouse, truth.sql.strip().rstrip(";").strip())
+        if not key[1]:
+            return
+        found.setdefault(key, truth)
+        if user is not None:
+            users.setdefault(key, []).append(user)
 
+    asking = [q for q in project.questions if q.skip is None]
     used: dict[str, set[str | None]] = {}
-    for question in project.questions:
-        if question.skip is None and question.certified_query is not None:
+    for question in asking:
+        if question.certified_query is not None:
             used.setdefault(question.certified_query, set()).add(project.warehouse_of(question))
     for name, certified in project.certified_queries.items():
+        label = f"certified query {name!r}"
         for warehouse in sorted(used.get(name, {None}), key=lambda w: w or ""):
-            if fresh(warehouse, certified.sql):
-                truth = _Truth(
-                    certified.sql, f"certified query {name!r}", certified.path, certified.line
-                )
-                yield warehouse, truth
-    for question in project.questions:
-        if question.skip is not None:
-            continue
+            add(warehouse, _Truth(certified.sql, label, certified.path, certified.line), None)
+    for question in asking:
         warehouse = project.warehouse_of(question)
-        if question.sql is not None and fresh(warehouse, question.sql):
-            yield warehouse, _Truth(question.sql, "ground truth", question.path, question.line)
+
+        def use(sql: str, label: str, q: Question = question, w: str | None = warehouse) -> None:
+            user = _User(q.full_name, label, q.path, q.line)
+            add(w, _Truth(sql, label, q.path, q.line), user)
+
+        named = project.certified_queries.get(question.certified_query or "")
+        if named is not None:
+            use(named.sql, f"certified query {question.certified_query!r}")
+        if question.sql is not None:
+            use(question.sql, "ground truth")
         for number, sql in enumerate(question.also_accept, start=1):
-            if fresh(warehouse, sql):
-                truth = _Truth(sql, f"also_accept #{number}", question.path, question.line)
-                yield warehouse, truth
+            use(sql, f"also_accept #{number}")
+    for key, truth in found.items():
+        yield key[0], replace(truth, users=tuple(users.get(key, ())))
 
 
 def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> list[Problem]:
     problems: list[Problem] = []
 
     def warn(message: str) -> None:
-        problems.append(
-            Problem(Severity.WARNING, f"{truth.label} {message}", truth.path, truth.line)
-        )
+        if not truth.users:
+            text = f"{truth.label} (used by no question) {message}"
+            problems.append(Problem(Severity.WARNING, text, truth.path, truth.line))
+        for user in truth.users:
+            text = f"{user.name}: {user.label} {message}"
+            problems.append(Problem(Severity.WARNING, text, user.path, user.line))
 
     try:
         sql = transpile_truth(truth.sql, dialect, engine.dialect)

@@ -100,25 +100,67 @@ def test_each_ground_truth_problem_is_flagged_at_its_file_and_line(tmp_path: Pat
             'Candidate bindings: "name", "score", "joined"',
             "eval_questions/q.yml:5: error: ground truth fails on the warehouse: Catalog Error: "
             "Table with name missing_table does not exist!",
-            "eval_questions/q.yml:8: warning: ground truth returns no rows, so any empty answer "
+            "eval_questions/q.yml:8: warning: auto/empty: "
+            "ground truth returns no rows, so any empty answer "
             "would pass",
-            "eval_questions/q.yml:11: warning: ground truth returns only NULLs, so an answer of "
+            "eval_questions/q.yml:11: warning: auto/nulls: "
+            "ground truth returns only NULLs, so an answer of "
             "NULLs would pass",
-            "eval_questions/q.yml:14: warning: ground truth is non-deterministic: it calls "
+            "eval_questions/q.yml:14: warning: auto/today: "
+            "ground truth is non-deterministic: it calls "
             "CURRENT_DATE, so its answer changes between runs",
-            "eval_questions/q.yml:17: warning: ground truth is non-deterministic: two runs "
+            "eval_questions/q.yml:17: warning: auto/changes: "
+            "ground truth is non-deterministic: two runs "
             "returned different results",
-            "eval_questions/q.yml:20: warning: ground truth is non-deterministic: its LIMIT 2 cuts "
+            "eval_questions/q.yml:20: warning: auto/tied_limit: "
+            "ground truth is non-deterministic: its LIMIT 2 cuts "
             "between rows that tie on the ORDER BY keys (7), so more than one answer is correct",
-            "eval_questions/q.yml:26: warning: ground truth is non-deterministic: its OFFSET 2 "
+            "eval_questions/q.yml:26: warning: auto/tied_offset: "
+            "ground truth is non-deterministic: its OFFSET 2 "
             "cuts between rows that tie on the ORDER BY keys (7), so more than one answer is "
             "correct",
-            "eval_questions/q.yml:29: warning: ground truth is non-deterministic: its LIMIT 2 has "
+            "eval_questions/q.yml:29: warning: auto/unordered_limit: "
+            "ground truth is non-deterministic: its LIMIT 2 has "
             "no ORDER BY, so which rows it keeps is up to the database",
             "eval_questions/q.yml:35: error: also_accept #1 fails on the warehouse: Catalog "
             "Error: Table with name nowhere does not exist!",
         ]
     )
+
+
+def test_warnings_come_once_per_question_and_name_it(tmp_path: Path) -> None:
+    # Regression: one warning per distinct SQL, and a certified query's named no question.
+    questions = """\
+space: shop
+eval_questions:
+  - {name: mars_a, question: Mars?, sql: SELECT name FROM people WHERE id < 0}
+  - {name: mars_b, question: Mars again?, sql: SELECT name FROM people WHERE id < 0}
+  - {name: cert_a, question: Venus?, certifiedQuery: venus}
+  - {name: cert_b, question: Venus again?, certifiedQuery: venus}
+"""
+    certified = """\
+certified_queries:
+  - {name: venus, sql: SELECT name FROM people WHERE id < -1}
+  - {name: unused, sql: SELECT name FROM people WHERE id < -2}
+"""
+    root = write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": {"setup": ["models/*.sql"]},
+            "models/people.sql": SETUP,
+            "eval_questions/q.yml": questions,
+            "certified_queries/c.yml": certified,
+        },
+    )
+    empty = "returns no rows, so any empty answer would pass"
+    assert sorted(str(p) for p in preflight(load_project(root))) == [
+        "certified_queries/c.yml:3: warning: certified query 'unused' (used by no question) "
+        + empty,
+        f"eval_questions/q.yml:3: warning: shop/mars_a: ground truth {empty}",
+        f"eval_questions/q.yml:4: warning: shop/mars_b: ground truth {empty}",
+        f"eval_questions/q.yml:5: warning: shop/cert_a: certified query 'venus' {empty}",
+        f"eval_questions/q.yml:6: warning: shop/cert_b: certified query 'venus' {empty}",
+    ]
 
 
 def test_severities(tmp_path: Path) -> None:
