@@ -423,3 +423,33 @@ def test_validate_catches_a_python_agent_whose_function_is_missing(invoke, tmp_p
         result.stdout
     )
     assert "did you mean 'answer'?" in result.stdout
+
+
+def test_execute_gives_one_warning_for_a_ground_truth_that_reads_the_date(
+    invoke, tmp_path: Path
+) -> None:
+    # Regression: loading warned "uses CURRENT_DATE" and the pre-flight again "is
+    # non-deterministic: it calls CURRENT_DATE": two warnings for one cause.
+    write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "space": "shop",
+                "eval_questions": [
+                    {"name": "today", "question": "Which date?", "sql": "SELECT CURRENT_DATE AS d"},
+                    {
+                        "name": "dice",
+                        "question": "Dice?",
+                        "sql": "SELECT CURRENT_DATE AS d, random() < 2 AS r",
+                    },
+                ],
+            }
+        },
+    )
+    out = invoke("validate", "-C", str(tmp_path), "--execute", exit_code=0).stdout
+    warnings = [line for line in out.splitlines() if ": warning: " in line]
+    today = [line for line in warnings if "'today'" in line or "shop/today" in line]
+    assert len(today) == 1 and "uses CURRENT_DATE" in today[0]
+    dice = [line for line in warnings if "'dice'" in line or "shop/dice" in line]
+    assert len(dice) == 2  # the date, and random() (another cause) still named
+    assert any("it calls RANDOM(), so" in line for line in dice)
