@@ -23,7 +23,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from sqlbench.report import html
-from sqlbench.runs.models import (
+from sqlbench.runs.records import (
     MetricResult,
     Preview,
     RunInfo,

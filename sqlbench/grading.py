@@ -23,7 +23,7 @@ from sqlbench.agents.base import Answer
 from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
-from sqlbench.project.models import CompareOptions, Question, TruthKind
+from sqlbench.project.files import CompareOptions, Question, TruthKind
 from sqlbench.text import joined_lines, one_line
 from sqlbench.verdicts import Verdict
 

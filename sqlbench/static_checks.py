@@ -17,7 +17,7 @@ from sqlbench.engines.open import setup_files
 from sqlbench.engines.profiles import profile_for
 from sqlbench.errors import EngineError, Problem, Severity
 from sqlbench.project.dialect import warehouse_dialect
-from sqlbench.project.models import Project, Settings
+from sqlbench.project.files import Project, Settings
 from sqlbench.text import suggest
 
 _JINJA = re.compile(r"\{\{|\{%")

@@ -14,7 +14,7 @@ from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ErrorLevel, ParseError, SqlglotError, UnsupportedError
 
 from sqlbench.errors import QueryError, QueryErrorKind
-from sqlbench.project.models import Question, Settings
+from sqlbench.project.files import Question, Settings
 from sqlbench.sqlstatements import error_text, statements
 
 

@@ -20,8 +20,8 @@ from sqlbench.agents.llm import endpoint_warnings
 from sqlbench.agents.registry import validate_agent_config
 from sqlbench.errors import Problem
 from sqlbench.project import load
+from sqlbench.project.files import Project
 from sqlbench.project.load import ProjectCheck
-from sqlbench.project.models import Project
 from sqlbench.project.validate import count_problems
 
 

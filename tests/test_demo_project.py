@@ -27,7 +27,7 @@ from sqlglot import exp
 from sqlbench.agents.base import Answer
 from sqlbench.compare import compare_results
 from sqlbench.engines.base import ResultSet
-from sqlbench.project.models import CertifiedQuery, Question, Settings
+from sqlbench.project.files import CertifiedQuery, Question, Settings
 from sqlbench.project.rules import sql_drift, text_drift
 from sqlbench.verdicts import Verdict
 

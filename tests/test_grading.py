@@ -9,7 +9,7 @@ from sqlbench.agents.base import Answer
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.grading import TruthOutcome, agent_problem, grade, grade_skipped, truth_problem
-from sqlbench.project.models import CompareOptions, Question
+from sqlbench.project.files import CompareOptions, Question
 from sqlbench.runs.previews import difference_of
 from sqlbench.verdicts import Verdict
 

@@ -34,7 +34,7 @@ LAYERS: list[list[str]] = [
     [
         "sqlbench.project",
         "sqlbench.public",  # public benchmarks' layouts read into project files
-        "sqlbench.runs.models",
+        "sqlbench.runs.records",
         "sqlbench.runs.accuracy",
         "sqlbench.runs.rates",
         "sqlbench.runs.provenance",
@@ -136,7 +136,7 @@ def test_no_hidden_imports_by_name() -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("sqlbench.text", 0), ("sqlbench.runs.models", 1), ("sqlbench.runs.runner", 7)],
+    [("sqlbench.text", 0), ("sqlbench.runs.records", 1), ("sqlbench.runs.runner", 7)],
 )
 def test_the_most_specific_layer_wins(module: str, layer: int) -> None:
     assert layer_of(module) == layer

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from sqlbench.errors import QueryError, QueryErrorKind
-from sqlbench.project.models import Question, Settings
+from sqlbench.project.files import Question, Settings
 from sqlbench.truth import ground_truths, transpile_truth, truth_dialect
 
 

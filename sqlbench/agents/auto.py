@@ -20,7 +20,7 @@ from sqlbench.agents.context import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, AgentC
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.llm import LlmAgent, LlmOptions, build_llm_agent
 from sqlbench.agents.similarity import TfidfIndex
-from sqlbench.project.models import AgentConfig, CertifiedQuery
+from sqlbench.project.files import AgentConfig, CertifiedQuery
 
 ROUTE_TOOL = "route"
 DEFAULT_THRESHOLD = 0.62

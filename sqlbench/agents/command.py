@@ -27,7 +27,7 @@ from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
 from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, Severity
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 
 _STDERR_TAIL_LINES = 5
 _STDERR_TAIL_CHARS = 400

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from sqlbench import secrets
 from sqlbench.errors import AgentError, EnvVarError
 from sqlbench.project import envvars
-from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
+from sqlbench.project.files import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
 
 if TYPE_CHECKING:
     from sqlbench.engines.base import Engine

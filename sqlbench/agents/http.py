@@ -25,7 +25,7 @@ from sqlbench.agents.traces import TraceFormat
 from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 from sqlbench.text import one_line, suggest
 
 ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")

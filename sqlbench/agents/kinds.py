@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.errors import Problem, Severity
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 
 
 class KindOptions(BaseModel):

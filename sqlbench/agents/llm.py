@@ -40,7 +40,7 @@ from sqlbench.agents.llm_prompt import (
 from sqlbench.agents.transport import post_json
 from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import AgentError, Problem, QueryError, Severity
-from sqlbench.project.models import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
+from sqlbench.project.files import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
 from sqlbench.text import one_line
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlbench.agents.sqltext import extract_sql
 from sqlbench.engines.arrow_values import display_values
-from sqlbench.project.models import CertifiedQuery
+from sqlbench.project.files import CertifiedQuery
 
 if TYPE_CHECKING:
     from sqlbench.engines.base import TableInfo

@@ -28,7 +28,7 @@ from sqlbench.agents.call import parse_answer
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
 from sqlbench.errors import AgentError, Problem
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 from sqlbench.text import one_line
 
 _REFERENCE = re.compile(

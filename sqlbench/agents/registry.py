@@ -19,7 +19,7 @@ from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, problem
 from sqlbench.errors import AgentError, Problem, ProjectInvalid, Severity, SqlbenchError
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 from sqlbench.text import closest, one_line, suggest
 
 ENTRY_POINT_GROUP = "sqlbench.agents"

@@ -30,7 +30,7 @@ from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
 from sqlbench.project.confine import outside_project
 from sqlbench.project.dialect import KNOWN_DIALECTS
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 from sqlbench.project.yamlload import (
     MAX_YAML_BYTES,
     MAX_YAML_DEPTH,

@@ -291,7 +291,7 @@ class ThresholdType(click.ParamType):  # type: ignore[type-arg]
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, float):
             return value
-        from sqlbench.project.models import parse_threshold
+        from sqlbench.project.files import parse_threshold
 
         where = f"--{param.name.replace('_', '-')}" if param and param.name else "threshold"
         try:

@@ -10,8 +10,8 @@ from sqlbench.cli.options import needs_project
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report.run_format import accuracy_line, human_line
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.results import find_question
 from sqlbench.runs.reviews import also_accept_proposal, decide
+from sqlbench.runs.scores import find_question
 from sqlbench.verdicts import Verdict
 
 

@@ -24,10 +24,10 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.project.models import MAX_VARIANTS, Project
+from sqlbench.project.files import MAX_VARIANTS, Project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.scores import RunResult
 from sqlbench.validation import load_project
 
 

@@ -20,7 +20,7 @@ from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_text
 from sqlbench.report.runs_json import runs_to_json
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.models import RunStatus
+from sqlbench.runs.records import RunStatus
 
 
 @click.group("runs", invoke_without_command=True)

@@ -21,7 +21,7 @@ from sqlbench.exitcodes import ExitCode
 from sqlbench.project.select import select_questions
 from sqlbench.report import run_json, run_text
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.results import QuestionResult, RunResult, find_question
+from sqlbench.runs.scores import QuestionResult, RunResult, find_question
 from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 

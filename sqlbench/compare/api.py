@@ -28,7 +28,7 @@ from sqlbench.compare.normalize import normalize
 from sqlbench.compare.order import OrderPlan, plan_order, tie_groups
 from sqlbench.compare.pairs import RowMatch
 from sqlbench.compare.reasons import build_reason
-from sqlbench.compare.views import Side, Tolerance, ViewSet, pair_domain
+from sqlbench.compare.views import ResultRole, Tolerance, ViewSet, pair_domain
 from sqlbench.errors import CompareOptionError
 from sqlbench.verdicts import Verdict
 
@@ -174,10 +174,10 @@ def _ties(
         return None
     key_views = []
     for k in keys:
-        col = views.columns[Side.EXPECTED][k]
+        col = views.columns[ResultRole.EXPECTED][k]
         domain = pair_domain(col, col)
         assert domain is not None
-        key_views.append(views.view(Side.EXPECTED, k, domain))
+        key_views.append(views.view(ResultRole.EXPECTED, k, domain))
     return tie_groups(key_views, n_e)
 
 

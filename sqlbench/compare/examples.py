@@ -21,7 +21,7 @@ from sqlbench.compare.columns import Column
 from sqlbench.compare.match import Matcher
 from sqlbench.compare.pairs import Pair, RowMatch
 from sqlbench.compare.values import display_row
-from sqlbench.compare.views import Domain, Side
+from sqlbench.compare.views import Domain, ResultRole
 
 _EXAMPLES = 3
 """Unmatched rows shown per side (the reason uses the first of each)."""
@@ -47,8 +47,8 @@ def examples(
         a_rows = [int(r) for r in rows.actual_unmatched[:_EXAMPLES]]
     else:
         a_rows = _partners(matcher, mapping, e_rows, rows.actual_unmatched)
-    e_cols = views.columns[Side.EXPECTED]
-    a_cols = [views.columns[Side.ACTUAL][mapping[i]] for i in sorted(mapping)]
+    e_cols = views.columns[ResultRole.EXPECTED]
+    a_cols = [views.columns[ResultRole.ACTUAL][mapping[i]] for i in sorted(mapping)]
     return _render(e_cols, e_rows), _render(a_cols, a_rows)
 
 
@@ -99,7 +99,7 @@ def _value_order(matcher: Matcher, mapping: dict[int, int], rows: np.ndarray) ->
         j = mapping[i]
         domain = matcher.views.domain(i, j)
         assert domain is not None
-        column = matcher.views.column(Side.ACTUAL, j)
+        column = matcher.views.column(ResultRole.ACTUAL, j)
         keys.append(column.null[rows].astype(np.int64))
         keys.append(_sort_key(matcher, column, domain, j, rows))
     if not keys:
@@ -116,7 +116,7 @@ def _sort_key(
     have value-derived codes; text, bytes and mixed values get codes in order of first
     appearance, so those are ranked by value here."""
     if domain is Domain.FLOAT:
-        view = matcher.views.view(Side.ACTUAL, j, domain)
+        view = matcher.views.view(ResultRole.ACTUAL, j, domain)
         assert view.floats is not None
         return np.where(view.null[rows], 0.0, view.floats[rows])
     if domain in (Domain.TEXT, Domain.BYTES):
@@ -136,7 +136,7 @@ def _sort_key(
         picked = np.array([tagged[int(r)] for r in rows], dtype=object)
         _, inverse = np.unique(picked, return_inverse=True)
         return np.asarray(inverse, dtype=np.int64).reshape(-1)
-    codes: np.ndarray = matcher.views.view(Side.ACTUAL, j, domain).codes[rows]
+    codes: np.ndarray = matcher.views.view(ResultRole.ACTUAL, j, domain).codes[rows]
     return codes
 
 

@@ -23,7 +23,7 @@ import numpy as np
 from sqlbench.compare.columns import Column
 from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
 from sqlbench.compare.rows import match_rows
-from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
+from sqlbench.compare.views import Domain, ResultRole, Tolerance, View, ViewSet
 
 
 class SearchStatus(StrEnum):
@@ -83,8 +83,8 @@ class Matcher:
         domain = self.views.domain(e_pos, a_pos)
         assert domain is not None
         return Pair(
-            self.views.view(Side.EXPECTED, e_pos, domain),
-            self.views.view(Side.ACTUAL, a_pos, domain),
+            self.views.view(ResultRole.EXPECTED, e_pos, domain),
+            self.views.view(ResultRole.ACTUAL, a_pos, domain),
             domain.tolerant,
         )
 
@@ -97,14 +97,14 @@ class Matcher:
         domain = self.views.domain(e_pos, a_pos)
         if domain is None:
             return False
-        ce = self.views.column(Side.EXPECTED, e_pos)
-        ca = self.views.column(Side.ACTUAL, a_pos)
+        ce = self.views.column(ResultRole.EXPECTED, e_pos)
+        ca = self.views.column(ResultRole.ACTUAL, a_pos)
         if not self.criteria.distinct and (ce.rows != ca.rows or ce.null_count != ca.null_count):
             return False  # multisets of different sizes
         if self.criteria.distinct and (ce.null_count > 0) != (ca.null_count > 0):
             return False
-        be = self.views.bounds(Side.EXPECTED, e_pos, domain)
-        ba = self.views.bounds(Side.ACTUAL, a_pos, domain)
+        be = self.views.bounds(ResultRole.EXPECTED, e_pos, domain)
+        ba = self.views.bounds(ResultRole.ACTUAL, a_pos, domain)
         return _bounds_agree(be, ba, self._tol(ce, ca, domain), domain.tolerant)
 
     def _tol(self, ce: Column, ca: Column, domain: Domain) -> Tolerance:
@@ -121,10 +121,12 @@ class Matcher:
             return False
         domain = self.views.domain(e_pos, a_pos)
         assert domain is not None
-        ve = self.views.view(Side.EXPECTED, e_pos, domain)
-        va = self.views.view(Side.ACTUAL, a_pos, domain)
+        ve = self.views.view(ResultRole.EXPECTED, e_pos, domain)
+        va = self.views.view(ResultRole.ACTUAL, a_pos, domain)
         tol = self._tol(
-            self.views.column(Side.EXPECTED, e_pos), self.views.column(Side.ACTUAL, a_pos), domain
+            self.views.column(ResultRole.EXPECTED, e_pos),
+            self.views.column(ResultRole.ACTUAL, a_pos),
+            domain,
         )
         if not self.criteria.distinct:
             if ve.bag_fingerprint == va.bag_fingerprint:
@@ -252,7 +254,7 @@ class _Search:
         """Class id per actual column; identical columns (same kind and values) share one."""
         columns = self.m.views.columns[1]
         classes = list(range(k_a))
-        natives = [self.m.views.native(Side.ACTUAL, j) for j in range(k_a)]
+        natives = [self.m.views.native(ResultRole.ACTUAL, j) for j in range(k_a)]
         for j in range(k_a):
             vj = natives[j]
             if vj is None:

@@ -20,7 +20,7 @@ from sqlbench.compare.model import ColumnGap, NearMiss, NearMissKind
 from sqlbench.compare.order import OrderPlan
 from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
 from sqlbench.compare.rows import distinct_count, match_rows
-from sqlbench.compare.views import Domain, Side, Tolerance, View, ViewSet
+from sqlbench.compare.views import Domain, ResultRole, Tolerance, View, ViewSet
 
 _SAMPLE = 4096
 _TOLERANCE_LADDER = (1e-6, 1e-4, 1e-3)
@@ -38,7 +38,7 @@ class Analysis:
     budget: int
     names_e: list[str]
     names_a: list[str]
-    counts: dict[tuple[Side, int, Domain], tuple[np.ndarray, np.ndarray]] = field(
+    counts: dict[tuple[ResultRole, int, Domain], tuple[np.ndarray, np.ndarray]] = field(
         default_factory=dict
     )
     """Cache of value counts per column view (for similarity)."""
@@ -58,15 +58,15 @@ def similarity(analysis: Analysis, e_pos: int, a_pos: int) -> float:
     domain = views.domain(e_pos, a_pos)
     if domain is None:
         return -1.0
-    ue, ce = _value_counts(analysis, Side.EXPECTED, e_pos, domain)
-    ua, ca = _value_counts(analysis, Side.ACTUAL, a_pos, domain)
+    ue, ce = _value_counts(analysis, ResultRole.EXPECTED, e_pos, domain)
+    ua, ca = _value_counts(analysis, ResultRole.ACTUAL, a_pos, domain)
     _, xe, xa = np.intersect1d(ue, ua, assume_unique=True, return_indices=True)
     total = int(ce.sum())
     return float(np.minimum(ce[xe], ca[xa]).sum()) / total if total else 1.0
 
 
 def _value_counts(
-    analysis: Analysis, side: Side, pos: int, domain: Domain
+    analysis: Analysis, side: ResultRole, pos: int, domain: Domain
 ) -> tuple[np.ndarray, np.ndarray]:
     key = (side, pos, domain)
     found = analysis.counts.get(key)
@@ -131,7 +131,7 @@ def best_mapping(
             continue
         options = [(share, j) for (e, j), share in overlap.items() if e == i]
         closest = max(options, key=lambda o: (o[0], -abs(o[1] - i)), default=None)
-        kind = analysis.views.columns[Side.EXPECTED][i].kind.value
+        kind = analysis.views.columns[ResultRole.EXPECTED][i].kind.value
         domain = None if closest is None else analysis.views.domain(i, closest[1])
         gaps.append(
             ColumnGap(

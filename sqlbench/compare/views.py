@@ -31,7 +31,7 @@ _EXACT_CODES = 0x7FF8_0000_0000_0001
 has (NaN is NULL, its float is replaced by 0)."""
 
 
-class Side(IntEnum):
+class ResultRole(IntEnum):
     """Which result a column belongs to."""
 
     EXPECTED = 0
@@ -287,13 +287,13 @@ class ViewSet:
         self.columns = (expected, actual)
         self.rows = rows
         """Row counts of the expected and the actual result."""
-        self._views: dict[tuple[Side, int, Domain], View] = {}
-        self._dictionaries: dict[Domain, dict[tuple[Side, int], np.ndarray]] = {}
+        self._views: dict[tuple[ResultRole, int, Domain], View] = {}
+        self._dictionaries: dict[Domain, dict[tuple[ResultRole, int], np.ndarray]] = {}
         self._tags: dict[str, int] = {}
         self._big_ints: dict[int, int] = {}
         self._exact_codes: dict[Fraction, int] = {}
 
-    def bounds(self, side: Side, pos: int, domain: Domain) -> tuple[float, float] | None:
+    def bounds(self, side: ResultRole, pos: int, domain: Domain) -> tuple[float, float] | None:
         """(min, max) of a column's non-NULL values in ``domain``, without building a float
         copy of an integer column just to learn them."""
         col = self.columns[side][pos]
@@ -302,7 +302,7 @@ class ViewSet:
             return (float(ints.min()), float(ints.max())) if len(ints) else None
         return self.view(side, pos, domain).bounds
 
-    def native(self, side: Side, pos: int) -> View | None:
+    def native(self, side: ResultRole, pos: int) -> View | None:
         """The column in its own exact domain (text as text), for telling identical columns
         apart; None for mixed-type columns."""
         col = self.columns[side][pos]
@@ -313,7 +313,7 @@ class ViewSet:
         own = pair_domain(col, col)
         return None if own is None or own is Domain.TAGGED else self.view(side, pos, own)
 
-    def column(self, side: Side, pos: int) -> Column:
+    def column(self, side: ResultRole, pos: int) -> Column:
         """The column at ``pos`` of one side."""
         return self.columns[side][pos]
 
@@ -321,7 +321,7 @@ class ViewSet:
         """The domain of expected column ``e_pos`` against actual column ``a_pos``."""
         return pair_domain(self.columns[0][e_pos], self.columns[1][a_pos])
 
-    def view(self, side: Side, pos: int, domain: Domain) -> View:
+    def view(self, side: ResultRole, pos: int, domain: Domain) -> View:
         """Column ``pos`` of ``side`` in ``domain`` (cached)."""
         key = (side, pos, domain)
         found = self._views.get(key)
@@ -330,7 +330,7 @@ class ViewSet:
             self._views[key] = found
         return found
 
-    def _build(self, side: Side, pos: int, domain: Domain) -> View:
+    def _build(self, side: ResultRole, pos: int, domain: Domain) -> View:
         col = self.columns[side][pos]
         null = col.null
         if domain is Domain.NULL:
@@ -377,14 +377,14 @@ class ViewSet:
         )
         return View(codes, null)
 
-    def _dictionary(self, domain: Domain) -> dict[tuple[Side, int], np.ndarray]:
+    def _dictionary(self, domain: Domain) -> dict[tuple[ResultRole, int], np.ndarray]:
         """One dictionary for all text (or binary) columns of both sides: each column is
         encoded on its own, then the (usually small) column dictionaries are unified."""
         found = self._dictionaries.get(domain)
         if found is not None:
             return found
-        members: list[tuple[tuple[Side, int], pa.Array, np.ndarray]] = []
-        for side in Side:
+        members: list[tuple[tuple[ResultRole, int], pa.Array, np.ndarray]] = []
+        for side in ResultRole:
             for col in self.columns[side]:
                 arr = col.text if domain is Domain.TEXT else col.binary
                 if arr is not None:

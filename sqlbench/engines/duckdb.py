@@ -29,8 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
-from sqlbench.engines.guard import check_read_only
-from sqlbench.engines.results import (
+from sqlbench.engines.fetch import (
     concat_batches,
     driver_message,
     time_spent,
@@ -38,6 +37,7 @@ from sqlbench.engines.results import (
     too_large,
     too_many_rows,
 )
+from sqlbench.engines.guard import check_read_only
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.tempdirs import make_temp
 

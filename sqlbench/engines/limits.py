@@ -13,7 +13,7 @@ import re
 
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
-from sqlbench.project.models import RunSettings
+from sqlbench.project.files import RunSettings
 
 MAX_SQL_DEPTH = 30
 """Deepest parenthesis nesting of agent SQL that sqlbench parses (sqlglot's recursive parser

@@ -19,7 +19,7 @@ from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
 from sqlbench.project.envvars import resolve
-from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Settings
+from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Settings
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SQLITE_MAGIC = b"SQLite format 3\x00"

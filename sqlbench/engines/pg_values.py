@@ -3,7 +3,7 @@
 psycopg raises ``DataError`` for a DATE or TIMESTAMP past year 9999 or before year 1 (PostgreSQL
 has them, and ``'infinity'``) and for the time of day ``24:00:00``, because Python's ``datetime``
 cannot hold them: a query that ran fine would become an error. The loaders registered here
-return such values as :class:`sqlbench.engines.rows.OutOfRange` (raw Arrow values, with
+return such values as :class:`sqlbench.engines.dbapi_arrow.OutOfRange` (raw Arrow values, with
 DuckDB's conventions for infinity) and leave every other value to psycopg's own loader.
 
 Only PostgreSQL's ISO ``DateStyle`` (its default) is read; in another style an out-of-range
@@ -19,7 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from sqlbench.engines.rows import OutOfRange
+from sqlbench.engines.dbapi_arrow import OutOfRange
 
 DATE_INFINITY = 2**31 - 1
 """``'infinity'::date`` as days since 1970 (DuckDB's value; ``-infinity`` is its negation)."""

@@ -27,7 +27,7 @@ from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import boundary_ties, limit_probe, volatile_calls
 from sqlbench.engines.open import open_project_engine
 from sqlbench.errors import EngineError, Problem, QueryError, QueryErrorKind, Severity
-from sqlbench.project.models import Project, Question, RunSettings
+from sqlbench.project.files import Project, Question, RunSettings
 from sqlbench.project.rules import sql_drift
 from sqlbench.truth import transpile_truth, truth_dialect
 

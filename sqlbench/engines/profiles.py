@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from sqlbench.engines.base import ColumnInfo, TableInfo
-from sqlbench.engines.results import driver_message, timed_out, too_large
+from sqlbench.engines.fetch import driver_message, timed_out, too_large
 from sqlbench.engines.setup_sql import SetupStatement
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 

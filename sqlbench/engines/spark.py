@@ -35,14 +35,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
-from sqlbench.engines.guard import check_read_only
-from sqlbench.engines.results import (
+from sqlbench.engines.fetch import (
     normalize_table,
     time_spent,
     timed_out,
     too_large,
     too_many_rows,
 )
+from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 

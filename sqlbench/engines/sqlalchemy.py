@@ -24,15 +24,15 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import QueuePool
 
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
-from sqlbench.engines.guard import check_read_only
-from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
-from sqlbench.engines.results import (
+from sqlbench.engines.fetch import (
     driver_message,
     fetch_rows,
     normalize_table,
     rows_to_table,
     time_spent,
 )
+from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.envvars import redact

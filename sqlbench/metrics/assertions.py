@@ -26,8 +26,8 @@ from typing import Any
 
 from jsonpath_ng.ext.parser import parse as parse_jsonpath
 
-from sqlbench.project.models import Assertion
-from sqlbench.runs.models import AssertionResult, TrialResult
+from sqlbench.project.files import Assertion
+from sqlbench.runs.records import AssertionResult, TrialResult
 
 _SHOWN = 80
 """Characters of an actual value quoted in a reason."""

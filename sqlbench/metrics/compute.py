@@ -18,8 +18,8 @@ from sqlbench.metrics.names import (
 )
 from sqlbench.metrics.tools import tool_call_success, tool_selection_accuracy
 from sqlbench.metrics.trajectory import task_navigation_efficiency
-from sqlbench.project.models import Question
-from sqlbench.runs.models import AssertionResult, MetricResult, TrialResult
+from sqlbench.project.files import Question
+from sqlbench.runs.records import AssertionResult, MetricResult, TrialResult
 from sqlbench.text import one_line
 from sqlbench.verdicts import Verdict
 

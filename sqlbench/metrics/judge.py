@@ -23,7 +23,7 @@ from sqlbench.agents.call import RetryLater
 from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, AgentTransientError, SqlbenchError
 from sqlbench.project import envvars
-from sqlbench.project.models import JudgeSettings
+from sqlbench.project.files import JudgeSettings
 from sqlbench.text import one_line
 
 ENV_BASE_URL = "SQLBENCH_JUDGE_BASE_URL"

@@ -29,8 +29,8 @@ from typing import Any
 from sqlbench.metrics.judge import Judge, JudgeError
 from sqlbench.metrics.names import ANSWER_CORRECTNESS, LOGICAL_CONSISTENCY, TOOL_EXECUTION_ACCURACY
 from sqlbench.metrics.summary import band
-from sqlbench.project.models import CustomMetric, ExpectedTool, Question
-from sqlbench.runs.models import MetricResult, ToolCallRecord, TrialResult
+from sqlbench.project.files import CustomMetric, ExpectedTool, Question
+from sqlbench.runs.records import MetricResult, ToolCallRecord, TrialResult
 from sqlbench.text import likeness, one_line
 
 _SYSTEM = (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from sqlbench.project.models import ExpectedTool
-from sqlbench.runs.models import MetricResult, ToolCallRecord
+from sqlbench.project.files import ExpectedTool
+from sqlbench.runs.records import MetricResult, ToolCallRecord
 
 
 def tool_selection_accuracy(

@@ -14,8 +14,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from sqlbench.project.models import ExpectedTrajectory, TrajectoryStep
-from sqlbench.runs.models import MetricResult, ToolCallRecord
+from sqlbench.project.files import ExpectedTrajectory, TrajectoryStep
+from sqlbench.runs.records import MetricResult, ToolCallRecord
 
 
 def task_navigation_efficiency(

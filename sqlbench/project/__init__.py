@@ -13,6 +13,6 @@
   YAML with lines and duplicate keys; ``dialect``: the project's SQL dialect; ``scaffold``:
   ``sqlbench init``
 
-Submodules are imported explicitly (``from sqlbench.project.models import Question``) so that
-importing ``sqlbench.project.models`` stays light.
+Submodules are imported explicitly (``from sqlbench.project.files import Question``) so that
+importing ``sqlbench.project.files`` stays light.
 """

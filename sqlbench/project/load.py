@@ -36,7 +36,7 @@ from sqlbench.project.dialect import (
     warehouse_dialect,
     warehouse_url_problem,
 )
-from sqlbench.project.models import (
+from sqlbench.project.files import (
     AgentConfig,
     CertifiedQuery,
     Project,

@@ -35,7 +35,7 @@ def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str |
     """``a finite number from 0 (excluded) to 86400`` for a field with bounds; None without.
 
     Example:
-        >>> from sqlbench.project.models import Settings
+        >>> from sqlbench.project.files import Settings
         >>> _allowed_range(Settings, ("run", "agent_timeout_s"))
         'a finite number above 0 and at most 86400'
     """

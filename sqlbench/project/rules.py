@@ -19,7 +19,7 @@ from sqlglot.errors import ParseError, TokenError
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.dialect import unknown_dialect_message
 from sqlbench.project.envvars import template_error
-from sqlbench.project.models import (
+from sqlbench.project.files import (
     DEFAULT_WAREHOUSE,
     AgentConfig,
     CertifiedQuery,

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.dialect import unknown_dialect_message
 from sqlbench.project.envvars import template_error
-from sqlbench.project.models import AgentConfig, CertifiedQuery, Question, Settings
+from sqlbench.project.files import AgentConfig, CertifiedQuery, Question, Settings
 from sqlbench.project.problems import (
     describe,
     error,

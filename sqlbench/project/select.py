@@ -91,7 +91,7 @@ def select_questions(
             is in several spaces.
 
     Example:
-        >>> from sqlbench.project.models import Question
+        >>> from sqlbench.project.files import Question
         >>> qs = [Question.build({"name": n, "question": "?"}, space=s, path="", line=1)
         ...       for s, n in [("auto", "a"), ("sales", "a"), ("sales", "b")]]
         >>> [q.full_name for q in select_questions(qs, select=["a"])]

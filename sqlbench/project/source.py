@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sqlbench.project import gitfs
-from sqlbench.project.models import Environment, Settings, SourceInfo
+from sqlbench.project.files import Environment, Settings, SourceInfo
 
 
 def environment_for(folder: Path | str, ref: str | None, settings: Settings) -> Environment:

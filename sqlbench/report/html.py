@@ -21,8 +21,8 @@ import jinja2
 from markupsafe import Markup
 
 from sqlbench.report.html_data import report_data
-from sqlbench.runs.models import RunSummary
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.records import RunSummary
+from sqlbench.runs.scores import RunResult
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("sqlbench.report", "templates"),

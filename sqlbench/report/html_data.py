@@ -15,8 +15,8 @@ from sqlbench.report.run_format import counts_line, human_line, verdict_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
 from sqlbench.rundiff.stats import format_p
-from sqlbench.runs.models import HumanReview, Preview, RunSummary, TrialResult
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.records import HumanReview, Preview, RunSummary, TrialResult
+from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
 _PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
@@ -213,7 +213,7 @@ def aligned_rows(expected: Preview | None, actual: Preview | None) -> list[list[
     its values, extra columns allowed), then the rows that differ, marked by the page.
 
     Example:
-        >>> from sqlbench.runs.models import Preview
+        >>> from sqlbench.runs.records import Preview
         >>> e = Preview(columns=["a"], types=["int64"], rows=[[1], [2], [3]],
         ...             row_numbers=[0, 1, 2], differs=[False, False, True], total_rows=3)
         >>> a = Preview(columns=["x", "y"], types=["int64", "string"],

@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 
 from sqlbench.report.markdown_cell import cell
-from sqlbench.runs.models import Preview, TrialResult
+from sqlbench.runs.records import Preview, TrialResult
 
 DEFAULT_BUDGET = 400_000
 """Bytes the blocks may take: well under GitHub's 1 MiB step summary with the rest of a report."""

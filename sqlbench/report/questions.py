@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from sqlbench.project.models import Question, TruthKind
+from sqlbench.project.files import Question, TruthKind
 from sqlbench.project.validate import plural
 
 SCHEMA_VERSION = 1

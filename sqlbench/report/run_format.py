@@ -6,8 +6,8 @@ from collections import Counter
 from datetime import datetime
 
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod
-from sqlbench.runs.models import HumanReview, RunInfo, utc_now
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.records import HumanReview, RunInfo, utc_now
+from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
 

@@ -11,8 +11,8 @@ from typing import Any
 from sqlbench.metrics.summary import summarize_metrics
 from sqlbench.report.metric_format import metric_json
 from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.models import RunInfo, TrialResult
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.records import RunInfo, TrialResult
+from sqlbench.runs.scores import QuestionResult, RunResult
 
 SCHEMA_VERSION = 1
 """Version of this JSON shape; bumped when a field changes meaning or goes away."""

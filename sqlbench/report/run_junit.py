@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 from sqlbench.hygiene import xml_safe
 from sqlbench.report.metric_format import metric_detail
 from sqlbench.report.run_format import verdict_text
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
 

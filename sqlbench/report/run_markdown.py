@@ -12,8 +12,8 @@ from sqlbench.report.run_format import (
     question_latency,
     verdict_text,
 )
-from sqlbench.runs.models import RunStatus
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.records import RunStatus
+from sqlbench.runs.scores import RunResult
 from sqlbench.verdicts import Verdict
 
 _ICONS = {

@@ -28,8 +28,8 @@ from sqlbench.report.run_format import (
     warehouse_lines,
     when_text,
 )
-from sqlbench.runs.models import Preview, RunStatus, RunSummary, TrialResult
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.records import Preview, RunStatus, RunSummary, TrialResult
+from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
 

@@ -8,7 +8,7 @@ from typing import Any
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
 from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.models import Preview
+from sqlbench.runs.records import Preview
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""

@@ -26,9 +26,9 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from sqlbench.errors import SqlbenchError
+from sqlbench.project.files import Project, Question
 from sqlbench.project.load import _hashed_question
-from sqlbench.project.models import Project, Question
-from sqlbench.runs.models import TrialResult
+from sqlbench.runs.records import TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL
 
 __all__ = ["REUSED_LABEL", "Selection", "select_affected", "sql_inputs"]

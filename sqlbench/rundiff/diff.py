@@ -36,7 +36,7 @@ from sqlbench.rundiff.stats import (
     paired_single,
 )
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.models import RunInfo, TrialResult
+from sqlbench.runs.records import RunInfo, TrialResult
 from sqlbench.verdicts import Verdict
 
 _SEVERITY = {Verdict.ERROR: 3, Verdict.FAIL: 2, Verdict.REVIEW: 1}

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from sqlbench.errors import SqlbenchError
+from sqlbench.project.files import Project
 from sqlbench.project.load import close_project
-from sqlbench.project.models import Project
 from sqlbench.runs.identity import identity_of, question_set_hash, source_key
-from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
+from sqlbench.runs.new_run import new_run_fields
 from sqlbench.runs.plan import Shard, pick_questions
-from sqlbench.runs.record import new_run_fields
+from sqlbench.runs.records import RunInfo, RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 from sqlbench.validation import load_project
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import cast, get_args
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.models import CheckRule, CheckSettings, MetricGate
+from sqlbench.project.files import CheckRule, CheckSettings, MetricGate
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.stats import Conclusion, format_p
 

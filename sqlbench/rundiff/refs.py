@@ -13,8 +13,8 @@ from contextlib import AbstractContextManager
 from dataclasses import replace
 
 from sqlbench.errors import SqlbenchError
+from sqlbench.project.files import Project
 from sqlbench.project.load import close_project
-from sqlbench.project.models import Project
 from sqlbench.rundiff.diff import RunDiff, RunSide, diff_runs
 from sqlbench.rundiff.policy import CheckPolicy, CheckResult, run_check
 from sqlbench.rundiff.sides import (
@@ -28,7 +28,7 @@ from sqlbench.rundiff.sides import (
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.plan import RunOptions
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 
 ProgressScope = Callable[[], AbstractContextManager[ProgressCallback | None]]

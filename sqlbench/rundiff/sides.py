@@ -20,14 +20,14 @@ from pathlib import Path
 
 from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
+from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
-from sqlbench.project.models import Project, parse_duration
 from sqlbench.rundiff.affected import select_affected
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.identity import identity_of, run_identity, warehouse_identity
-from sqlbench.runs.models import RunInfo, RunStatus, utc_now
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
+from sqlbench.runs.records import RunInfo, RunStatus, utc_now
 from sqlbench.runs.regrade import ReuseAnswers, regrade_source
 from sqlbench.runs.store import RunStore
 from sqlbench.validation import load_project

@@ -7,5 +7,5 @@
 - ``identity`` says when two runs are interchangeable; ``rates`` holds pass@k, pass^k and the
   bootstrap interval for ``--repeat`` runs.
 
-Nothing is imported here, so importing one module (``sqlbench.runs.models``) stays light.
+Nothing is imported here, so importing one module (``sqlbench.runs.records``) stays light.
 """

@@ -27,9 +27,8 @@ from sqlbench.grading import (
 from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
-from sqlbench.project.models import CompareOptions, CustomMetric, Question, RunSettings
+from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.faults import fault_reason, stage_error
-from sqlbench.runs.models import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
     difference_of,
@@ -38,6 +37,7 @@ from sqlbench.runs.previews import (
     result_fingerprint,
     unmatched_rows,
 )
+from sqlbench.runs.records import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line
 from sqlbench.truth import ground_truths

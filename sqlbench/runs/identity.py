@@ -24,7 +24,7 @@ from sqlbench.errors import EnvVarError
 from sqlbench.project import load
 from sqlbench.project.dialect import warehouse_dialect
 from sqlbench.project.envvars import resolve
-from sqlbench.project.models import (
+from sqlbench.project.files import (
     DEFAULT_WAREHOUSE,
     AgentConfig,
     CompareOptions,
@@ -34,7 +34,7 @@ from sqlbench.project.models import (
     Settings,
     SourceInfo,
 )
-from sqlbench.runs.models import RunInfo
+from sqlbench.runs.records import RunInfo
 
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from sqlbench.errors import SqlbenchError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import with_judged_metrics
-from sqlbench.project.models import Project
-from sqlbench.runs.results import RunResult
+from sqlbench.project.files import Project
+from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 
 

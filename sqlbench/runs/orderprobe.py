@@ -24,7 +24,7 @@ from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.nondeterminism import order_probe
 from sqlbench.errors import QueryError
 from sqlbench.grading import Grade
-from sqlbench.project.models import RunSettings
+from sqlbench.project.files import RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.verdicts import Verdict
 

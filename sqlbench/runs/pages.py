@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlbench.errors import StoreError
-from sqlbench.runs.models import RunSummary
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.records import RunSummary
+from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 
 

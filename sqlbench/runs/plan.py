@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sqlbench.errors import AgentError, SqlbenchError
-from sqlbench.project.models import MAX_VARIANTS, AgentConfig, Project, Question
+from sqlbench.project.files import MAX_VARIANTS, AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
 from sqlbench.runs.identity import (
     identity_fields,
@@ -26,8 +26,8 @@ from sqlbench.runs.identity import (
     warehouse_identity,
 )
 from sqlbench.runs.liveness import this_host
-from sqlbench.runs.models import RunInfo, RunStatus
-from sqlbench.runs.record import new_run_fields
+from sqlbench.runs.new_run import new_run_fields
+from sqlbench.runs.records import RunInfo, RunStatus
 from sqlbench.runs.regrade import Regrade, ReuseAnswers
 from sqlbench.runs.store import RunStore
 from sqlbench.text import suggest

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from sqlbench.compare import Comparison
 from sqlbench.engines.arrow_values import display_values
 from sqlbench.engines.base import ResultSet
-from sqlbench.runs.models import Difference, JsonValue, Preview
+from sqlbench.runs.records import Difference, JsonValue, Preview
 
 PREVIEW_ROWS = 20
 """Rows kept per preview."""

@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
-from sqlbench.runs.models import RunInfo, TrialResult
+from sqlbench.runs.records import RunInfo, TrialResult
 
 if TYPE_CHECKING:
-    from sqlbench.project.models import Project
+    from sqlbench.project.files import Project
     from sqlbench.runs.events import ProgressCallback
-    from sqlbench.runs.results import RunResult
+    from sqlbench.runs.scores import RunResult
     from sqlbench.runs.store import RunStore
 
 Key = tuple[str, str]

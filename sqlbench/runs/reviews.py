@@ -17,8 +17,8 @@ import yaml
 from sqlbench.errors import SqlbenchError
 from sqlbench.runs.identity import stable_hash
 from sqlbench.runs.liveness import current_user
-from sqlbench.runs.models import HumanReview, TrialResult, utc_now
-from sqlbench.runs.results import QuestionResult, RunResult
+from sqlbench.runs.records import HumanReview, TrialResult, utc_now
+from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from sqlbench.agents.registry import agent_notice, build_agent
 from sqlbench.errors import SqlbenchError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
-from sqlbench.project.models import Project, Question
+from sqlbench.project.files import Project, Question
 from sqlbench.runs import locate
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.events import (
@@ -38,7 +38,6 @@ from sqlbench.runs.events import (
     RunStarted,
 )
 from sqlbench.runs.faults import fault_reason
-from sqlbench.runs.models import RunStatus, TrialResult
 from sqlbench.runs.plan import (
     RunOptions,
     RunPlan,
@@ -47,8 +46,9 @@ from sqlbench.runs.plan import (
     plan_run,
     with_variants,
 )
+from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL, PartlyReplayedAgent, ReplayedAgent
-from sqlbench.runs.results import RunResult
+from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
 from sqlbench.text import one_line

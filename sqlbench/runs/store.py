@@ -37,7 +37,13 @@ from sqlbench.runs.migrations import (
     migrate,
     reviews_table,
 )
-from sqlbench.runs.models import (
+from sqlbench.runs.provenance import (
+    MAX_NAME_CHARS,
+    ImportOrigin,
+    record_problems,
+    run_name_problem,
+)
+from sqlbench.runs.records import (
     HumanReview,
     RunInfo,
     RunStatus,
@@ -45,14 +51,8 @@ from sqlbench.runs.models import (
     TrialResult,
     utc_now,
 )
-from sqlbench.runs.provenance import (
-    MAX_NAME_CHARS,
-    ImportOrigin,
-    record_problems,
-    run_name_problem,
-)
-from sqlbench.runs.results import RunResult, gather
 from sqlbench.runs.reviews import review_hashes
+from sqlbench.runs.scores import RunResult, gather
 from sqlbench.text import one_line, suggest
 from sqlbench.verdicts import Verdict
 

@@ -16,7 +16,7 @@ from sqlbench.engines.base import Engine
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_project_engine
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.models import DEFAULT_WAREHOUSE, Project, Question, RunSettings
+from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Question, RunSettings
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.truth import ground_truths, truth_dialect
 from sqlbench.variants.suite import VariantCache

@@ -17,7 +17,7 @@ from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.engines.duckdb import BaseTable, DuckDBEngine
 from sqlbench.errors import QueryError
-from sqlbench.project.models import CompareOptions, RunSettings
+from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
 from sqlbench.variants.neighbours import neighbours, truth_constants, truth_order_columns

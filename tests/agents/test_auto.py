@@ -15,7 +15,7 @@ from sqlbench.agents.call import ask
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent, validate_agent_config
 from sqlbench.engines import Engine, open_engine
-from sqlbench.project.models import (
+from sqlbench.project.files import (
     AgentConfig,
     CertifiedQuery,
     LlmSettings,

@@ -15,7 +15,7 @@ from sqlbench.agents.base import Request
 from sqlbench.agents.call import ask
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import build_agent, validate_agent_config
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 
 
 def http_agent(**options: object) -> AgentConfig:

@@ -18,7 +18,7 @@ from sqlbench.agents.registry import build_agent, validate_agent_config
 from sqlbench.engines import open_engine, setup_files
 from sqlbench.engines.base import Engine
 from sqlbench.errors import AgentError, Severity
-from sqlbench.project.models import (
+from sqlbench.project.files import (
     AgentConfig,
     CertifiedQuery,
     LlmSettings,

@@ -21,7 +21,7 @@ from sqlbench.agents.registry import (
     validate_agent_config,
 )
 from sqlbench.errors import AgentError, ProjectInvalid
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 
 PLUGIN = """
 from pydantic import Field

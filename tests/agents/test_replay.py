@@ -12,7 +12,7 @@ from sqlbench.agents.call import ask
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import build_agent, validate_agent_config
 from sqlbench.errors import ProjectInvalid
-from sqlbench.project.models import AgentConfig
+from sqlbench.project.files import AgentConfig
 from sqlbench.testing import write_project
 
 JSONL = (

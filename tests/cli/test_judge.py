@@ -17,9 +17,9 @@ from agent_servers import Received, Reply, ScriptedServer
 
 from sqlbench.metrics.judge import Judge, JudgeEndpoint
 from sqlbench.metrics.judged import judged_metrics, pair_calls, parse_reply
-from sqlbench.project.models import ExpectedTool, Question
-from sqlbench.runs.models import ToolCallRecord, TrialResult
+from sqlbench.project.files import ExpectedTool, Question
 from sqlbench.runs.plan import RunOptions
+from sqlbench.runs.records import ToolCallRecord, TrialResult
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
 from sqlbench.validation import load_project
@@ -280,7 +280,7 @@ def test_custom_metric_problems_name_the_line(tmp_path: Path, metrics: str, mess
 
 def test_the_key_and_a_templated_url_never_reach_a_stored_error(tmp_path: Path) -> None:
     from sqlbench.metrics.judge import resolve_judge
-    from sqlbench.project.models import JudgeSettings
+    from sqlbench.project.files import JudgeSettings
 
     with ScriptedServer() as server:
         # A server that echoes the request's headers and path back in its error body.

@@ -24,7 +24,7 @@ import pytest
 from sqlbench.engines.base import Engine
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_engine
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 
 PG_URL = "SQLBENCH_TEST_POSTGRES_URL"
 PG_READER_URL = "SQLBENCH_TEST_POSTGRES_READER_URL"

@@ -15,7 +15,7 @@ import pytest
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_engine
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 
 
 def _project(tmp_path: Path) -> Path:

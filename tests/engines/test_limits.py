@@ -247,7 +247,7 @@ def test_agent_sql_over_max_sql_kb_or_too_deep_is_not_parsed_or_run(
 ) -> None:
     import sqlbench.engines.guard as guard
     from sqlbench.engines.limits import run_agent_sql
-    from sqlbench.project.models import RunSettings
+    from sqlbench.project.files import RunSettings
 
     parsed: list[str] = []
     original = guard.sqlglot.parse

@@ -12,7 +12,7 @@ import pytest
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_engine, open_project_engine, setup_files
 from sqlbench.errors import EngineError
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 
 
 def test_no_warehouse_is_a_fresh_in_memory_duckdb(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ from engine_warehouses import PG_URL, env_url
 from sqlbench import compare_results
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.open import open_engine
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 from sqlbench.verdicts import Verdict
 
 UHUGEINT_MAX = 2**128 - 1

@@ -19,7 +19,7 @@ from engine_warehouses import MARIADB_READER_URL, PG_READER_URL, PG_URL, CanaryF
 
 from sqlbench.engines.open import open_engine
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from engine_warehouses import SPARK_URL, CanaryFiles, Warehouse, env_url
 
 from sqlbench.engines.open import open_engine
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO_PARTS = ("sqlbench.yml", "eval_questions", "certified_queries", "agents", "models", "data")

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from sqlbench.metrics.assertions import check_assertions
-from sqlbench.project.models import Assertion
+from sqlbench.project.files import Assertion
 
 RECORD: dict[str, Any] = {
     "sql": "SELECT region, SUM(amount) FROM revenue GROUP BY 1",

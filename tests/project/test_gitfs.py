@@ -11,8 +11,8 @@ import pytest
 
 from sqlbench.errors import GitError, ProjectError
 from sqlbench.project import gitfs
+from sqlbench.project.files import Environment
 from sqlbench.project.load import close_project
-from sqlbench.project.models import Environment
 from sqlbench.testing import GitRepo
 from sqlbench.validation import load_project, validate_project
 

@@ -9,8 +9,8 @@ import pytest
 
 import sqlbench
 from sqlbench.errors import ProjectError, ProjectInvalid, Severity
+from sqlbench.project.files import Environment, TruthKind
 from sqlbench.project.load import question_set_hash
-from sqlbench.project.models import Environment, TruthKind
 from sqlbench.testing import write_project
 from sqlbench.validation import check_project, load_project
 

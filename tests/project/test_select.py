@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sqlbench.errors import SelectionError
-from sqlbench.project.models import Question
+from sqlbench.project.files import Question
 from sqlbench.project.select import select_questions
 
 

@@ -4,7 +4,7 @@ cut to a size budget."""
 from __future__ import annotations
 
 from sqlbench.report.markdown_details import details_blocks
-from sqlbench.runs.models import Preview, TrialResult
+from sqlbench.runs.records import Preview, TrialResult
 from sqlbench.verdicts import Verdict
 
 

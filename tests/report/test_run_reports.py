@@ -15,7 +15,8 @@ import pytest
 
 from sqlbench.engines.base import ResultSet
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
-from sqlbench.runs.models import (
+from sqlbench.runs.previews import make_preview
+from sqlbench.runs.records import (
     RunInfo,
     RunStatus,
     RunSummary,
@@ -23,8 +24,7 @@ from sqlbench.runs.models import (
     TrialResult,
     utc_now,
 )
-from sqlbench.runs.previews import make_preview
-from sqlbench.runs.results import RunResult, gather
+from sqlbench.runs.scores import RunResult, gather
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED

@@ -18,7 +18,7 @@ from sqlbench.rundiff.diff import (
     side_from_run,
 )
 from sqlbench.rundiff.stats import Conclusion, wilson_interval
-from sqlbench.runs.models import RunInfo, RunStatus, TrialResult
+from sqlbench.runs.records import RunInfo, RunStatus, TrialResult
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED

@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.models import CheckSettings
+from sqlbench.project.files import CheckSettings
 from sqlbench.report import rundiff_junit, rundiff_markdown
 from sqlbench.rundiff.diff import QuestionOutcome, RunSide
 from sqlbench.rundiff.policy import CheckPolicy, run_check

@@ -14,7 +14,7 @@ import pytest
 import sqlalchemy as sa
 
 from sqlbench.runs.liveness import this_host
-from sqlbench.runs.models import RunInfo, RunStatus, TrialResult, utc_now
+from sqlbench.runs.records import RunInfo, RunStatus, TrialResult, utc_now
 from sqlbench.verdicts import Verdict
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from sqlbench.project.models import Settings
+from sqlbench.project.files import Settings
 from sqlbench.runs.identity import warehouse_identity
 
 PG = "postgresql+psycopg://analyst:${PGPASSWORD}@db.example:5432/${PGDB}"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqlbench.runs.models import RunStatus
 from sqlbench.runs.rates import bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.results import gather
+from sqlbench.runs.records import RunStatus
+from sqlbench.runs.scores import gather
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED
@@ -123,7 +123,7 @@ def test_run_and_compare_print_the_same_accuracy(make_info: Any, make_trial: Any
     from sqlbench.report.run_format import accuracy_line
     from sqlbench.report.rundiff_format import accuracy_text
     from sqlbench.rundiff.diff import side_accuracy, side_from_run
-    from sqlbench.runs.models import RunSummary
+    from sqlbench.runs.records import RunSummary
 
     info = make_info(repeat=1)
     trials = [make_trial(f"q{i}", P if i else F, position=i) for i in range(200)]

@@ -17,8 +17,8 @@ from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
-from sqlbench.runs.models import RunStatus
 from sqlbench.runs.plan import RunOptions, Shard, pick_questions
+from sqlbench.runs.records import RunStatus
 from sqlbench.runs.runner import open_store, run_benchmark
 from sqlbench.runs.store import RunStore
 from sqlbench.testing import FakeAgent, write_project

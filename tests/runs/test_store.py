@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from sqlbench.errors import StoreError
-from sqlbench.project.models import CompareOptions
+from sqlbench.project.files import CompareOptions
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
 from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
@@ -22,7 +22,7 @@ from sqlbench.runs.migrations import (
     applied_migrations,
     migrate,
 )
-from sqlbench.runs.models import RunStatus
+from sqlbench.runs.records import RunStatus
 from sqlbench.runs.store import RunStore
 from sqlbench.verdicts import Verdict
 

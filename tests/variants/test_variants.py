@@ -14,7 +14,7 @@ from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.compare import compare_results
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.models import CompareOptions, RunSettings
+from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project

@@ -10,7 +10,7 @@ import uuid
 from typing import Any
 
 from sqlbench.runs.liveness import current_user, this_host
-from sqlbench.runs.models import utc_now
+from sqlbench.runs.records import utc_now
 
 
 def default_run_name(prefix: str = "") -> str:

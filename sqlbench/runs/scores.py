@@ -13,8 +13,8 @@ from pydantic import BaseModel, ConfigDict
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.models import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
+from sqlbench.runs.records import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 

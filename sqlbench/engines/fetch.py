@@ -2,9 +2,9 @@
 duplicate column names kept, fetched in chunks up to ``max_rows``.
 
 DuckDB hands over Arrow batches directly (decoded by ``sqlbench.engines.arrow_values``); DB-API
-drivers hand over Python rows, which become Arrow columns in ``sqlbench.engines.rows``. pandas
-conversions that lose types (DuckDB's ``.df()`` turns DECIMAL into float64 and renames duplicate
-columns) are never used.
+drivers hand over Python rows, which become Arrow columns in
+``sqlbench.engines.dbapi_arrow``. pandas conversions that lose types (DuckDB's ``.df()`` turns
+DECIMAL into float64 and renames duplicate columns) are never used.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from sqlbench.engines.arrow_values import normalize_table
-from sqlbench.engines.rows import rows_to_table
+from sqlbench.engines.dbapi_arrow import rows_to_table
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.text import one_line
 
