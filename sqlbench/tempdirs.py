@@ -1,9 +1,9 @@
 """sqlbench's temporary folders, and the clean-up of those a killed process left behind.
 
 Every temporary folder sqlbench makes is named ``sqlbench-<kind>-<pid>-<label>-<random>``
-(``kind``: ``tree`` for a branch's files, ``duckdb`` for DuckDB's spill folder). A process killed
-with ``kill -9`` cannot remove its own; the next ``make_temp`` removes every such folder of this
-user whose process is no longer running.
+(``kind``: ``tree`` for a branch's files, ``duckdb`` for DuckDB's spill folder, ``variants``
+for SQLite data variants). A process killed with ``kill -9`` cannot remove its own; the next
+``make_temp`` removes every such folder of this user whose process is no longer running.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-_NAME = re.compile(r"sqlbench-(tree|duckdb)-(\d+)-")
+_NAME = re.compile(r"sqlbench-(tree|duckdb|variants)-(\d+)-")
 
 
 def make_temp(kind: str, label: str = "") -> Path:

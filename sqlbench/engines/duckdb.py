@@ -72,6 +72,8 @@ class BaseTable:
     keys: tuple[tuple[str, ...], ...]
     """Declared PRIMARY KEY and UNIQUE column sets."""
     data: pa.Table
+    references: tuple[tuple[tuple[str, ...], str, tuple[str, ...]], ...] = ()
+    """Declared FOREIGN KEYs: (columns, referenced table in the same schema, its columns)."""
 
 
 class DuckDBEngine(Engine):
@@ -104,6 +106,10 @@ class DuckDBEngine(Engine):
         )
         self._cursor_lock = threading.Lock()
         self._locked = False
+        self._catalog: str | None = None
+        """The attached file's catalog name."""
+        self._wrappers: set[tuple[str, str]] = set()
+        """The in-memory views that expose the attached file's tables and views."""
         if database is not None:
             self._attach(database)
 
@@ -119,7 +125,9 @@ class DuckDBEngine(Engine):
                 "WHERE database_name = ? AND NOT internal ORDER BY 1, 2",
                 [alias, alias],
             ).fetchall()
+            self._catalog = alias
             for schema, name in objects:
+                self._wrappers.add((str(schema), str(name)))
                 self._con.execute(f"CREATE SCHEMA IF NOT EXISTS memory.{_ident(schema)}")
                 self._con.execute(
                     f"CREATE VIEW memory.{_ident(schema)}.{_ident(name)} AS SELECT * FROM "
@@ -285,52 +293,35 @@ class DuckDBEngine(Engine):
             timer.cancel()
             cursor.close()
 
-    def base_tables(self) -> tuple[list[BaseTable], list[str]]:
-        """The in-memory database's tables (setup's; not views, not an attached file's) with
-        their rows, column types, nullability and declared keys, and the SQL of the in-memory
-        views (for data variants)."""
+    def base_tables(self, max_rows: int | None = None) -> tuple[list[BaseTable], list[str]]:
+        """The tables queries see (setup's, and an attached file's; not views) with their
+        rows (the first ``max_rows`` of each), column types, nullability, declared keys and
+        references, and the SQL of the views (the attached file's, then setup's) to re-create
+        them over those tables (for data variants)."""
         with self._cursor_lock:
             cursor = self._con.cursor()
+        catalogs = ["memory"] + ([self._catalog] if self._catalog is not None else [])
         try:
-            names = cursor.execute(
-                "SELECT schema_name, table_name FROM duckdb_tables() "
-                "WHERE database_name = 'memory' AND NOT internal ORDER BY 1, 2"
-            ).fetchall()
             found: list[BaseTable] = []
-            for schema, name in names:
-                columns = cursor.execute(
-                    "SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
-                    "WHERE database_name = 'memory' AND schema_name = ? AND table_name = ? "
-                    "ORDER BY column_index",
-                    [schema, name],
+            for catalog in catalogs:
+                found += _tables_of(cursor, catalog, max_rows)
+            views: list[str] = []
+            for catalog in reversed(catalogs):
+                listed = cursor.execute(
+                    "SELECT schema_name, view_name, sql FROM duckdb_views() "
+                    "WHERE database_name = ? AND NOT internal ORDER BY view_oid",
+                    [catalog],
                 ).fetchall()
-                keys = cursor.execute(
-                    "SELECT constraint_column_names FROM duckdb_constraints() "
-                    "WHERE database_name = 'memory' AND schema_name = ? AND table_name = ? "
-                    "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE')",
-                    [schema, name],
-                ).fetchall()
-                data = cursor.sql(
-                    f"SELECT * FROM memory.{_ident(schema)}.{_ident(name)}"
-                ).to_arrow_table()
-                found.append(
-                    BaseTable(
-                        schema=str(schema),
-                        name=str(name),
-                        columns=tuple((str(c), str(t), bool(n)) for c, t, n in columns),
-                        keys=tuple(tuple(str(k) for k in key) for (key,) in keys),
-                        data=data,
-                    )
-                )
-            views = cursor.execute(
-                "SELECT sql FROM duckdb_views() WHERE database_name = 'memory' AND NOT internal "
-                "ORDER BY view_oid"
-            ).fetchall()
+                views += [
+                    str(sql)
+                    for schema, name, sql in listed
+                    if catalog != "memory" or (str(schema), str(name)) not in self._wrappers
+                ]
         except duckdb.Error as err:
             raise EngineError(f"cannot read DuckDB tables: {driver_message(str(err))}") from err
         finally:
             cursor.close()
-        return found, [str(sql) for (sql,) in views]
+        return found, views
 
     @classmethod
     def from_tables(cls, tables: list[BaseTable], view_sql: list[str]) -> DuckDBEngine:
@@ -463,3 +454,53 @@ def _ident(name: str) -> str:
 
 def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
+
+
+def _tables_of(
+    cursor: duckdb.DuckDBPyConnection, catalog: str, max_rows: int | None
+) -> list[BaseTable]:
+    names = cursor.execute(
+        "SELECT schema_name, table_name FROM duckdb_tables() "
+        "WHERE database_name = ? AND NOT internal ORDER BY 1, 2",
+        [catalog],
+    ).fetchall()
+    found: list[BaseTable] = []
+    for schema, name in names:
+        where = [catalog, schema, name]
+        columns = cursor.execute(
+            "SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
+            "WHERE database_name = ? AND schema_name = ? AND table_name = ? "
+            "ORDER BY column_index",
+            where,
+        ).fetchall()
+        constraints = cursor.execute(
+            "SELECT constraint_type, constraint_column_names, referenced_table, "
+            "referenced_column_names FROM duckdb_constraints() "
+            "WHERE database_name = ? AND schema_name = ? AND table_name = ? "
+            "AND constraint_type IN ('PRIMARY KEY', 'UNIQUE', 'FOREIGN KEY') "
+            "ORDER BY constraint_index",
+            where,
+        ).fetchall()
+        limit = "" if max_rows is None else f" LIMIT {int(max_rows)}"
+        data = cursor.sql(
+            f"SELECT * FROM {_ident(catalog)}.{_ident(schema)}.{_ident(name)}{limit}"
+        ).to_arrow_table()
+        found.append(
+            BaseTable(
+                schema=str(schema),
+                name=str(name),
+                columns=tuple((str(c), str(t), bool(n)) for c, t, n in columns),
+                keys=tuple(
+                    tuple(str(k) for k in cols)
+                    for kind, cols, _, _ in constraints
+                    if kind != "FOREIGN KEY"
+                ),
+                data=data,
+                references=tuple(
+                    (tuple(str(k) for k in cols), str(table), tuple(str(k) for k in target))
+                    for kind, cols, table, target in constraints
+                    if kind == "FOREIGN KEY"
+                ),
+            )
+        )
+    return found

@@ -80,6 +80,8 @@ class SqlAlchemyEngine(Engine):
     ) -> None:
         self.display = display
         self.dialect = dialect
+        self.sqlite_path: Path | None = None
+        """The SQLite file, when the warehouse is one (opened read-only)."""
         self._setup: list[SetupStatement] = []
         parsed = self._parse_url(url)
         backend = parsed.get_backend_name()
@@ -124,6 +126,7 @@ class SqlAlchemyEngine(Engine):
             path = path if path.is_absolute() else root / path
             if not path.is_file():
                 raise EngineError(f"the warehouse SQLite file {path} does not exist")
+            self.sqlite_path = path.resolve()
             uri = f"file:{quote(str(path.resolve()))}?mode=ro"
 
             def creator() -> sqlite3.Connection:
@@ -168,6 +171,11 @@ class SqlAlchemyEngine(Engine):
             raise EngineError(
                 f"setup failed on the warehouse {self.display}: {self._message(err)}"
             ) from err
+
+    @property
+    def has_setup(self) -> bool:
+        """Whether setup built temporary objects on each connection."""
+        return bool(self._setup)
 
     def run_truth(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None

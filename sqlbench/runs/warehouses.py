@@ -13,12 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlbench.engines.base import Engine
-from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.open import open_project_engine
-from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Question, RunSettings
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.truth import ground_truths, truth_dialect
+from sqlbench.variants.source import variant_source
 from sqlbench.variants.suite import VariantCache
 
 
@@ -95,13 +94,11 @@ class RunWarehouses:
         )
         variants = None
         if self._wants_variants(name):
-            if not isinstance(engine, DuckDBEngine) or engine.attached:
+            try:
+                variants = VariantCache(variant_source(engine, _display(name)))
+            except BaseException:
                 engine.close()
-                raise SqlbenchError(
-                    "compare: variants needs the embedded DuckDB warehouse built by setup: "
-                    f"{_display(name)} is not one (set variants to 0 for it)"
-                )
-            variants = VariantCache(engine)
+                raise
         return Warehouse(name, engine, settings.run, truths, dialect, variants)
 
     def _wants_variants(self, name: str | None) -> bool:

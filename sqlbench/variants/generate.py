@@ -1,16 +1,21 @@
-"""Data variants (SPEC section 4, ``variants``): small changed copies of the tables setup built,
+"""Data variants (SPEC section 4, ``variants``): small changed copies of a warehouse's tables,
 each made deterministically from a seed.
 
-A variant starts from the original rows (at most ``MAX_ROWS`` per table, sampled) and applies,
-each with some chance: a row subset, duplicated rows (key columns get fresh values), values moved
-to the boundaries of the ground truth's constants (the constant, and one either side), NULLs in
-nullable columns that may hold them, and ties in the ground truth's ORDER BY columns (an extreme
-value copied onto another row, which makes ties at a LIMIT boundary).
+A variant starts from a sample of the original rows (at most ``MAX_ROWS`` per table: first the
+rows holding the ground truth's constants, then random ones; parent rows the kept rows refer to
+are added, so references stay whole) and applies, each with some chance: a row subset (rows
+that referred to a removed row go with it), duplicated rows (key columns get fresh values),
+values moved to the boundaries of the ground truth's constants (the constant, and one either
+side), NULLs in nullable columns that hold NULLs in the real data, and ties in the ground
+truth's ORDER BY columns (an extreme value copied onto another row, which makes ties at a
+LIMIT boundary).
 
-Key columns (declared PRIMARY KEY / UNIQUE; in a table that declares none, a first column named
-``id`` or ``..._id``/``...id`` whose integer values are all distinct) are never set to a
-boundary, NULL or a tie. A column is nulled only where it is nullable and either already holds a
-NULL or its table declares constraints (so the schema says NULL is allowed on purpose).
+Keys and references: key columns (declared PRIMARY KEY / UNIQUE, columns another table's
+declared FOREIGN KEY refers to; in a table that declares none, a first column named ``id`` or
+``..._id``/``...id`` whose integer values are all distinct) are never set to a boundary, NULL
+or a tie, and stay unique. A declared foreign-key column only takes values its referenced
+column holds (or NULL where it allows NULLs), so a reference the original data keeps, the
+variant keeps too. References the original data itself breaks are left as they are.
 """
 
 from __future__ import annotations
@@ -19,18 +24,58 @@ import datetime as dt
 import hashlib
 import json
 import random
-from dataclasses import dataclass, replace
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-import pyarrow as pa
-
-from sqlbench.engines.duckdb import BaseTable
-
-__all__ = ["MAX_ROWS", "TruthHints", "fingerprint", "make_variant"]
+__all__ = [
+    "MAX_ROWS",
+    "Reference",
+    "Table",
+    "TruthHints",
+    "fingerprint",
+    "make_variant",
+]
 
 MAX_ROWS = 300
-"""Rows per table in a variant (more are sampled down): each variant costs little."""
+"""Rows sampled per table in a variant (parents referred to may add some): each variant costs
+little."""
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A declared FOREIGN KEY: ``columns`` of the table refer to ``target`` of
+    ``schema.table``."""
+
+    columns: tuple[str, ...]
+    schema: str
+    table: str
+    target: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table of a warehouse with its rows (the same shape for every kind of warehouse)."""
+
+    schema: str
+    name: str
+    columns: tuple[tuple[str, str, bool], ...]
+    """(name, declared type, nullable) in order."""
+    keys: tuple[tuple[str, ...], ...]
+    """Declared PRIMARY KEY and UNIQUE column sets."""
+    rows: list[Row]
+    references: tuple[Reference, ...] = ()
+    """Declared FOREIGN KEYs."""
+    extra: Any = field(default=None, compare=False)
+    """What the warehouse kind needs to rebuild it (DuckDB: the Arrow schema; SQLite: its
+    CREATE TABLE statement)."""
+
+    @property
+    def qualified(self) -> tuple[str, str]:
+        return (self.schema.lower(), self.name.lower())
 
 
 @dataclass(frozen=True)
@@ -43,76 +88,287 @@ class TruthHints:
     """Column names (lower case) in its ORDER BY keys."""
 
 
-def make_variant(tables: list[BaseTable], hints: TruthHints, seed: str) -> list[BaseTable]:
-    """One variant of ``tables``, the same for the same ``seed``."""
-    rng = random.Random(seed)
-    return [_vary(table, hints, rng) for table in tables]
-
-
-def fingerprint(tables: list[BaseTable]) -> str:
+def fingerprint(tables: list[Table]) -> str:
     """A short hash of a variant's contents (what a run records to make it reproducible)."""
     digest = hashlib.sha256()
     for table in tables:
         digest.update(f"{table.schema}.{table.name}\n".encode())
-        digest.update(json.dumps(table.data.to_pylist(), default=str).encode())
+        digest.update(json.dumps([list(r.values()) for r in table.rows], default=str).encode())
     return digest.hexdigest()[:16]
 
 
-def _key_columns(table: BaseTable, rows: list[dict[str, Any]]) -> set[str]:
-    declared = {column for key in table.keys for column in key}
-    if declared:
-        return declared
+def _norm(value: object) -> object:
+    """A value as references compare it (SQLite compares 3 and '3' alike under affinity)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, int | Decimal):
+        return str(value)
+    return value
+
+
+def _ref_key(row: Row, columns: tuple[str, ...]) -> tuple[object, ...] | None:
+    """The row's values in ``columns`` (None when any is NULL: such a reference refers to
+    nothing)."""
+    values = tuple(_norm(row.get(c)) for c in columns)
+    return None if any(v is None for v in values) else values
+
+
+class _Schema:
+    """Keys and references of a set of tables."""
+
+    def __init__(self, tables: list[Table]) -> None:
+        self.by_name = {t.qualified: t for t in tables}
+        self.refs: list[tuple[Table, Reference]] = [
+            (t, r)
+            for t in tables
+            for r in t.references
+            if (r.schema.lower(), r.table.lower()) in self.by_name
+            and all(c in {col for col, _, _ in t.columns} for c in r.columns)
+        ]
+        self.keys: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+        for table in tables:
+            sets = [tuple(k) for k in table.keys]
+            for _, ref in self.refs:
+                target = (ref.schema.lower(), ref.table.lower())
+                if target == table.qualified and ref.target not in sets:
+                    sets.append(ref.target)
+            if not sets:
+                guessed = _guessed_key(table)
+                if guessed is not None:
+                    sets.append((guessed,))
+            self.keys[table.qualified] = sets
+
+    def key_columns(self, table: Table) -> set[str]:
+        return {c for key in self.keys[table.qualified] for c in key}
+
+    def all_ref_columns(self, table: Table) -> set[str]:
+        """Every column of ``table`` in a declared reference."""
+        return {
+            c for child, ref in self.refs if child.qualified == table.qualified for c in ref.columns
+        }
+
+    def ref_columns(self, table: Table) -> dict[str, tuple[Table, Reference]]:
+        """FK column -> (the referenced table, the reference), for single-column ones."""
+        found: dict[str, tuple[Table, Reference]] = {}
+        for child, ref in self.refs:
+            if child.qualified == table.qualified and len(ref.columns) == 1:
+                found[ref.columns[0]] = (self.by_name[(ref.schema.lower(), ref.table.lower())], ref)
+        return found
+
+
+def _guessed_key(table: Table) -> str | None:
     if not table.columns:
-        return set()
+        return None
     first = table.columns[0][0]
     lower = first.lower()
     if lower == "id" or lower.endswith("id"):
-        values = [row[first] for row in rows]
+        values = [row[first] for row in table.rows]
         if all(isinstance(v, int) and not isinstance(v, bool) for v in values) and len(
             set(values)
         ) == len(values):
-            return {first}
-    return set()
+            return first
+    return None
 
 
-def _vary(table: BaseTable, hints: TruthHints, rng: random.Random) -> BaseTable:
-    original: list[dict[str, Any]] = table.data.to_pylist()
-    keys = _key_columns(table, original)
-    rows = [dict(row) for row in original]
-    if len(rows) > MAX_ROWS:
-        rows = [rows[i] for i in sorted(rng.sample(range(len(rows)), MAX_ROWS))]
-    # Row subset.
-    if len(rows) > 1 and rng.random() < 0.5:
-        keep = rng.choice((0.5, 0.8))
-        kept = [row for row in rows if rng.random() < keep]
-        rows = kept or [rng.choice(rows)]
-    # Duplicated rows, key columns with fresh values.
-    if rows and rng.random() < 0.5:
-        for _ in range(rng.randint(1, 3)):
-            copy = dict(rng.choice(rows))
-            for column in keys:
-                fresh = _fresh(column, rows)
-                if fresh is None:
-                    break
-                copy[column] = fresh
-            else:
-                rows.append(copy)
-    changeable = [
-        (column, kind) for column, kind, _ in table.columns if column not in keys and rows
-    ]
+def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Table]:
+    """One variant of ``tables``, the same for the same ``seed``."""
+    rng = random.Random(seed)
+    schema = _Schema(tables)
+    rows = _sample(tables, schema, hints, rng)
+    sampled = {name: list(own) for name, own in rows.items()}
+    for table in tables:
+        rows[table.qualified] = _subset(rows[table.qualified], rng)
+    _drop_dangling(tables, schema, rows, sampled)
+    for table in tables:
+        _duplicate(table, schema, rows, rng)
+    for table in tables:
+        _move_values(table, schema, rows, hints, rng)
+    return [replace(t, rows=rows[t.qualified]) for t in tables]
+
+
+def _sample(
+    tables: list[Table], schema: _Schema, hints: TruthHints, rng: random.Random
+) -> dict[tuple[str, str], list[Row]]:
+    """At most ``MAX_ROWS`` rows per table (those holding the ground truth's constants first),
+    then the rows the kept ones refer to, then rows whose references were whole in the real
+    data but are not in the sample are left out."""
+    kept: dict[tuple[str, str], list[int]] = {}
+    for table in tables:
+        count = len(table.rows)
+        if count <= MAX_ROWS:
+            kept[table.qualified] = list(range(count))
+            continue
+        wanted = [i for i, row in enumerate(table.rows) if _holds_constant(row, hints)]
+        if len(wanted) > MAX_ROWS // 2:
+            wanted = rng.sample(wanted, MAX_ROWS // 2)
+        chosen = set(wanted)
+        rest = [i for i in range(count) if i not in chosen]
+        chosen.update(rng.sample(rest, MAX_ROWS - len(chosen)))
+        kept[table.qualified] = sorted(chosen)
+    # Parents of kept rows join the sample (a few rounds: chains of references).
+    for _ in range(3):
+        added = False
+        for child, ref in schema.refs:
+            parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
+            wanted_keys = {
+                k
+                for i in kept[child.qualified]
+                if (k := _ref_key(child.rows[i], ref.columns)) is not None
+            }
+            have = set(kept[parent.qualified])
+            extra = [
+                i
+                for i, row in enumerate(parent.rows)
+                if i not in have and _ref_key(row, ref.target) in wanted_keys
+            ]
+            if extra:
+                kept[parent.qualified] = sorted(have.union(extra))
+                added = True
+        if not added:
+            break
+    rows = {t.qualified: [dict(t.rows[i]) for i in kept[t.qualified]] for t in tables}
+    originals = {t.qualified: [dict(r) for r in t.rows] for t in tables}
+    _drop_dangling(tables, schema, rows, originals)
+    return rows
+
+
+def _holds_constant(row: Row, hints: TruthHints) -> bool:
+    for column, value in row.items():
+        constants = hints.constants.get(column.lower())
+        if constants and value is not None and _norm(value) in {_norm(c) for c in constants}:
+            return True
+    return False
+
+
+def _drop_dangling(
+    tables: list[Table],
+    schema: _Schema,
+    rows: dict[tuple[str, str], list[Row]],
+    before: dict[tuple[str, str], list[Row]] | None = None,
+) -> None:
+    """Remove rows whose reference was whole before (in ``before``, else in the rows as they
+    are now) and is broken now, until none is left (a removed row may be referred to)."""
+    valid_before: dict[int, set[tuple[object, ...]]] = {}
+    for index, (_child, ref) in enumerate(schema.refs):
+        source = before if before is not None else rows
+        parent_rows = source[(ref.schema.lower(), ref.table.lower())]
+        valid_before[index] = _keys_of(parent_rows, ref.target)
+    while True:
+        removed = False
+        for index, (child, ref) in enumerate(schema.refs):
+            present = _keys_of(rows[(ref.schema.lower(), ref.table.lower())], ref.target)
+            kept = []
+            for row in rows[child.qualified]:
+                key = _ref_key(row, ref.columns)
+                if key is not None and key in valid_before[index] and key not in present:
+                    removed = True
+                    continue
+                kept.append(row)
+            rows[child.qualified] = kept
+        if not removed:
+            return
+
+
+def _keys_of(rows: Iterable[Row], columns: tuple[str, ...]) -> set[tuple[object, ...]]:
+    return {k for row in rows if (k := _ref_key(row, columns)) is not None}
+
+
+def _subset(rows: list[Row], rng: random.Random) -> list[Row]:
+    if len(rows) <= 1 or rng.random() >= 0.5:
+        return rows
+    keep = rng.choice((0.5, 0.8))
+    kept = [row for row in rows if rng.random() < keep]
+    return kept or [rng.choice(rows)]
+
+
+def _duplicate(
+    table: Table, schema: _Schema, rows: dict[tuple[str, str], list[Row]], rng: random.Random
+) -> None:
+    """Copies of random rows; each key of the copy made unique again (a fresh value in a
+    column no reference constrains, else another value the referenced column holds)."""
+    own = rows[table.qualified]
+    if not own or rng.random() >= 0.5:
+        return
+    refs = schema.ref_columns(table)
+    fixed = schema.all_ref_columns(table)
+    for _ in range(rng.randint(1, 3)):
+        copy = dict(rng.choice(own))
+        if all(
+            _make_unique(copy, key, own, refs, fixed, rows, rng)
+            for key in schema.keys[table.qualified]
+        ):
+            own.append(copy)
+
+
+def _make_unique(
+    copy: Row,
+    key: tuple[str, ...],
+    own: list[Row],
+    refs: dict[str, tuple[Table, Reference]],
+    fixed: set[str],
+    rows: dict[tuple[str, str], list[Row]],
+    rng: random.Random,
+) -> bool:
+    taken = {tuple(_norm(r.get(c)) for c in key) for r in own}
+    free = [c for c in key if c not in fixed]
+    for column in free:
+        fresh = _fresh(column, own)
+        if fresh is not None:
+            copy[column] = fresh
+            return True
+    for column in key:
+        if column not in refs:
+            continue
+        parent, ref = refs[column]
+        target = ref.target[0]
+        values = [r[target] for r in rows[parent.qualified] if r.get(target) is not None]
+        rng.shuffle(values)
+        for value in values[:20]:
+            copy[column] = value
+            if tuple(_norm(copy.get(c)) for c in key) not in taken:
+                return True
+    return False
+
+
+def _move_values(
+    table: Table,
+    schema: _Schema,
+    rows: dict[tuple[str, str], list[Row]],
+    hints: TruthHints,
+    rng: random.Random,
+) -> None:
+    own = rows[table.qualified]
+    if not own:
+        return
+    keys = schema.key_columns(table)
+    refs = schema.ref_columns(table)
+    multi = schema.all_ref_columns(table) - set(refs)
+    changeable = [c for c, _, _ in table.columns if c not in keys and c not in multi]
+
+    def allowed(column: str) -> set[object] | None:
+        """The values a reference column may take (None: any)."""
+        if column not in refs:
+            return None
+        parent, ref = refs[column]
+        return {_norm(r.get(ref.target[0])) for r in rows[parent.qualified]}
+
     # Values at the ground truth's boundaries.
-    for column, _kind in changeable:
+    for column in changeable:
         constants = hints.constants.get(column.lower())
         if not constants or rng.random() < 0.3:
             continue
+        permitted = allowed(column)
         for constant in constants:
-            for value in _near(constant, rows, column):
-                rng.choice(rows)[column] = value
+            for value in _near(constant, own, column):
+                if permitted is None or _norm(value) in permitted:
+                    rng.choice(own)[column] = value
     # Ties in ORDER BY columns (also at a LIMIT boundary: the extremes get a twin).
-    for column, _kind in changeable:
-        if column.lower() not in hints.order_columns or len(rows) < 2 or rng.random() < 0.3:
+    for column in changeable:
+        if column.lower() not in hints.order_columns or len(own) < 2 or rng.random() < 0.3:
             continue
-        present = [row[column] for row in rows if row[column] is not None]
+        present = [row[column] for row in own if row[column] is not None]
         if not present:
             continue
         try:
@@ -120,25 +376,16 @@ def _vary(table: BaseTable, hints: TruthHints, rng: random.Random) -> BaseTable:
         except TypeError:
             continue
         for value in extremes:
-            rng.choice(rows)[column] = value
-    # NULLs where the schema allows them.
-    constrained = bool(table.keys) or any(not nullable for _, _, nullable in table.columns)
+            rng.choice(own)[column] = value
+    # NULLs where the real data has them.
     for column, _kind, nullable in table.columns:
-        if column in keys or not nullable or not rows or rng.random() < 0.6:
+        if column not in changeable or not nullable or rng.random() < 0.6:
             continue
-        has_null = any(row[column] is None for row in original)
-        if has_null or constrained:
-            rng.choice(rows)[column] = None
-    try:
-        data = pa.Table.from_pylist(rows, schema=table.data.schema)
-    except (pa.ArrowException, ValueError, TypeError, OverflowError):
-        # A moved value the column's type cannot hold (a DECIMAL(3,1) past 99.9): this table
-        # keeps its original rows in this variant.
-        data = pa.Table.from_pylist(original[:MAX_ROWS], schema=table.data.schema)
-    return replace(table, data=data)
+        if any(row.get(column) is None for row in table.rows):
+            rng.choice(own)[column] = None
 
 
-def _fresh(column: str, rows: list[dict[str, Any]]) -> object | None:
+def _fresh(column: str, rows: list[Row]) -> object | None:
     values = [row[column] for row in rows if row[column] is not None]
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return max(values, default=0) + 1
@@ -151,7 +398,7 @@ def _fresh(column: str, rows: list[dict[str, Any]]) -> object | None:
     return None
 
 
-def _near(constant: object, rows: list[dict[str, Any]], column: str) -> list[object]:
+def _near(constant: object, rows: list[Row], column: str) -> list[object]:
     """The constant and its neighbours, in the column's own kind of value (nothing when the
     kinds do not fit)."""
     sample = next((row[column] for row in rows if row[column] is not None), None)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 import sqlglot
 from sqlglot import exp
 
-__all__ = ["neighbours", "truth_constants", "truth_order_columns"]
+__all__ = ["neighbours", "tie_breaks", "truth_constants", "truth_order_columns"]
 
 MAX_NEIGHBOURS = 60
 """At most this many neighbours are tried per ground truth (a variant's cost grows with it)."""
@@ -251,3 +251,40 @@ def truth_order_columns(sql: str, dialect: str) -> set[str]:
     for node in tree.find_all(exp.Ordered, exp.Max, exp.Min):
         names.update(column.name.lower() for column in node.find_all(exp.Column))
     return names
+
+
+def tie_breaks(sql: str, dialect: str) -> tuple[str, str] | None:
+    """The ground truth with the ties of each ORDER BY ... LIMIT broken by its output columns,
+    ascending in the first text and descending in the second (None when it has no such
+    ORDER BY, or sqlglot cannot parse it). Where the two give different results, the ground
+    truth itself picks among tied rows arbitrarily."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    texts: list[str] = []
+    for desc in (False, True):
+        copy = tree.copy()
+        changed = False
+        for select in list(copy.find_all(exp.Select)):
+            order = select.args.get("order")
+            outputs = select.expressions
+            if (
+                order is None
+                or select.args.get("limit") is None
+                or any(isinstance(o, exp.Star) or o.is_star for o in outputs)
+            ):
+                continue
+            keys = [
+                exp.Ordered(this=exp.Literal.number(i), desc=desc)
+                for i in range(1, len(outputs) + 1)
+            ]
+            order.set("expressions", [*order.expressions, *keys])
+            changed = True
+        if not changed:
+            return None
+        try:
+            texts.append(copy.sql(dialect=dialect))
+        except sqlglot.errors.SqlglotError:
+            return None
+    return texts[0], texts[1]

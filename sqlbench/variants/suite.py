@@ -4,7 +4,9 @@ ground truth does (the distillation of Zhong, Yu and Klein, EMNLP 2020), and the
 checked on each of them.
 
 Ground truth that errors or returns no rows on a candidate variant rejects that candidate: the
-agent is never judged on a variant where the ground truth itself tells nothing.
+agent is never judged on a variant where the ground truth itself tells nothing. So does a
+candidate on which the ground truth is itself ambiguous: where an ORDER BY ... LIMIT of it has
+ties at the limit, so that breaking them one way or the other gives another result.
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ import threading
 from dataclasses import dataclass
 
 from sqlbench.compare import Comparison, compare_results
-from sqlbench.engines.base import ResultSet
-from sqlbench.engines.duckdb import BaseTable, DuckDBEngine
-from sqlbench.errors import QueryError
+from sqlbench.engines.base import Engine, ResultSet
+from sqlbench.errors import EngineError, QueryError
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
-from sqlbench.variants.neighbours import neighbours, truth_constants, truth_order_columns
+from sqlbench.variants.neighbours import (
+    neighbours,
+    tie_breaks,
+    truth_constants,
+    truth_order_columns,
+)
+from sqlbench.variants.source import VariantSource
 from sqlbench.verdicts import Verdict
 
 __all__ = ["Variant", "VariantCache", "VariantCheck", "VariantSuite", "build_suite", "check"]
@@ -36,9 +43,9 @@ class Variant:
     number: int
     """Which candidate it was (from 0): with the seed, it rebuilds the same data."""
     fingerprint: str
-    tables: list[BaseTable]
-    """Its data; a database is built from it only while it is used (a long run would
-    otherwise hold one open DuckDB per variant of every question)."""
+    built: object
+    """Its data as its source stores it; a database is opened on it only while it is used (a
+    long run would otherwise hold one open database per variant of every question)."""
     truth: ResultSet
     tells_apart: int
     """How many near neighbours differ from the ground truth on it."""
@@ -56,10 +63,11 @@ class VariantSuite:
     """Of those, how many some kept variant tells from the ground truth."""
     candidates: int
     rejected: int
-    """Candidates where the ground truth errored or was empty."""
-
-    view_sql: tuple[str, ...] = ()
-    """The setup's views, re-created in each variant's database."""
+    """Candidates where the ground truth errored, was empty or was ambiguous, or whose values
+    did not fit the columns."""
+    source: VariantSource
+    dialect: str
+    """The SQL dialect of the variants' databases (the warehouse's)."""
 
 
 def _compare(
@@ -79,8 +87,7 @@ def _compare(
 
 
 def build_suite(
-    tables: list[BaseTable],
-    view_sql: list[str],
+    source: VariantSource,
     truth_sql: str,
     *,
     truth_dialect: str,
@@ -92,35 +99,39 @@ def build_suite(
     """Generate candidates from ``seed`` and keep up to ``count`` that tell neighbours apart.
 
     Raises:
-        QueryError: The ground truth cannot be transpiled to DuckDB.
+        QueryError: The ground truth cannot be transpiled to the warehouse's dialect.
     """
-    sql = transpile_truth(truth_sql, truth_dialect, "duckdb")
-    mutants = neighbours(sql, "duckdb")
-    hints = TruthHints(truth_constants(sql, "duckdb"), truth_order_columns(sql, "duckdb"))
+    dialect = source.dialect
+    sql = transpile_truth(truth_sql, truth_dialect, dialect)
+    mutants = neighbours(sql, dialect)
+    broken_ties = tie_breaks(sql, dialect)
+    hints = TruthHints(truth_constants(sql, dialect), truth_order_columns(sql, dialect))
     tag = hashlib.sha256(sql.encode()).hexdigest()[:12]
     found: list[tuple[Variant, set[int]]] = []
     rejected = 0
     total = count * CANDIDATES_PER_VARIANT
     for number in range(total):
-        data = make_variant(tables, hints, f"{seed}:{tag}:{number}")
-        engine = DuckDBEngine.from_tables(data, view_sql)
+        data = make_variant(source.tables, hints, f"{seed}:{tag}:{number}")
         try:
-            truth = engine.run_truth(
-                sql, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
-            )
-        except QueryError:
-            truth = None
-        if truth is None or truth.num_rows == 0:
+            built = source.build(data)
+        except EngineError:
             rejected += 1
-            engine.close()
             continue
-        try:
-            killed = _told_apart(engine, sql, truth, mutants, options, settings)
-        finally:
-            engine.close()
-        variant = Variant(number, fingerprint(data), data, truth, len(killed))
+        killed: set[int] | None = None
+        with source.database(built) as engine:
+            truth = _truth_on(engine, sql, broken_ties, options, settings, dialect)
+            if truth is not None:
+                killed = _told_apart(engine, sql, truth, mutants, options, settings, dialect)
+        if truth is None or not killed:
+            rejected += truth is None
+            source.discard(built)
+            continue
+        variant = Variant(number, fingerprint(data), built, truth, len(killed))
         found.append((variant, killed))
     kept, covered = _distil(found, count)
+    for variant, _ in found:
+        if variant not in kept:
+            source.discard(variant.built)
     return VariantSuite(
         seed=seed,
         variants=tuple(sorted(kept, key=lambda v: v.number)),
@@ -128,17 +139,48 @@ def build_suite(
         told_apart=len(covered),
         candidates=total,
         rejected=rejected,
-        view_sql=tuple(view_sql),
+        source=source,
+        dialect=dialect,
     )
 
 
+def _truth_on(
+    engine: Engine,
+    sql: str,
+    broken_ties: tuple[str, str] | None,
+    options: CompareOptions,
+    settings: RunSettings,
+    dialect: str,
+) -> ResultSet | None:
+    """The ground truth's result on a candidate; None when it errors, is empty, or its ties
+    at a LIMIT broken both ways give different results."""
+    try:
+        truth = engine.run_truth(sql, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows)
+    except QueryError:
+        return None
+    if truth.num_rows == 0:
+        return None
+    if broken_ties is not None:
+        try:
+            first, second = (
+                engine.run_truth(t, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows)
+                for t in broken_ties
+            )
+        except QueryError:
+            return truth
+        if not _compare(first, second, options, sql, dialect).passed:
+            return None
+    return truth
+
+
 def _told_apart(
-    engine: DuckDBEngine,
+    engine: Engine,
     sql: str,
     truth: ResultSet,
     mutants: list[str],
     options: CompareOptions,
     settings: RunSettings,
+    dialect: str,
 ) -> set[int]:
     """Which neighbours fail against the ground truth on this variant."""
     killed: set[int] = set()
@@ -149,7 +191,7 @@ def _told_apart(
             )
         except QueryError:
             continue  # a neighbour that does not run tells nothing
-        if _compare(truth, result, options, sql, "duckdb").verdict is Verdict.FAIL:
+        if _compare(truth, result, options, sql, dialect).verdict is Verdict.FAIL:
             killed.add(index)
     return killed
 
@@ -197,21 +239,19 @@ def check(
 ) -> VariantCheck:
     """Run ``agent_sql`` on each kept variant and compare with the ground truth there; stops
     at the first that does not pass."""
-    sql = transpile_truth(truth_sql, truth_dialect, "duckdb")
+    sql = transpile_truth(truth_sql, truth_dialect, suite.dialect)
     for checked, variant in enumerate(suite.variants, start=1):
-        engine = DuckDBEngine.from_tables(variant.tables, list(suite.view_sql))
-        try:
-            actual = engine.run_agent(
-                agent_sql,
-                timeout_s=settings.query_timeout_s,
-                max_rows=settings.max_rows,
-                max_bytes=settings.max_result_bytes,
-            )
-        except QueryError as err:
-            return VariantCheck(checked, variant, error=err)
-        finally:
-            engine.close()
-        comparison = _compare(variant.truth, actual, options, sql, "duckdb")
+        with suite.source.database(variant.built) as engine:
+            try:
+                actual = engine.run_agent(
+                    agent_sql,
+                    timeout_s=settings.query_timeout_s,
+                    max_rows=settings.max_rows,
+                    max_bytes=settings.max_result_bytes,
+                )
+            except QueryError as err:
+                return VariantCheck(checked, variant, error=err)
+        comparison = _compare(variant.truth, actual, options, sql, suite.dialect)
         if not comparison.passed:
             return VariantCheck(checked, variant, comparison, actual)
     return VariantCheck(len(suite.variants))
@@ -228,11 +268,10 @@ class VariantCache:
     """Variant suites of one warehouse, built once per (ground truth, count, seed) and shared by
     every answer that needs them (repeated questions reuse their variants)."""
 
-    def __init__(self, engine: DuckDBEngine) -> None:
-        self._engine = engine
+    def __init__(self, source: VariantSource) -> None:
+        self.source = source
         self._lock = threading.Lock()
         self._slots: dict[tuple[str, int, int, str], _Slot] = {}
-        self._tables: tuple[list[BaseTable], list[str]] | None = None
 
     def suite(
         self,
@@ -245,22 +284,19 @@ class VariantCache:
         """The suite for ``truth_sql`` under ``options.variants`` and ``options.variants_seed``.
 
         Raises:
-            QueryError: The ground truth cannot be transpiled to DuckDB.
+            QueryError: The ground truth cannot be transpiled to the warehouse's dialect.
         """
         key = (truth_sql, options.variants, options.variants_seed, options.model_dump_json())
+        source = self.source
         with self._lock:
             slot = self._slots.setdefault(key, _Slot())
-            if self._tables is None:
-                self._tables = self._engine.base_tables()
-            tables, views = self._tables
         with slot.lock:
             if slot.error is not None:
                 raise slot.error
             if slot.suite is None:
                 try:
                     slot.suite = build_suite(
-                        tables,
-                        views,
+                        source,
                         truth_sql,
                         truth_dialect=truth_dialect,
                         options=options,
@@ -274,6 +310,7 @@ class VariantCache:
             return slot.suite
 
     def close(self) -> None:
-        """Forget every suite (their databases are closed as soon as they are used)."""
+        """Forget every suite and remove what their variants hold on disk."""
         with self._lock:
             self._slots.clear()
+            self.source.close()

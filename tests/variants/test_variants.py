@@ -3,23 +3,30 @@ fail on variants, equivalent rewrites keep passing, everything reproducible from
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.compare import compare_results
+from sqlbench.engines.base import Engine
 from sqlbench.engines.duckdb import DuckDBEngine
+from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project
 from sqlbench.validation import load_project
-from sqlbench.variants.neighbours import neighbours
+from sqlbench.variants.generate import MAX_ROWS, TruthHints, make_variant
+from sqlbench.variants.neighbours import neighbours, tie_breaks
+from sqlbench.variants.source import variant_source
 from sqlbench.variants.suite import VariantCache, VariantSuite, check
 from sqlbench.verdicts import Verdict
 
@@ -81,29 +88,54 @@ EQUIVALENT = {
 SETTINGS = RunSettings()
 
 
-@pytest.fixture
-def engine(tmp_path: Path) -> Iterator[DuckDBEngine]:
-    (tmp_path / "setup.sql").write_text(SETUP, encoding="utf-8")
-    built = DuckDBEngine()
-    built.setup(tmp_path, [tmp_path / "setup.sql"])
-    yield built
-    built.close()
+KINDS = ("embedded", "duckdb_file", "sqlite_file")
 
 
-def _passes_on_original(engine: DuckDBEngine, truth: str, agent: str) -> bool:
+def _open(kind: str, folder: Path, setup: str = SETUP) -> Engine:
+    """The same tables as embedded DuckDB built by setup, a DuckDB file, or a SQLite file."""
+    if kind == "embedded":
+        (folder / "setup.sql").write_text(setup, encoding="utf-8")
+        built = DuckDBEngine()
+        built.setup(folder, [folder / "setup.sql"])
+        return built
+    if kind == "duckdb_file":
+        with duckdb.connect(folder / "w.duckdb") as con:
+            con.execute(setup)
+        attached = DuckDBEngine(folder / "w.duckdb")
+        attached.setup(folder, [])
+        return attached
+    con = sqlite3.connect(folder / "w.sqlite")
+    con.executescript(setup)
+    con.close()
+    return SqlAlchemyEngine(
+        f"sqlite:///{folder / 'w.sqlite'}",
+        display="w.sqlite",
+        dialect="sqlite",
+        project_root=folder,
+    )
+
+
+@pytest.fixture(params=KINDS)
+def engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    opened = _open(request.param, tmp_path)
+    yield opened
+    opened.close()
+
+
+def _passes_on_original(engine: Engine, truth: str, agent: str) -> bool:
     expected = engine.run_truth(truth, timeout_s=10, max_rows=1000)
     actual = engine.run_agent(agent, timeout_s=10, max_rows=1000)
     return compare_results(expected.table, actual.table).passed
 
 
-def _suite(engine: DuckDBEngine, truth: str, count: int = 4, seed: int = 0) -> VariantSuite:
+def _suite(engine: Engine, truth: str, count: int = 4, seed: int = 0) -> VariantSuite:
     options = CompareOptions(variants=count, variants_seed=seed)
-    cache = VariantCache(engine)
+    cache = VariantCache(variant_source(engine, "the warehouse"))
     return cache.suite(truth, truth_dialect="duckdb", options=options, settings=SETTINGS)
 
 
 @pytest.mark.parametrize("case", sorted(ACCIDENTAL))
-def test_accidental_pass_fails_on_a_variant(engine: DuckDBEngine, case: str) -> None:
+def test_accidental_pass_fails_on_a_variant(engine: Engine, case: str) -> None:
     truth, agent = ACCIDENTAL[case]
     assert _passes_on_original(engine, truth, agent)
     suite = _suite(engine, truth)
@@ -116,7 +148,7 @@ def test_accidental_pass_fails_on_a_variant(engine: DuckDBEngine, case: str) -> 
 
 
 @pytest.mark.parametrize("case", sorted(EQUIVALENT))
-def test_equivalent_rewrite_passes_on_every_variant(engine: DuckDBEngine, case: str) -> None:
+def test_equivalent_rewrite_passes_on_every_variant(engine: Engine, case: str) -> None:
     truth, agent = EQUIVALENT[case]
     assert _passes_on_original(engine, truth, agent)
     suite = _suite(engine, truth)
@@ -128,7 +160,7 @@ def test_equivalent_rewrite_passes_on_every_variant(engine: DuckDBEngine, case: 
     assert found.checked == len(suite.variants)
 
 
-def test_variants_are_the_same_for_the_same_seed(engine: DuckDBEngine) -> None:
+def test_variants_are_the_same_for_the_same_seed(engine: Engine) -> None:
     truth = ACCIDENTAL["boundary"][0]
     first, again, other = (
         _suite(engine, truth),
@@ -141,7 +173,7 @@ def test_variants_are_the_same_for_the_same_seed(engine: DuckDBEngine) -> None:
 
 
 def test_kept_variants_tell_neighbours_apart_and_truth_is_never_empty(
-    engine: DuckDBEngine,
+    engine: Engine,
 ) -> None:
     suite = _suite(engine, ACCIDENTAL["boundary"][0], count=3)
     assert 0 < len(suite.variants) <= 3
@@ -181,15 +213,19 @@ def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
     unregister_kind("fake")
 
 
-def _project(tmp_path: Path, compare: dict[str, object] | None = None) -> Path:
-    settings: dict[str, object] = {"setup": ["setup.sql"]}
+def _project(
+    tmp_path: Path, compare: dict[str, object] | None = None, warehouse: str | None = None
+) -> Path:
+    settings: dict[str, object] = (
+        {"setup": ["setup.sql"]} if warehouse is None else {"warehouse": warehouse}
+    )
     if compare is not None:
         settings["compare"] = compare
     return write_project(
         tmp_path,
         {
             "sqlbench.yml": settings,
-            "setup.sql": SETUP,
+            "setup.sql": SETUP if warehouse is None else None,
             "eval_questions/q.yml": {
                 "eval_questions": [
                     {
@@ -249,20 +285,159 @@ def test_variants_seed_from_sqlbench_yml_is_recorded(
     assert run.info.compare["variants_seed"] == 42
 
 
-def test_variants_refused_on_a_warehouse_it_cannot_copy(
+def test_variants_refused_on_a_sqlite_warehouse_with_setup_views(
     tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
 ) -> None:
     root = write_project(
         tmp_path,
         {
-            "sqlbench.yml": {"warehouse": "sqlite:///" + str(tmp_path / "w.db")},
+            "sqlbench.yml": {"warehouse": "w.db", "setup": ["views.sql"]},
+            "views.sql": "CREATE VIEW one AS SELECT 1 AS x",
             "eval_questions/q.yml": {
                 "eval_questions": [{"name": "one", "question": "?", "sql": "SELECT 1"}]
             },
             "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
         },
     )
-    sqlite3.connect(tmp_path / "w.db").close()
+    with sqlite3.connect(tmp_path / "w.db") as con:
+        con.execute("CREATE TABLE t (x INTEGER)")
     fake_agent(FakeAgent(default="SELECT 1"))
-    with pytest.raises(SqlbenchError, match="variants needs the embedded DuckDB warehouse"):
+    with pytest.raises(SqlbenchError, match="cannot copy the setup views of the warehouse"):
         run_benchmark(load_project(root), "fake", RunOptions(variants=2))
+
+
+@pytest.mark.skipif(
+    not os.environ.get("SQLBENCH_TEST_POSTGRES_URL"), reason="SQLBENCH_TEST_POSTGRES_URL not set"
+)
+def test_variants_refused_on_a_server_warehouse() -> None:
+    url = os.environ["SQLBENCH_TEST_POSTGRES_URL"]
+    engine = SqlAlchemyEngine(url, display="pg", dialect="postgres", project_root=Path("."))
+    try:
+        with pytest.raises(SqlbenchError, match="embedded DuckDB, a DuckDB file or a SQLite file"):
+            variant_source(engine, "warehouse 'pg'")
+    finally:
+        engine.close()
+
+
+@pytest.mark.parametrize("kind", ["duckdb_file", "sqlite_file"])
+def test_run_on_a_file_warehouse_fails_a_lucky_pass_and_leaves_the_file_alone(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None], kind: str
+) -> None:
+    _open(kind, tmp_path).close()
+    name = "w.duckdb" if kind == "duckdb_file" else "w.sqlite"
+    before = (tmp_path / name).read_bytes()
+    root = _project(tmp_path, warehouse=name)
+    fake_agent(
+        FakeAgent({"older": ACCIDENTAL["boundary"][1], "count": "SELECT COUNT(id) FROM people"})
+    )
+    temp = Path(tempfile.gettempdir())
+    folders = set(temp.glob(f"sqlbench-variants-{os.getpid()}-*"))
+    run = run_benchmark(load_project(root), "fake", RunOptions(variants=4))
+    by_name = {q.name: q.first for q in run.questions}
+    assert by_name["older"].verdict is Verdict.FAIL
+    assert "not on data variant #" in by_name["older"].reason
+    assert by_name["count"].verdict is Verdict.PASS
+    assert (tmp_path / name).read_bytes() == before
+    # The SQLite variants' temporary files are gone with the run.
+    assert set(temp.glob(f"sqlbench-variants-{os.getpid()}-*")) == folders
+
+
+KEYED = """
+CREATE TABLE dept (id INTEGER PRIMARY KEY, code VARCHAR UNIQUE, name VARCHAR NOT NULL);
+CREATE TABLE people (
+    id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, age INTEGER,
+    dept_id INTEGER REFERENCES dept (id), mentor INTEGER
+);
+CREATE TABLE project (
+    person_id INTEGER NOT NULL REFERENCES people (id),
+    dept_id INTEGER NOT NULL REFERENCES dept (id),
+    hours INTEGER,
+    PRIMARY KEY (person_id, dept_id)
+);
+"""
+
+
+def _keyed_rows(kind: str) -> str:
+    depts = ", ".join(f"({i}, 'c{i}', 'd{i % 7}')" for i in range(1, 401))
+    people = ", ".join(
+        f"({i}, 'p{i % 50}', {20 + i % 40}, {None if i % 9 == 0 else 1 + i % 400}, {i % 13})"
+        for i in range(1, 701)
+    ).replace("None", "NULL")
+    project = ", ".join(f"({1 + i % 700}, {1 + (i * 7) % 400}, {i % 30})" for i in range(0, 900))
+    return (
+        f"INSERT INTO dept VALUES {depts};\nINSERT INTO people VALUES {people};\n"
+        f"INSERT INTO project VALUES {project};\n"
+    )
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_variants_keep_declared_keys_unique_and_references_whole(tmp_path: Path, kind: str) -> None:
+    opened = _open(kind, tmp_path, KEYED + _keyed_rows(kind))
+    try:
+        source = variant_source(opened, "the warehouse")
+        by_name = {t.name: t for t in source.tables}
+        assert {r.table for r in by_name["project"].references} == {"people", "dept"}
+        assert ("person_id", "dept_id") in by_name["project"].keys
+        # Aim at constants in every kind of column: keys, references, plain values.
+        hints = TruthHints(
+            {"id": [5, 300], "dept_id": [3, 999], "person_id": [7], "age": [30], "code": ["c9"]},
+            {"age", "hours", "dept_id"},
+        )
+        shrank = False
+        for number in range(30):
+            variant = {t.name: t for t in make_variant(source.tables, hints, f"0:{number}")}
+            dept, people, project = (variant[n].rows for n in ("dept", "people", "project"))
+            # A sample, plus the rows its references need (and up to 3 copies).
+            assert len(project) <= MAX_ROWS + 3 and len(people) <= 2 * MAX_ROWS + 3
+            for rows, key in (
+                (dept, ("id",)),
+                (dept, ("code",)),
+                (people, ("id",)),
+                (project, ("person_id", "dept_id")),
+            ):
+                values = [tuple(row[c] for c in key) for row in rows]
+                assert len(values) == len(set(values)), (number, key)
+            dept_ids = {row["id"] for row in dept}
+            people_ids = {row["id"] for row in people}
+            assert all(row["dept_id"] is None or row["dept_id"] in dept_ids for row in people)
+            assert all(row["person_id"] in people_ids for row in project)
+            assert all(row["dept_id"] in dept_ids for row in project)
+            assert project, number  # a sample keeps rows that join
+            shrank |= len(people) < MAX_ROWS
+            # Every variant builds as a database of the warehouse's kind (its DDL accepts it).
+            built = source.build(list(variant.values()))
+            with source.database(built) as database:
+                joined = (
+                    database.run_truth(
+                        "SELECT COUNT(*) FROM project JOIN people ON people.id = project.person_id",
+                        timeout_s=10,
+                        max_rows=10,
+                    )
+                    .table.column(0)[0]
+                    .as_py()
+                )
+            source.discard(built)
+            assert joined == len(project)
+        assert shrank
+        source.close()
+    finally:
+        opened.close()
+
+
+def test_a_ground_truth_with_ties_at_its_limit_is_not_used(tmp_path: Path) -> None:
+    opened = _open("sqlite_file", tmp_path)
+    try:
+        truth = "SELECT name FROM people ORDER BY age DESC LIMIT 1"
+        suite = _suite(opened, truth, count=4)
+        breaks = tie_breaks(truth, "sqlite")
+        assert breaks is not None
+        for variant in suite.variants:
+            with suite.source.database(variant.built) as database:
+                first, second = (
+                    database.run_truth(t, timeout_s=10, max_rows=100).table.to_pylist()
+                    for t in breaks
+                )
+            assert first == second == variant.truth.table.to_pylist()
+        assert suite.rejected > 0  # some candidates tied at the top (ties are aimed at)
+    finally:
+        opened.close()
