@@ -87,7 +87,7 @@ def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
     default=None,
     metavar="N",
     help="Also grade on N generated variants of the data (catches passes that are luck of "
-    "the data; embedded DuckDB only). Default: compare.variants (0).",
+    "the data; DuckDB or SQLite warehouses). Default: compare.variants (0).",
 )
 @run_name_option("Name the run. Default: creation time plus a short unique suffix.")
 @click.option(

@@ -1,0 +1,292 @@
+"""Grading on data variants, measured on the public corpus: how many official passes are luck.
+
+For Spider dev (9 systems) and BIRD (13 mini-dev systems and 4 dev systems) in
+``../shared/benchmarks``, this script lays each benchmark out as its authors publish it (the
+same layouts as ``benchmarks/corpus_speed.py``; BIRD dev's ``dev.json`` is rebuilt from
+``examples.jsonl`` the same way), runs ``sqlbench init --from spider|bird``, then one
+``sqlbench run --agent '*'`` without variants and one with ``--variants N`` (fresh processes,
+wall time of each), and prints per system:
+
+- official EX (the corpus's official verdicts over the same questions),
+- sqlbench's EX on the original data, and with variants,
+- new fails: answers the official evaluator passes that fail (or go to review) only on a
+  variant, and the cost (time with variants / time without).
+
+Every new fail is written to ``WORK/new_fails.jsonl`` (question, gold SQL, predicted SQL, the
+reason and the variant's previews). ``--sample K`` draws K of them at random (``--seed``) and
+writes those not yet judged to ``WORK/sample_to_judge.jsonl``; the judgements, made by reading
+both SQL texts, live in ``benchmarks/variants_precision_sample.csv`` (corpus, system, question,
+real_error yes/no, reason). Precision = real errors / judged.
+
+Usage: ``python benchmarks/variants_corpus.py [--root DIR] [--work DIR] [--variants 5]
+[--corpus spider,bird] [--sample 60] [--seed 0]``. Not part of the test suite; skipped (exit 0
+with a message) when the corpus is absent. Takes tens of minutes on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from corpus_speed import (  # a sibling script, not a package
+    BIRD_SEP,
+    SQLBENCH,
+    bird_layout,
+    jsonl,
+    slug,
+    spider_layout,
+)
+
+DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+SAMPLE_FILE = Path(__file__).resolve().parent / "variants_precision_sample.csv"
+
+
+def dev_agents(root: Path) -> dict[str, str]:
+    """BIRD dev system -> its agent name (three DAIL-SQL runs differ only inside their
+    parentheses, so the names are numbered)."""
+    models = sorted(
+        {r["model"] for r in jsonl(root / "bird/predictions.jsonl") if r.get("split") == "dev"}
+    )
+    names: dict[str, str] = {}
+    for model in models:
+        name, n = slug(model), 1
+        while name in names.values():
+            n += 1
+            name = f"{slug(model)}_{n}"
+        names[model] = name
+    return names
+
+
+def bird_dev_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str]]]:
+    """BIRD dev's published layout for the 432 questions whose databases are in the corpus,
+    and one predictions file per dev system (BIRD's JSON object, index -> SQL + db_id)."""
+    layout = work / "bird-dev"
+    layout.mkdir(parents=True)
+    (layout / "dev_databases").symlink_to(root / "bird/databases")
+    examples = [e for e in jsonl(root / "bird/examples.jsonl")]
+    count = max(e["question_id"] for e in examples) + 1
+    questions: list[dict[str, Any]] = [
+        {"question_id": None, "db_id": "absent_from_corpus", "question": "", "evidence": "",
+         "SQL": ""}
+        for _ in range(count)
+    ]  # fmt: skip
+    for e in examples:
+        questions[e["question_id"]] = {
+            "question_id": e["question_id"],
+            "db_id": e["db_id"],
+            "question": e["question"],
+            "evidence": e.get("evidence", ""),
+            "SQL": e["gold_sql"],
+            "difficulty": e.get("difficulty", ""),
+        }
+    (layout / "dev.json").write_text(json.dumps(questions, indent=1), encoding="utf-8")
+    by_model: dict[str, dict[str, str]] = defaultdict(dict)
+    for record in jsonl(root / "bird/predictions.jsonl"):
+        if record.get("split") != "dev":
+            continue
+        qid = int(record["example_id"].rsplit("_", 1)[1])
+        by_model[record["model"]][str(qid)] = (
+            f"{record['predicted_sql']}{BIRD_SEP}{record['db_id']}"
+        )
+    systems = []
+    (layout / "predictions").mkdir()
+    agents = dev_agents(root)
+    for model, preds in by_model.items():
+        path = layout / "predictions" / f"{agents[model]}.json"
+        path.write_text(json.dumps(preds), encoding="utf-8")
+        systems.append((path, agents[model], model))
+    return layout, systems
+
+
+def official(root: Path) -> dict[tuple[str, str, str], bool]:
+    """(corpus part, agent, question name) -> the official verdict."""
+    found = {}
+    agents = dev_agents(root)
+    for record in jsonl(root / "spider/predictions.jsonl"):
+        index = int(record["example_id"].rsplit("_", 1)[1])
+        found[("spider", slug(record["model"]), f"dev_{index:04d}")] = bool(
+            record["official_verdict_keep_distinct"]
+        )
+    for record in jsonl(root / "bird/predictions.jsonl"):
+        qid = int(record["example_id"].rsplit("_", 1)[1])
+        if record.get("split") == "mini_dev":
+            stem = Path(record["prediction_source"]["path"]).stem
+            agent = slug(stem.removeprefix("predict_mini_dev_"))
+            found[("bird-mini", agent, f"q{qid}")] = bool(record["official_verdict"])
+        else:
+            found[("bird-dev", agents[record["model"]], f"q{qid}")] = bool(
+                record["official_verdict"]
+            )
+    return found
+
+
+def questions_of(root: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """(corpus part, question name) -> question text and gold SQL."""
+    found: dict[tuple[str, str], dict[str, str]] = {}
+    for e in jsonl(root / "spider/examples.jsonl"):
+        name = f"dev_{e['dev_index']:04d}"
+        found[("spider", name)] = {"question": e["question"], "gold": e["gold_sql"]}
+    for e in jsonl(root / "bird/examples.jsonl"):
+        name = f"q{e['question_id']}"
+        found[("bird-dev", name)] = {
+            "question": e["question"],
+            "evidence": e.get("evidence", ""),
+            "gold": e["gold_sql"],
+        }
+        if e.get("in_mini_dev"):
+            found[("bird-mini", name)] = {
+                "question": e.get("mini_dev_question") or e["question"],
+                "evidence": e.get("mini_dev_evidence") or e.get("evidence", ""),
+                "gold": e.get("mini_dev_gold_sql") or e["gold_sql"],
+            }
+    return found
+
+
+def timed_run(project: Path, out: Path, extra: list[str]) -> float:
+    start = time.perf_counter()
+    argv = [*SQLBENCH, "run", "-C", str(project), "--agent", "*", "--format", "json",
+            "--output", str(out), *extra]  # fmt: skip
+    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Exit codes 1/2 mean failing questions, not a broken run.
+    if proc.returncode not in (0, 1, 2) or not out.is_file():
+        raise SystemExit(f"{' '.join(argv[:8])} ... exited {proc.returncode}:\n{proc.stderr}")
+    return time.perf_counter() - start
+
+
+def measure(part: str, root: Path, work: Path, variants: int) -> tuple[list[str], list[dict]]:
+    if part == "spider":
+        layout, systems = spider_layout(root, work)
+        kind = "spider"
+    elif part == "bird-mini":
+        layout, systems = bird_layout(root, work)
+        kind = "bird"
+    else:
+        layout, systems = bird_dev_layout(root, work)
+        kind = "bird"
+    project = work / f"{part}-project"
+    pairs = [a for path, name, _ in systems for a in ("--predictions", str(path), "--agent", name)]
+    subprocess.run(
+        [*SQLBENCH, "init", str(project), "--from", kind, str(layout), *pairs],
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    plain_s = timed_run(project, work / f"{part}-plain.json", [])
+    varied_s = timed_run(project, work / f"{part}-variants.json", ["--variants", str(variants)])
+    plain = json.loads((work / f"{part}-plain.json").read_text(encoding="utf-8"))["runs"]
+    varied = json.loads((work / f"{part}-variants.json").read_text(encoding="utf-8"))["runs"]
+    verdicts = official(root)
+    texts = questions_of(root)
+    lines = [
+        f"## {part}: {len(plain)} systems, {sum(len(r['results']) for r in plain)} answers, "
+        f"--variants {variants}",
+        "",
+        "| system | official EX | sqlbench EX | EX with variants | official passes failing on "
+        "variants |",
+        "|---|---|---|---|---|",
+    ]
+    new_fails: list[dict] = []
+    by_agent = {r["run"]["agent"]["name"]: r for r in varied}
+    for r in plain:
+        agent = r["run"]["agent"]["name"]
+        ours = {x["name"]: x for x in r["results"]}
+        with_v = {x["name"]: x for x in by_agent[agent]["results"]}
+        names = [n for n in ours if (part, agent, n) in verdicts]
+        off = [n for n in names if verdicts[(part, agent, n)]]
+        ex = [n for n in names if ours[n]["verdict"] == "pass"]
+        ex_v = [n for n in names if with_v[n]["verdict"] == "pass"]
+        lost = [n for n in off if ours[n]["verdict"] == "pass" and with_v[n]["verdict"] != "pass"]
+        total = max(len(names), 1)
+        lines.append(
+            f"| {agent} | {100 * len(off) / total:.1f}% | {100 * len(ex) / total:.1f}% | "
+            f"{100 * len(ex_v) / total:.1f}% | {len(lost)} of {len(off)} |"
+        )
+        for n in lost:
+            x = with_v[n]
+            new_fails.append(
+                {
+                    "corpus": part,
+                    "system": agent,
+                    "question": n,
+                    **texts.get((part, n), {}),
+                    "predicted": x.get("agent_sql"),
+                    "verdict": x["verdict"],
+                    "reason": x.get("reason"),
+                    "expected_preview": x.get("expected_preview"),
+                    "actual_preview": x.get("actual_preview"),
+                }
+            )
+    lines += [
+        "",
+        f"time: without variants {plain_s:.1f} s, with --variants {variants} {varied_s:.1f} s "
+        f"(cost {varied_s / plain_s:.2f}x)",
+    ]
+    return lines, new_fails
+
+
+def judged() -> dict[tuple[str, str, str], tuple[str, str]]:
+    if not SAMPLE_FILE.is_file():
+        return {}
+    with open(SAMPLE_FILE, encoding="utf-8", newline="") as handle:
+        return {
+            (row["corpus"], row["system"], row["question"]): (row["real_error"], row["reason"])
+            for row in csv.DictReader(handle)
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
+    parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--variants", type=int, default=5)
+    parser.add_argument("--corpus", default="spider,bird-mini,bird-dev")
+    parser.add_argument("--sample", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    if not (args.root / "spider").is_dir():
+        print(f"skipped: no corpus at {args.root} (pass --root DIR)")
+        return
+    work = args.work or Path(tempfile.mkdtemp(prefix="sqlbench-variants-corpus-"))
+    work.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    fails: list[dict] = []
+    for part in args.corpus.split(","):
+        part_lines, part_fails = measure(
+            part.strip(), args.root, work / part.strip(), args.variants
+        )
+        lines += [*part_lines, ""]
+        fails += part_fails
+        print("\n".join(part_lines) + "\n", flush=True)
+    with open(work / "new_fails.jsonl", "w", encoding="utf-8") as handle:
+        for fail in fails:
+            handle.write(json.dumps(fail) + "\n")
+    sample = random.Random(args.seed).sample(fails, min(args.sample, len(fails)))
+    known = judged()
+    todo = [f for f in sample if (f["corpus"], f["system"], f["question"]) not in known]
+    with open(work / "sample_to_judge.jsonl", "w", encoding="utf-8") as handle:
+        for fail in todo:
+            handle.write(json.dumps(fail) + "\n")
+    marks = [
+        known[k][0] for f in sample if (k := (f["corpus"], f["system"], f["question"])) in known
+    ]
+    real = sum(m == "yes" for m in marks)
+    print(f"new fails: {len(fails)} (written to {work / 'new_fails.jsonl'})")
+    print(
+        f"sample of {len(sample)} (seed {args.seed}): {len(marks)} judged, {real} real errors"
+        + (f", precision {100 * real / len(marks):.0f}%" if marks else "")
+        + (f"; {len(todo)} to judge in {work / 'sample_to_judge.jsonl'}" if todo else "")
+    )
+
+
+if __name__ == "__main__":
+    main()
