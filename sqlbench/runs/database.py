@@ -8,8 +8,11 @@ committed result) and writers taking the lock up front (``BEGIN IMMEDIATE``). Se
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -19,6 +22,58 @@ from sqlbench.errors import StoreError
 
 DEFAULT_STORE_DIR = ".sqlbench"
 DEFAULT_STORE_FILE = "runs.db"
+LOCK_WAIT_VARIABLE = "SQLBENCH_STORE_LOCK_WAIT"
+DEFAULT_LOCK_WAIT_S = 60.0
+"""How long a write waits for a SQLite store another process holds locked, unless
+``SQLBENCH_STORE_LOCK_WAIT`` (seconds) says otherwise."""
+
+
+def lock_wait_s() -> float:
+    """Seconds a SQLite store write waits for another process's lock: ``SQLBENCH_STORE_LOCK_WAIT``
+    when set, else 60.
+
+    Raises:
+        StoreError: The variable is not a number of seconds from 0 to 86400.
+    """
+    raw = os.environ.get(LOCK_WAIT_VARIABLE, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_WAIT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value <= 86400:
+        raise StoreError(
+            f"{LOCK_WAIT_VARIABLE}={raw!r} is not a number of seconds from 0 to 86400 "
+            "(how long a write waits for a run store another process holds locked)"
+        )
+    return value
+
+
+def sqlite_read_only(url: str) -> str | None:
+    """Why the SQLite store file at ``url`` can only be read (the file, or its folder, is not
+    writable: a read-only mount, permissions, an immutable file), or None when it can be
+    written (or is no SQLite file that exists)."""
+    path = sqlite_path(url)
+    if path is None or not path.is_file():
+        return None
+    if not os.access(path, os.W_OK):
+        return f"the file {path} is not writable"
+    if not os.access(path.parent, os.W_OK):
+        return f"its folder {path.parent} is not writable"
+    return None
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a SQLite store URL; None for another database or an in-memory one."""
+    try:
+        parsed = sa.engine.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return None
+    database = parsed.database
+    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
+        return None
+    return Path(database)
 
 
 def store_url(project_dir: Path, store: str | None) -> str:
@@ -75,21 +130,38 @@ def _make_folder(folder: Path, what: str) -> None:
         raise StoreError(f"cannot create {what}, {folder}: {err.strerror or err}") from err
 
 
-def create_store_engine(url: str) -> Engine:
-    """A SQLAlchemy engine for a store URL, configured as the module docstring says."""
+def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
+    """A SQLAlchemy engine for a store URL, configured as the module docstring says.
+
+    ``read_only`` (a SQLite file that cannot be written): opened with SQLite's ``mode=ro``;
+    when its folder cannot be written either and it holds no write-ahead log to replay, also
+    ``immutable=1`` (SQLite cannot make the ``-shm`` file a WAL reader otherwise needs).
+    """
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return sa.create_engine(url, pool_pre_ping=True)
-    engine = sa.create_engine(url, connect_args={"timeout": 60})
+    wait_s = lock_wait_s()
+    path = sqlite_path(url)
+    if read_only and path is not None:
+        uri = _read_only_uri(path)
+        engine = sa.create_engine(
+            url,
+            creator=lambda: sqlite3.connect(uri, uri=True, timeout=wait_s, check_same_thread=False),
+        )
+    else:
+        engine = sa.create_engine(url, connect_args={"timeout": wait_s})
 
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         # Let SQLAlchemy's begin() decide when transactions start (the pysqlite recipe), and
         # use WAL so that readers (`sqlbench runs` in another terminal) never block the run.
         dbapi_conn.isolation_level = None
+        # Bytes that are not UTF-8 (a damaged row) read as lone surrogates, never as an
+        # error that ends the whole query: the store marks that one run Corrupt.
+        dbapi_conn.text_factory = _text_or_surrogates
         cursor = dbapi_conn.cursor()
-        cursor.execute("PRAGMA busy_timeout = 60000")
-        if parsed.database and parsed.database != ":memory:":
+        cursor.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
+        if parsed.database and parsed.database != ":memory:" and not read_only:
             cursor.execute("PRAGMA journal_mode = WAL")
             # NORMAL under WAL survives a killed process (only power loss can lose the tail).
             cursor.execute("PRAGMA synchronous = NORMAL")
@@ -104,6 +176,22 @@ def create_store_engine(url: str) -> Engine:
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
     return engine
+
+
+def _text_or_surrogates(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _read_only_uri(path: Path) -> str:
+    wal = path.with_name(path.name + "-wal")
+    try:
+        replay = wal.stat().st_size > 0
+    except OSError:
+        replay = False
+    options = "mode=ro"
+    if not os.access(path.parent, os.W_OK) and not replay:
+        options += "&immutable=1"
+    return f"file:{quote(str(path.resolve()))}?{options}"
 
 
 def mask_url(url: str) -> str:

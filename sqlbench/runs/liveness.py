@@ -13,9 +13,10 @@ def this_host() -> str:
     return socket.gethostname()
 
 
-def process_alive(host: str, pid: int) -> bool | None:
-    """True/False when ``pid`` runs on this host (a zombie counts as dead); None when the run
-    belongs to another host (or has no pid), where only its heartbeat can tell."""
+def process_alive(host: str, pid: int, started: int | None = None) -> bool | None:
+    """True/False when ``pid`` runs on this host (a zombie counts as dead, and so does a
+    process that started at another time than ``started``: the pid was reused); None when the
+    run belongs to another host (or has no pid), where only its heartbeat can tell."""
     if not host or pid <= 0 or host != this_host():
         return None
     try:
@@ -23,14 +24,43 @@ def process_alive(host: str, pid: int) -> bool | None:
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
+        pass
+    fields = _stat_fields(pid)
+    if fields is None:
+        return True  # no /proc (not Linux): the pid is all there is to go by
+    if fields[0] == "Z":  # the state: a zombie is dead, not yet reaped
+        return False
+    return started is None or fields[19] == str(started)
+
+
+def process_started(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks after boot (field 22 of
+    ``/proc/PID/stat``); None where there is no ``/proc``. With the pid it names one process:
+    a pid reused later has another start time.
+
+    Example:
+        >>> started = process_started(os.getpid())
+        >>> started is None or started == process_started(os.getpid())
+        True
+    """
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     try:
-        # Field 3 of /proc/PID/stat is the state; Z is a zombie (dead, not yet reaped).
-        state = stat.read_text(encoding="utf-8").rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True
-    return state != "Z"
+        return int(fields[19])
+    except ValueError:
+        return None
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """``/proc/PID/stat`` from field 3 (the state) on; None when it cannot be read."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    # The command name (field 2) is in parentheses and may hold spaces or ")".
+    fields = text.rsplit(")", 1)[-1].split()
+    return fields if len(fields) > 19 else None
 
 
 def current_user() -> str:

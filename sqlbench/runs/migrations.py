@@ -222,6 +222,10 @@ def migrate(engine: Engine, migrations: Sequence[Migration] = MIGRATIONS) -> lis
     under a lock (so two processes opening a new store at once do not race). Returns the names
     applied now. Refuses a store written by a newer sqlbench."""
     known = [m.name for m in migrations]
+    if set(applied_migrations(engine)) == set(known):
+        # Nothing to apply: no write lock is taken, so opening a store never waits for a
+        # writer (a running run). Unknown (newer) migrations are refused below.
+        return []
     table = _migrations_table(sa.MetaData())
     applied_now: list[str] = []
     with engine.connect() as conn:
@@ -248,6 +252,27 @@ def migrate(engine: Engine, migrations: Sequence[Migration] = MIGRATIONS) -> lis
                 )
                 applied_now.append(migration.name)
     return applied_now
+
+
+def require_current(engine: Engine, why_read_only: str) -> None:
+    """For a store sqlbench may only read: refuse one that lacks a migration (it would have
+    to be written to upgrade) or has one this sqlbench does not know (newer)."""
+    known = [m.name for m in MIGRATIONS]
+    done = applied_migrations(engine)
+    unknown = sorted(set(done) - set(known))
+    if unknown:
+        raise StoreError(
+            f"the run store at {_safe_url(engine)} has schema changes this sqlbench does "
+            f"not know ({', '.join(unknown)}): it was written by a newer sqlbench; "
+            "upgrade sqlbench to read it"
+        )
+    missing = [name for name in known if name not in done]
+    if missing:
+        raise StoreError(
+            f"the run store at {_safe_url(engine)} is read-only ({why_read_only}) and needs "
+            f"an upgrade this sqlbench must write ({len(missing)} schema change(s)); open it "
+            "once with write access"
+        )
 
 
 def _lock(conn: Connection) -> None:

@@ -9,7 +9,7 @@ import secrets
 import uuid
 from typing import Any
 
-from sqlbench.runs.liveness import current_user, this_host
+from sqlbench.runs.liveness import current_user, process_started, this_host
 from sqlbench.runs.records import utc_now
 
 
@@ -44,4 +44,5 @@ def new_run_fields(name: str | None, *, prefix: str = "") -> dict[str, Any]:
         "created_by": current_user(),
         "host": this_host(),
         "pid": os.getpid(),
+        "pid_started": process_started(os.getpid()),
     }

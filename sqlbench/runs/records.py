@@ -258,6 +258,9 @@ class RunInfo(_Model):
     host: str = ""
     """Host of the process that ran it (with ``pid``, to tell a dead run from a live one)."""
     pid: int = 0
+    pid_started: int | None = None
+    """When that process started (``liveness.process_started``), so that another process
+    given the same pid later is not taken for the run's owner; None where unknown."""
     branch: str
     commit: str | None = None
     dirty: bool = False

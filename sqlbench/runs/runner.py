@@ -10,6 +10,7 @@ run from a dead one. The library never prints: the CLI renders the events and th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -23,7 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import SqlbenchError, StoreError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
 from sqlbench.project.files import Project, Question
@@ -227,6 +228,9 @@ class _Run:
             self._halt()
             self.store.finish(self.info.id, RunStatus.INTERRUPTED)
             raise
+        except StoreError as err:
+            self._halt()
+            raise self._store_fault(err) from err
         except BaseException as err:
             self._halt()
             self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
@@ -235,6 +239,18 @@ class _Run:
             warehouses.close()
         self.store.finish(self.info.id, RunStatus.COMPLETED)
         return self.store.load_run(self.info.id)
+
+    def _store_fault(self, err: StoreError) -> StoreError:
+        """The store failed mid-run (full disk, locked too long...): every result graded so far
+        is committed, so the run is Interrupted, not Failed, and ``--resume`` finishes it. When
+        the store cannot take even that, the run stays Running under this process, which reads
+        Interrupted once it exits."""
+        with contextlib.suppress(StoreError):
+            self.store.finish(self.info.id, RunStatus.INTERRUPTED, error=str(err))
+        return StoreError(
+            f"{err}; run '{self.info.name}' stopped: `sqlbench run --resume {self.info.name}` "
+            "finishes it"
+        )
 
     def _items(self) -> tuple[list[_Item], int]:
         repeat = self.info.repeat
@@ -416,7 +432,7 @@ class _Run:
         while not self._stop.wait(self.options.heartbeat_s):
             try:
                 self.store.heartbeat(self.info.id)
-            except SQLAlchemyError as err:
+            except (SQLAlchemyError, StoreError) as err:
                 # Not fatal by itself (the next beat may work); a store that stays down fails
                 # the run through the next result it cannot record.
                 self._events.put(("notice", f"heartbeat not recorded: {_describe(err)}"))

@@ -26,15 +26,23 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from sqlbench import secrets
 from sqlbench.errors import StoreError
-from sqlbench.hygiene import clean_data
-from sqlbench.runs.database import create_store_engine, mask_url, store_url
+from sqlbench.hygiene import clean_data, valid_text
+from sqlbench.runs.database import (
+    create_store_engine,
+    lock_wait_s,
+    mask_url,
+    sqlite_path,
+    sqlite_read_only,
+    store_url,
+)
 from sqlbench.runs.identity import RunIdentity, identity_of
-from sqlbench.runs.liveness import process_alive
+from sqlbench.runs.liveness import process_alive, process_started
 from sqlbench.runs.migrations import (
     SCHEMA_VERSION,
     current_tables,
     judge_cache_table,
     migrate,
+    require_current,
     reviews_table,
 )
 from sqlbench.runs.provenance import (
@@ -76,12 +84,18 @@ class RunStore:
     def __init__(self, url: str, *, stale_after_s: float = STALE_AFTER_S) -> None:
         self.stale_after = timedelta(seconds=stale_after_s)
         _refuse_empty_file(url)
+        self.read_only = sqlite_read_only(url)
+        """Why this store can only be read (a SQLite file or folder that is not writable), or
+        None: ``runs``, ``show``, ``export`` and ``compare`` work; a write is one sentence."""
         try:
-            self._engine = create_store_engine(url)
-            migrate(self._engine)
+            self._engine = create_store_engine(url, read_only=self.read_only is not None)
+            if self.read_only is None:
+                migrate(self._engine)
+            else:
+                require_current(self._engine, self.read_only)
         except SQLAlchemyError as err:
             raise StoreError(
-                f"cannot open the run store at {mask_url(url)}: {_first_line(err)}"
+                _fault_sentence(err, mask_url(url), writing=False, opening=True)
             ) from err
         except ImportError as err:
             raise StoreError(
@@ -244,11 +258,21 @@ class RunStore:
         return len(carried)
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
-        """Mark a run Running again in this process (``--resume``)."""
+        """Mark a run Running again in process ``pid`` (``--resume``), with its start time."""
+        runs = self._runs
         with self._write() as conn:
+            (data,) = conn.execute(sa.select(runs.c.data).where(runs.c.id == run_id)).one()
+            try:
+                record = json.loads(data)
+            except ValueError as err:
+                raise StoreError(
+                    f"run {run_id} in {self.url} cannot be resumed: its stored record cannot "
+                    "be read (corrupt)"
+                ) from err
+            record["pid_started"] = process_started(pid)
             conn.execute(
-                self._runs.update()
-                .where(self._runs.c.id == run_id)
+                runs.update()
+                .where(runs.c.id == run_id)
                 .values(
                     status=RunStatus.RUNNING.value,
                     updated_at=utc_now(),
@@ -256,6 +280,7 @@ class RunStore:
                     host=host,
                     pid=pid,
                     error=None,
+                    data=json.dumps(record, ensure_ascii=False),
                 )
             )
 
@@ -420,6 +445,8 @@ class RunStore:
         trials = []
         for row in rows:
             try:
+                if _undecodable(row.data):
+                    raise ValueError("it holds bytes that are not UTF-8 text")
                 trials.append(TrialResult.model_validate_json(row.data))
             except ValueError as err:
                 raise StoreError(
@@ -494,7 +521,7 @@ class RunStore:
         older than ``stale_after``) reads Interrupted."""
         if info.status is not RunStatus.RUNNING:
             return info.status
-        if info.imported or process_alive(info.host, info.pid) is False:
+        if info.imported or process_alive(info.host, info.pid, info.pid_started) is False:
             return RunStatus.INTERRUPTED
         if (now or utc_now()) - info.updated_at > self.stale_after:
             return RunStatus.INTERRUPTED
@@ -656,6 +683,12 @@ class RunStore:
 
     @contextmanager
     def _write(self) -> Iterator[Connection]:
+        if self.read_only is not None:
+            raise StoreError(
+                f"the run store {self.url} is read-only ({self.read_only}); this command "
+                "writes to it: give sqlbench write access, or set `store:` in sqlbench.yml "
+                "to a writable place"
+            )
         try:
             with self._write_lock, self._engine.connect() as conn:
                 conn = conn.execution_options(sqlite_begin="IMMEDIATE")
@@ -692,14 +725,9 @@ def _scrubbed(model: _Model) -> _Model:
 def _refuse_empty_file(url: str) -> None:
     """A zero-byte SQLite store file is a truncated store, not an empty one: say so rather than
     start a new store over it."""
-    try:
-        parsed = sa.engine.make_url(url)
-    except (sa.exc.ArgumentError, ValueError):
+    path = sqlite_path(url)
+    if path is None:
         return
-    database = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not database or database == ":memory:":
-        return
-    path = Path(database)
     try:
         stat = path.stat()
     except OSError:
@@ -712,7 +740,7 @@ def _refuse_empty_file(url: str) -> None:
         )
 
 
-def _fault_sentence(err: BaseException, url: str, *, writing: bool) -> str:
+def _fault_sentence(err: BaseException, url: str, *, writing: bool, opening: bool = False) -> str:
     """One sentence for a store fault (full disk, read-only, locked, damaged file); results
     already graded are committed one by one, so they are kept."""
     text = str(getattr(err, "orig", None) or err).lower()
@@ -723,12 +751,18 @@ def _fault_sentence(err: BaseException, url: str, *, writing: bool) -> str:
         return f"the run store {url} is read-only; sqlbench cannot write to it{kept}"
     if "locked" in text or "busy" in text:
         return (
-            f"the run store {url} stayed locked by another process for over 60 s; try again "
-            f"when that process is done{kept}"
+            f"the run store {url} stayed locked by another process for over "
+            f"{_seconds(lock_wait_s())}; try again when that process is done{kept}"
         )
     if "malformed" in text or "not a database" in text or "decode" in text:
         return f"the run store {url} is damaged ({_first_line(err)}); restore it from a backup"
+    if opening:
+        return f"cannot open the run store at {url}: {_first_line(err)}"
     return f"the run store {url} failed: {_first_line(err)}{kept}"
+
+
+def _seconds(value: float) -> str:
+    return f"{value:g} s"
 
 
 def _run_row(info: RunInfo) -> dict[str, Any]:
@@ -762,9 +796,13 @@ def _run_row(info: RunInfo) -> dict[str, Any]:
 
 
 def _run_info(row: Any) -> RunInfo:
-    """The run a row holds; a row that cannot be read gives a ``Corrupt`` run that says why
-    (so every other run still lists, shows and compares)."""
+    """The run a row holds; a row that cannot be read (JSON that does not parse, a record that
+    does not validate, bytes that are not UTF-8) gives a ``Corrupt`` run that says why, so every
+    other run still lists, shows and compares."""
     try:
+        undecodable = [key for key, value in row.items() if _undecodable(value)]
+        if undecodable:
+            raise ValueError(f"column {undecodable[0]} holds bytes that are not UTF-8 text")
         data = json.loads(row["data"])
         for column in _LIVE_COLUMNS:
             value = row[column]
@@ -774,16 +812,22 @@ def _run_info(row: Any) -> RunInfo:
         return _corrupt_run(row, err)
 
 
+def _undecodable(value: Any) -> bool:
+    """Whether a value read from the store held bytes that are not UTF-8 (read as lone
+    surrogates, ``database._text_or_surrogates``; the store never writes one)."""
+    return isinstance(value, str) and not value.isascii() and _SURROGATE.search(value) is not None
+
+
 def _corrupt_run(row: Any, err: BaseException) -> RunInfo:
     def text(column: str, default: str = "?") -> str:
         value = row.get(column) if hasattr(row, "get") else None
-        return value if isinstance(value, str) and value else default
+        return valid_text(value)[0] if isinstance(value, str) and value else default
 
     def when(column: str) -> datetime:
         value = row.get(column) if hasattr(row, "get") else None
         return value if isinstance(value, datetime) else utc_now()
 
-    detail = one_line(str(err), 120) or type(err).__name__
+    detail = one_line(valid_text(str(err))[0], 120) or type(err).__name__
     return RunInfo(
         id=text("id"),
         name=text("name", text("id")),
@@ -822,6 +866,7 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
     }
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _LATEST = re.compile(r"latest(?:~(\d+))?")
 
 

@@ -13,7 +13,8 @@ import resource
 import subprocess
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,36 @@ class Sqlbench:
                 except OSError:
                     continue
                 assert needle not in data, f"the canary leaked into {path}"
+
+
+@contextmanager
+def read_only(*paths: Path) -> Iterator[None]:
+    """``paths`` (files and folders) cannot be written inside the block: their write
+    permission removed, or, for root (whom permissions do not stop), the immutable attribute
+    set with ``chattr +i``; the test is skipped, saying why, where neither can be done."""
+    import pytest
+
+    if os.geteuid() != 0:
+        modes = {path: path.stat().st_mode for path in paths}
+        for path in paths:
+            path.chmod(modes[path] & ~0o222)
+        try:
+            yield
+        finally:
+            for path, mode in modes.items():
+                path.chmod(mode)
+        return
+    done: list[Path] = []
+    try:
+        for path in paths:
+            proc = subprocess.run(["chattr", "+i", str(path)], capture_output=True, check=False)
+            if proc.returncode != 0:
+                pytest.skip(f"cannot make {path} read-only for root: chattr +i failed")
+            done.append(path)
+        yield
+    finally:
+        for path in done:
+            subprocess.run(["chattr", "-i", str(path)], capture_output=True, check=False)
 
 
 def git(cwd: Path, *args: str, input: bytes | None = None) -> str:
