@@ -32,7 +32,7 @@ from typing import Any
 
 import pandas as pd
 
-from sqlbench.compare import Comparison, NearMissKind, Problem, compare_results
+from sqlbench.compare import Comparison, Finding, NearMissKind, compare_results
 from sqlbench.verdicts import Verdict
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
@@ -153,17 +153,17 @@ def categorize(
         return "prediction does not run here" if official else "other"
     d = result.details
     if official:  # official pass, ours not
-        if d.problem is Problem.EXTRA_COLUMNS:
+        if d.problem is Finding.EXTRA_COLUMNS:
             if d.expected_rows == 0 and d.actual_rows == 0:
                 return "both empty, agent has extra columns: official passes any two empty results"
             return "extra columns under columns: exact, official passes: inspect"
-        if d.problem is Problem.NAME_SWAP:
+        if d.problem is Finding.NAME_SWAP:
             return "same-named columns swapped: review (SPEC), official passes"
         if d.near_miss(NearMissKind.DUPLICATES) is not None:
             return "duplicates differ: official ignores them"
-        if d.problem is Problem.ORDER_UNDECIDABLE:
+        if d.problem is Finding.ORDER_UNDECIDABLE:
             return "order undecidable (ORDER BY key not in output): review"
-        if d.problem is Problem.ORDER:
+        if d.problem is Finding.ORDER:
             return "order: official compares unordered (no ORDER BY substring in gold)"
         if d.expected_rows == 0 and d.actual_rows == 0:
             return "both empty, agent has fewer columns: official passes any two empty results"
