@@ -79,14 +79,16 @@ def _partners(
 
 def _agrees(matcher: Matcher, pair: Pair, e: int, a_rows: np.ndarray) -> np.ndarray:
     """Per agent row: does its value in this pair equal expected row ``e``'s (NULL = NULL)?"""
-    e_null = bool(pair.e.null[e])
-    a_null: np.ndarray = pair.a.null[a_rows]
+    e_null = bool(pair.expected.null[e])
+    a_null: np.ndarray = pair.actual.null[a_rows]
     if e_null:
         return a_null.astype(np.int64)
     if pair.tolerant:
-        same = matcher.criteria.tol.close_rows(pair.e, np.full(len(a_rows), e), pair.a, a_rows)
+        same = matcher.criteria.tol.close_rows(
+            pair.expected, np.full(len(a_rows), e), pair.actual, a_rows
+        )
     else:
-        same = pair.a.codes[a_rows] == pair.e.codes[e]
+        same = pair.actual.codes[a_rows] == pair.expected.codes[e]
     agreed: np.ndarray = (same & ~a_null).astype(np.int64)
     return agreed
 

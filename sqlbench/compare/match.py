@@ -23,6 +23,7 @@ import numpy as np
 from sqlbench.compare.columns import Column
 from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
 from sqlbench.compare.rows import match_rows
+from sqlbench.compare.tolerance import group_views
 from sqlbench.compare.views import Domain, ResultRole, Tolerance, View, ViewSet
 
 
@@ -97,21 +98,25 @@ class Matcher:
         domain = self.views.domain(e_pos, a_pos)
         if domain is None:
             return False
-        ce = self.views.column(ResultRole.EXPECTED, e_pos)
-        ca = self.views.column(ResultRole.ACTUAL, a_pos)
-        if not self.criteria.distinct and (ce.rows != ca.rows or ce.null_count != ca.null_count):
+        column_e = self.views.column(ResultRole.EXPECTED, e_pos)
+        column_a = self.views.column(ResultRole.ACTUAL, a_pos)
+        if not self.criteria.distinct and (
+            column_e.rows != column_a.rows or column_e.null_count != column_a.null_count
+        ):
             return False  # multisets of different sizes
-        if self.criteria.distinct and (ce.null_count > 0) != (ca.null_count > 0):
+        if self.criteria.distinct and (column_e.null_count > 0) != (column_a.null_count > 0):
             return False
-        be = self.views.bounds(ResultRole.EXPECTED, e_pos, domain)
-        ba = self.views.bounds(ResultRole.ACTUAL, a_pos, domain)
-        return _bounds_agree(be, ba, self._tol(ce, ca, domain), domain.tolerant)
+        bounds_e = self.views.bounds(ResultRole.EXPECTED, e_pos, domain)
+        bounds_a = self.views.bounds(ResultRole.ACTUAL, a_pos, domain)
+        return _bounds_agree(
+            bounds_e, bounds_a, self._tol(column_e, column_a, domain), domain.tolerant
+        )
 
-    def _tol(self, ce: Column, ca: Column, domain: Domain) -> Tolerance:
+    def _tol(self, column_e: Column, column_a: Column, domain: Domain) -> Tolerance:
         """The tolerance for float64 necessary conditions: loosened where a side has values
         compared exactly (their float64s may round apart)."""
         tol = self.criteria.tol
-        if domain.tolerant and (ce.exact is not None or ca.exact is not None):
+        if domain.tolerant and (column_e.exact is not None or column_a.exact is not None):
             return tol.loosened()
         return tol
 
@@ -121,43 +126,45 @@ class Matcher:
             return False
         domain = self.views.domain(e_pos, a_pos)
         assert domain is not None
-        ve = self.views.view(ResultRole.EXPECTED, e_pos, domain)
-        va = self.views.view(ResultRole.ACTUAL, a_pos, domain)
+        view_e = self.views.view(ResultRole.EXPECTED, e_pos, domain)
+        view_a = self.views.view(ResultRole.ACTUAL, a_pos, domain)
         tol = self._tol(
             self.views.column(ResultRole.EXPECTED, e_pos),
             self.views.column(ResultRole.ACTUAL, a_pos),
             domain,
         )
         if not self.criteria.distinct:
-            if ve.bag_fingerprint == va.bag_fingerprint:
+            if view_e.bag_fingerprint == view_a.bag_fingerprint:
                 return True
             if not domain.tolerant:
                 return False
-            se, sa = ve.sorted_floats, va.sorted_floats
-            if not tol.close(se[[0, -1]], sa[[0, -1]]).all():
+            sorted_e, sorted_a = view_e.sorted_floats, view_a.sorted_floats
+            if not tol.close(sorted_e[[0, -1]], sorted_a[[0, -1]]).all():
                 return False
-            return bool(tol.close(se, sa).all())
-        if ve.set_fingerprint == va.set_fingerprint:
+            return bool(tol.close(sorted_e, sorted_a).all())
+        if view_e.set_fingerprint == view_a.set_fingerprint:
             return True
         if not domain.tolerant:
             return False
-        ue, ua = np.unique(ve.sorted_floats), np.unique(va.sorted_floats)
-        return _covers(ue, ua, tol) and _covers(ua, ue, tol)
+        values_e, values_a = np.unique(view_e.sorted_floats), np.unique(view_a.sorted_floats)
+        return _covers(values_e, values_a, tol) and _covers(values_a, values_e, tol)
 
     def partial_ok(self, assigned: list[tuple[int, int]]) -> bool:
         """O(n) necessary condition on the exactly-compared columns of a partial mapping."""
         pairs = [self.pair(i, j) for i, j in assigned]
-        ve = [p.e.null_only if p.tolerant else p.e for p in pairs]
-        va = [p.a.null_only if p.tolerant else p.a for p in pairs]
+        exact_e = group_views(pairs, ResultRole.EXPECTED)
+        exact_a = group_views(pairs, ResultRole.ACTUAL)
         if self.criteria.distinct:
-            he, ha = row_hashes(ve, None, self.n_e), row_hashes(va, None, self.n_a)
-            return np.array_equal(np.unique(he), np.unique(ha))
+            hashes_e = row_hashes(exact_e, None, self.n_e)
+            hashes_a = row_hashes(exact_a, None, self.n_a)
+            return np.array_equal(np.unique(hashes_e), np.unique(hashes_a))
         if self.criteria.ties is not None:
             tie = self._ties()
-            ve.append(tie)
-            va.append(tie)
-        he, ha = row_hashes(ve, None, self.n_e), row_hashes(va, None, self.n_a)
-        return int(he.sum(dtype=np.uint64)) == int(ha.sum(dtype=np.uint64))
+            exact_e.append(tie)
+            exact_a.append(tie)
+        hashes_e = row_hashes(exact_e, None, self.n_e)
+        hashes_a = row_hashes(exact_a, None, self.n_a)
+        return int(hashes_e.sum(dtype=np.uint64)) == int(hashes_a.sum(dtype=np.uint64))
 
     def _ties(self) -> View:
         if self._tie_view is None:
@@ -178,17 +185,19 @@ class Matcher:
 
 
 def _bounds_agree(
-    be: tuple[float, float] | None,
-    ba: tuple[float, float] | None,
+    bounds_e: tuple[float, float] | None,
+    bounds_a: tuple[float, float] | None,
     tol: Tolerance,
     tolerant: bool,
 ) -> bool:
     """Equal multisets (or sets) have equal smallest and largest values: a cheap first test."""
-    if be is None or ba is None:
-        return be is None and ba is None
+    if bounds_e is None or bounds_a is None:
+        return bounds_e is None and bounds_a is None
     if not tolerant:
-        return be == ba
-    return bool(tol.close(np.array(be, dtype=np.float64), np.array(ba, dtype=np.float64)).all())
+        return bounds_e == bounds_a
+    return bool(
+        tol.close(np.array(bounds_e, dtype=np.float64), np.array(bounds_a, dtype=np.float64)).all()
+    )
 
 
 def _covers(values: np.ndarray, others: np.ndarray, tol: Tolerance) -> bool:

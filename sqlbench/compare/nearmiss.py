@@ -18,7 +18,7 @@ from sqlbench.compare.columns import Column, Kind
 from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
 from sqlbench.compare.model import ColumnGap, NearMiss, NearMissKind
 from sqlbench.compare.order import OrderPlan
-from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
+from sqlbench.compare.pairs import Pair, RowIndices, RowMatch, row_hashes
 from sqlbench.compare.rows import distinct_count, match_rows
 from sqlbench.compare.views import Domain, ResultRole, Tolerance, View, ViewSet
 
@@ -38,9 +38,7 @@ class Analysis:
     budget: int
     names_e: list[str]
     names_a: list[str]
-    counts: dict[tuple[ResultRole, int, Domain], tuple[np.ndarray, np.ndarray]] = field(
-        default_factory=dict
-    )
+    counts: dict[tuple[ResultRole, int, Domain], ValueCounts] = field(default_factory=dict)
     """Cache of value counts per column view (for similarity)."""
 
     def found(self, criteria: Criteria, views: ViewSet | None = None) -> tuple[int, ...] | None:
@@ -58,16 +56,28 @@ def similarity(analysis: Analysis, e_pos: int, a_pos: int) -> float:
     domain = views.domain(e_pos, a_pos)
     if domain is None:
         return -1.0
-    ue, ce = _value_counts(analysis, ResultRole.EXPECTED, e_pos, domain)
-    ua, ca = _value_counts(analysis, ResultRole.ACTUAL, a_pos, domain)
-    _, xe, xa = np.intersect1d(ue, ua, assume_unique=True, return_indices=True)
-    total = int(ce.sum())
-    return float(np.minimum(ce[xe], ca[xa]).sum()) / total if total else 1.0
+    expected = _value_counts(analysis, ResultRole.EXPECTED, e_pos, domain)
+    actual = _value_counts(analysis, ResultRole.ACTUAL, a_pos, domain)
+    _, shared_e, shared_a = np.intersect1d(
+        expected.values, actual.values, assume_unique=True, return_indices=True
+    )
+    total = int(expected.counts.sum())
+    shared = np.minimum(expected.counts[shared_e], actual.counts[shared_a])
+    return float(shared.sum()) / total if total else 1.0
 
 
-def _value_counts(
-    analysis: Analysis, side: ResultRole, pos: int, domain: Domain
-) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class ValueCounts:
+    """The values of one column view, comparable across columns (numbers rounded when
+    tolerant, NULL as one value), and how often each occurs."""
+
+    values: np.ndarray
+    """The distinct comparable values, ascending."""
+    counts: np.ndarray
+    """How many rows hold each value."""
+
+
+def _value_counts(analysis: Analysis, side: ResultRole, pos: int, domain: Domain) -> ValueCounts:
     key = (side, pos, domain)
     found = analysis.counts.get(key)
     if found is None:
@@ -75,7 +85,7 @@ def _value_counts(
         codes = _comparable(view, domain)
         if view.null_count:
             codes = np.where(view.null, np.iinfo(np.int64).min, codes)
-        found = np.unique(codes, return_counts=True)
+        found = ValueCounts(*np.unique(codes, return_counts=True))
         analysis.counts[key] = found
     return found
 
@@ -207,8 +217,8 @@ class Remainder:
 
     analysis: Analysis
     mapping: tuple[int, ...]
-    unmatched_e: np.ndarray
-    unmatched_a: np.ndarray
+    unmatched: RowIndices
+    """The rows of each side the mapping left without a partner."""
 
     @classmethod
     def of(
@@ -225,7 +235,7 @@ class Remainder:
         ):
             return None
         ordered = tuple(mapping[i] for i in range(len(mapping)))
-        return cls(analysis, ordered, rows.expected_unmatched, rows.actual_unmatched)
+        return cls(analysis, ordered, RowIndices(rows.expected_unmatched, rows.actual_unmatched))
 
     def _pairs(self, criteria: Criteria) -> list[Pair]:
         matcher = Matcher(self.analysis.views, criteria)
@@ -233,11 +243,18 @@ class Remainder:
 
     def matches(self, criteria: Criteria) -> bool:
         """The unmatched rows match each other under ``criteria``."""
-        ue, ua = self.unmatched_e, self.unmatched_a
+        rows = self.unmatched
         pairs = [
-            Pair(_restrict(p.e, ue), _restrict(p.a, ua), p.tolerant) for p in self._pairs(criteria)
+            Pair(_restrict(p.expected, rows.expected), _restrict(p.actual, rows.actual), p.tolerant)
+            for p in self._pairs(criteria)
         ]
-        result = match_rows(pairs, len(ue), len(ua), distinct=criteria.distinct, tol=criteria.tol)
+        result = match_rows(
+            pairs,
+            len(rows.expected),
+            len(rows.actual),
+            distinct=criteria.distinct,
+            tol=criteria.tol,
+        )
         return result.ok
 
     def same_distinct_rows(self) -> tuple[int, ...] | None:
@@ -245,8 +262,9 @@ class Remainder:
         exactly, on the other side), else None."""
         pairs = self._pairs(self.analysis.criteria)
         n_e, n_a = self.analysis.views.rows
-        found = _present([p.e for p in pairs], self.unmatched_e, [p.a for p in pairs], n_a)
-        if found and _present([p.a for p in pairs], self.unmatched_a, [p.e for p in pairs], n_e):
+        views_e, views_a = [p.expected for p in pairs], [p.actual for p in pairs]
+        found = _present(views_e, self.unmatched.expected, views_a, n_a)
+        if found and _present(views_a, self.unmatched.actual, views_e, n_e):
             return self.mapping
         return None
 
@@ -289,18 +307,18 @@ def _present(views: list[View], rows: np.ndarray, others: list[View], count: int
 def _duplicates(analysis: Analysis, mapping: tuple[int, ...], n_e: int, n_a: int) -> NearMiss:
     matcher = Matcher(analysis.views, Criteria(distinct=True, tol=analysis.criteria.tol))
     pairs = [matcher.pair(i, j) for i, j in enumerate(mapping)]
-    d_e = distinct_count([p.e for p in pairs], n_e)
-    d_a = distinct_count([p.a for p in pairs], n_a)
-    extra_e, extra_a = n_e - d_e, n_a - d_a
+    distinct_e = distinct_count([p.expected for p in pairs], n_e)
+    distinct_a = distinct_count([p.actual for p in pairs], n_a)
+    extra_e, extra_a = n_e - distinct_e, n_a - distinct_a
     if extra_a > extra_e:
         text = (
             f"the same distinct rows, but the agent's result repeats rows: "
-            f"{_rows(n_a, d_a)} against {_rows(n_e, d_e)} (missing DISTINCT?)"
+            f"{_rows(n_a, distinct_a)} against {_rows(n_e, distinct_e)} (missing DISTINCT?)"
         )
     elif extra_a < extra_e:
         text = (
             f"the same distinct rows, but the agent's result drops duplicates: "
-            f"{_rows(n_a, d_a)} against {_rows(n_e, d_e)} (extra DISTINCT?)"
+            f"{_rows(n_a, distinct_a)} against {_rows(n_e, distinct_e)} (extra DISTINCT?)"
         )
     else:
         text = "the same distinct rows, but they repeat a different number of times"
@@ -392,22 +410,22 @@ def _limit_tie(
         or len(mapping) != len(analysis.names_e)
     ):
         return None
-    ue, ua = rows.expected_unmatched, rows.actual_unmatched
-    if not len(ue) or not len(ua):
+    unmatched_e, unmatched_a = rows.expected_unmatched, rows.actual_unmatched
+    if not len(unmatched_e) or not len(unmatched_a):
         return None
     matcher = Matcher(analysis.views, analysis.criteria)
     last = n_e - 1
     for key in plan.keys:
         p = matcher.pair(key, mapping[key])
-        for view, rows_ in ((p.e, ue), (p.a, ua)):
+        for view, unmatched in ((p.expected, unmatched_e), (p.actual, unmatched_a)):
             if p.tolerant:
-                assert view.floats is not None and p.e.floats is not None
+                assert view.floats is not None and p.expected.floats is not None
                 same = analysis.criteria.tol.close(
-                    view.floats[rows_], np.full(len(rows_), p.e.floats[last])
+                    view.floats[unmatched], np.full(len(unmatched), p.expected.floats[last])
                 )
             else:
-                same = view.codes[rows_] == p.e.codes[last]
-            if not (same & (view.null[rows_] == p.e.null[last])).all():
+                same = view.codes[unmatched] == p.expected.codes[last]
+            if not (same & (view.null[unmatched] == p.expected.null[last])).all():
                 return None
     return NearMiss(
         NearMissKind.LIMIT_TIE,

@@ -17,9 +17,60 @@ EMPTY = np.zeros(0, dtype=np.int64)
 class Pair:
     """An expected column and its actual partner, in their common domain."""
 
-    e: View
-    a: View
+    expected: View
+    actual: View
     tolerant: bool
+    """Numbers compared within the tolerances (the float domain), not exactly."""
+
+    def swapped(self) -> Pair:
+        """The same two columns with the roles exchanged (actual first)."""
+        return Pair(self.actual, self.expected, self.tolerant)
+
+
+@dataclass(frozen=True)
+class ResultRows:
+    """The rows of one result that take part in a row match."""
+
+    count: int
+    """Rows in the result."""
+    kept: np.ndarray | None = None
+    """The rows compared, ascending (``rows: set``: each distinct row's first occurrence);
+    None: every row."""
+
+    @property
+    def size(self) -> int:
+        """How many rows are compared."""
+        return self.count if self.kept is None else len(self.kept)
+
+    def indices(self) -> np.ndarray:
+        """The compared rows' indices, ascending."""
+        return np.arange(self.count) if self.kept is None else self.kept
+
+
+@dataclass(frozen=True)
+class RowScope:
+    """Which rows of each result a row match compares."""
+
+    expected: ResultRows
+    actual: ResultRows
+
+
+@dataclass(frozen=True)
+class RowIndices:
+    """Some rows of each result, by index: ``expected`` into the expected result's rows,
+    ``actual`` into the actual result's (rows left without a partner, rows to pair, ...)."""
+
+    expected: np.ndarray
+    actual: np.ndarray
+
+    @property
+    def none(self) -> bool:
+        """Neither side has a row here."""
+        return not len(self.expected) and not len(self.actual)
+
+    def as_unmatched(self) -> RowMatch:
+        """A row match leaving exactly these rows unmatched (ok when there are none)."""
+        return RowMatch(self.none, np.sort(self.expected), np.sort(self.actual))
 
 
 @dataclass(frozen=True)
@@ -60,3 +111,18 @@ def runs(sorted_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     starts = np.flatnonzero(change)
     counts = np.diff(np.append(starts, len(sorted_keys)))
     return sorted_keys[starts], starts, counts
+
+
+def lexicographic_ids(keys: list[np.ndarray], total: int) -> np.ndarray:
+    """One id per position of the equal-length ``keys``: equal ids exactly where every key is
+    equal, numbered in lexicographic order of the keys (the first key leads)."""
+    if not keys:
+        return np.zeros(total, dtype=np.int64)
+    order = np.lexsort(keys[::-1])
+    change = np.zeros(total, dtype=bool)
+    for key in keys:
+        ordered = key[order]
+        change[1:] |= ordered[1:] != ordered[:-1]
+    ids = np.empty(total, dtype=np.int64)
+    ids[order] = np.cumsum(change)
+    return ids

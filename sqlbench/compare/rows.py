@@ -12,11 +12,22 @@ of equal ORDER BY keys). ``rows: set`` compares distinct rows.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from sqlbench.compare.pairs import EMPTY, Pair, RowMatch, row_hashes, runs
-from sqlbench.compare.tolerance import group_views, tolerant_stage, uncovered
+from sqlbench.compare.pairs import (
+    EMPTY,
+    Pair,
+    ResultRows,
+    RowIndices,
+    RowMatch,
+    RowScope,
+    lexicographic_ids,
+    row_hashes,
+    runs,
+)
+from sqlbench.compare.tolerance import RowGroups, tolerant_stage, uncovered
 from sqlbench.compare.views import Tolerance, View
 
 __all__ = ["Pair", "RowMatch", "distinct_count", "exact_unmatched", "match_rows", "row_hashes"]
@@ -24,8 +35,8 @@ __all__ = ["Pair", "RowMatch", "distinct_count", "exact_unmatched", "match_rows"
 
 def match_rows(
     pairs: list[Pair],
-    n_e: int,
-    n_a: int,
+    expected_count: int,
+    actual_count: int,
     *,
     distinct: bool,
     tol: Tolerance,
@@ -36,8 +47,8 @@ def match_rows(
 
     Args:
         pairs: the mapped column pairs, in expected-column order.
-        n_e: expected row count.
-        n_a: actual row count.
+        expected_count: expected row count.
+        actual_count: actual row count.
         distinct: compare distinct rows (``rows: set``).
         tol: numeric tolerance for tolerant pairs.
         ties: for strict order, gives the tie-group id of each position of a sequence of
@@ -46,38 +57,35 @@ def match_rows(
         report: on a failure, find the fewest unmatched rows (for reasons and previews)
             rather than stopping at the first proof that the rows differ.
     """
-    rows_e = rows_a = None
+    scope = RowScope(ResultRows(expected_count), ResultRows(actual_count))
     if distinct:
-        rows_e = _distinct_rows([p.e for p in pairs], n_e)
-        rows_a = _distinct_rows([p.a for p in pairs], n_a)
+        scope = RowScope(
+            ResultRows(expected_count, _distinct_rows([p.expected for p in pairs], expected_count)),
+            ResultRows(actual_count, _distinct_rows([p.actual for p in pairs], actual_count)),
+        )
     if ties is not None:
-        ne = n_e if rows_e is None else len(rows_e)
-        na = n_a if rows_a is None else len(rows_a)
-        if ne != na:
-            return _positional_difference(rows_e, rows_a, ne, na)
-        pairs = [*pairs, _tie_pair(ties(rows_e), rows_e, rows_a, n_e, n_a)]
+        if scope.expected.size != scope.actual.size:
+            return _positional_difference(scope)
+        pairs = [*pairs, _tie_pair(ties(scope.expected.kept), scope)]
     elif distinct:
-        assert rows_e is not None and rows_a is not None
-        return _set_match(pairs, rows_e, rows_a, n_e, n_a, tol)
-    return _bag_match(pairs, rows_e, rows_a, n_e, n_a, tol, report)
+        return _set_match(pairs, scope, tol)
+    return _bag_match(pairs, scope, tol, report)
 
 
-def _positional_difference(
-    rows_e: np.ndarray | None, rows_a: np.ndarray | None, ne: int, na: int
-) -> RowMatch:
-    re = np.arange(ne) if rows_e is None else rows_e
-    ra = np.arange(na) if rows_a is None else rows_a
-    short = min(ne, na)
-    return RowMatch(False, re[short:], ra[short:])
+def _positional_difference(scope: RowScope) -> RowMatch:
+    """Strict order with different row counts: the rows past the shorter side differ."""
+    short = min(scope.expected.size, scope.actual.size)
+    return RowMatch(False, scope.expected.indices()[short:], scope.actual.indices()[short:])
 
 
-def _tie_pair(
-    ties: np.ndarray, rows_e: np.ndarray | None, rows_a: np.ndarray | None, n_e: int, n_a: int
-) -> Pair:
-    te = ties if rows_e is None else _scatter(ties, rows_e, n_e)
-    ta = ties if rows_a is None else _scatter(ties, rows_a, n_a)
-    zeros_e, zeros_a = np.zeros(n_e, dtype=bool), np.zeros(n_a, dtype=bool)
-    return Pair(View(te.astype(np.int64), zeros_e), View(ta.astype(np.int64), zeros_a), False)
+def _tie_pair(ties: np.ndarray, scope: RowScope) -> Pair:
+    """Each row's tie group as one more exactly-compared column (-1 on rows not compared)."""
+    return Pair(_tie_view(ties, scope.expected), _tie_view(ties, scope.actual), False)
+
+
+def _tie_view(ties: np.ndarray, result: ResultRows) -> View:
+    ids = ties if result.kept is None else _scatter(ties, result.kept, result.count)
+    return View(ids.astype(np.int64), np.zeros(result.count, dtype=bool))
 
 
 def _scatter(values: np.ndarray, rows: np.ndarray, count: int) -> np.ndarray:
@@ -86,109 +94,112 @@ def _scatter(values: np.ndarray, rows: np.ndarray, count: int) -> np.ndarray:
     return full
 
 
-def _bag_match(
-    pairs: list[Pair],
-    rows_e: np.ndarray | None,
-    rows_a: np.ndarray | None,
-    n_e: int,
-    n_a: int,
-    tol: Tolerance,
-    report: bool,
-) -> RowMatch:
-    ue, ua = exact_unmatched(pairs, rows_e, rows_a, n_e, n_a)
-    if len(ue) and len(ua) and any(p.tolerant for p in pairs):
-        return tolerant_stage(pairs, ue, ua, rows_e, rows_a, n_e, n_a, tol, report)
-    return RowMatch(not len(ue) and not len(ua), np.sort(ue), np.sort(ua))
+def _bag_match(pairs: list[Pair], scope: RowScope, tol: Tolerance, report: bool) -> RowMatch:
+    left = exact_unmatched(pairs, scope)
+    if len(left.expected) and len(left.actual) and any(p.tolerant for p in pairs):
+        return tolerant_stage(pairs, left, scope, tol, report)
+    return left.as_unmatched()
 
 
-def exact_unmatched(
-    pairs: list[Pair], rows_e: np.ndarray | None, rows_a: np.ndarray | None, n_e: int, n_a: int
-) -> tuple[np.ndarray, np.ndarray]:
+@dataclass(frozen=True)
+class _SortedRows:
+    """One result's compared rows sorted by a row key (a hash or an exact id)."""
+
+    keys: np.ndarray
+    """The keys, sorted."""
+    order: np.ndarray
+    """Positions into ``rows`` in key order."""
+    rows: np.ndarray
+    """The compared rows' indices in the result."""
+
+
+def exact_unmatched(pairs: list[Pair], scope: RowScope) -> RowIndices:
     """Rows of each side without an exactly equal partner (multiset difference)."""
-    se, oe = _sorted_hashes([p.e for p in pairs], rows_e, n_e)
-    sa, oa = _sorted_hashes([p.a for p in pairs], rows_a, n_a)
-    if len(se) == len(sa) and np.array_equal(se, sa):
-        del se, sa
-        if _rows_equal(pairs, rows_e, rows_a, oe, oa):
-            return EMPTY, EMPTY
-        ie = np.arange(n_e) if rows_e is None else rows_e
-        ia = np.arange(n_a) if rows_a is None else rows_a
+    hashes_e, order_e = _sorted_hashes([p.expected for p in pairs], scope.expected)
+    hashes_a, order_a = _sorted_hashes([p.actual for p in pairs], scope.actual)
+    if len(hashes_e) == len(hashes_a) and np.array_equal(hashes_e, hashes_a):
+        del hashes_e, hashes_a
+        if _rows_equal(pairs, scope, order_e, order_a):
+            return RowIndices(EMPTY, EMPTY)
+        rows = RowIndices(scope.expected.indices(), scope.actual.indices())
     else:
-        ie = np.arange(n_e) if rows_e is None else rows_e
-        ia = np.arange(n_a) if rows_a is None else rows_a
-        result = _run_difference(se, sa, oe, oa, ie, ia, pairs)
+        rows = RowIndices(scope.expected.indices(), scope.actual.indices())
+        result = _run_difference(
+            _SortedRows(hashes_e, order_e, rows.expected),
+            _SortedRows(hashes_a, order_a, rows.actual),
+            pairs,
+        )
         if result is not None:
             return result
-    ke, ka = _exact_ids(pairs, ie, ia)  # a hash collision: decide on the codes themselves
-    oe, oa = np.argsort(ke, kind="stable"), np.argsort(ka, kind="stable")
-    result = _run_difference(ke[oe], ka[oa], oe, oa, ie, ia, None)
+    ids_e, ids_a = _exact_ids(pairs, rows)  # a hash collision: decide on the codes themselves
+    result = _run_difference(
+        _sorted_by_id(ids_e, rows.expected), _sorted_by_id(ids_a, rows.actual), None
+    )
     assert result is not None
     return result
 
 
-def _sorted_hashes(
-    views: list[View], rows: np.ndarray | None, count: int
-) -> tuple[np.ndarray, np.ndarray]:
+def _sorted_by_id(ids: np.ndarray, rows: np.ndarray) -> _SortedRows:
+    order = np.argsort(ids, kind="stable")
+    return _SortedRows(ids[order], order, rows)
+
+
+def _sorted_hashes(views: list[View], result: ResultRows) -> tuple[np.ndarray, np.ndarray]:
     """Row hashes sorted in place, and the order that sorts them (no extra copy)."""
-    hashes = row_hashes(views, rows, count)
+    hashes = row_hashes(views, result.kept, result.count)
     order = np.argsort(hashes)
     hashes.sort()
     return hashes, order
 
 
 def _rows_equal(
-    pairs: list[Pair],
-    ie: np.ndarray | None,
-    ia: np.ndarray | None,
-    oe: np.ndarray,
-    oa: np.ndarray,
+    pairs: list[Pair], scope: RowScope, order_e: np.ndarray, order_a: np.ndarray
 ) -> bool:
-    """Rows paired by sorted position (``ie[oe[k]]`` with ``ia[oa[k]]``) are equal."""
-    partner = np.empty(len(oe), dtype=np.int64)
-    partner[oe] = oa  # the actual row paired with each expected row, in expected order
-    if ia is not None:
-        partner = ia[partner]
-    whole = ie is None
+    """Rows paired by sorted position (expected ``order_e[k]`` with actual ``order_a[k]``,
+    positions among the compared rows) are equal."""
+    kept_e, kept_a = scope.expected.kept, scope.actual.kept
+    partner = np.empty(len(order_e), dtype=np.int64)
+    partner[order_e] = order_a  # the actual row paired with each expected row, in expected order
+    if kept_a is not None:
+        partner = kept_a[partner]
+    whole = kept_e is None
     for p in pairs:
-        codes_e = p.e.codes if whole else p.e.codes[ie]
-        if not np.array_equal(codes_e, p.a.codes[partner]):
+        codes_e = p.expected.codes if whole else p.expected.codes[kept_e]
+        if not np.array_equal(codes_e, p.actual.codes[partner]):
             return False
-        if p.e.null_count or p.a.null_count:
-            null_e = p.e.null if whole else p.e.null[ie]
-            if not np.array_equal(null_e, p.a.null[partner]):
+        if p.expected.null_count or p.actual.null_count:
+            null_e = p.expected.null if whole else p.expected.null[kept_e]
+            if not np.array_equal(null_e, p.actual.null[partner]):
                 return False
     return True
 
 
 def _run_difference(
-    se: np.ndarray,
-    sa: np.ndarray,
-    oe: np.ndarray,
-    oa: np.ndarray,
-    ie: np.ndarray,
-    ia: np.ndarray,
-    verify: list[Pair] | None,
-) -> tuple[np.ndarray, np.ndarray] | None:
+    expected: _SortedRows, actual: _SortedRows, verify: list[Pair] | None
+) -> RowIndices | None:
     """Unmatched rows from sorted keys; None when verification finds a hash collision."""
-    ke, st_e, ce = runs(se)
-    ka, st_a, ca = runs(sa)
-    _, xe, xa = np.intersect1d(ke, ka, assume_unique=True, return_indices=True)
-    matched = np.minimum(ce[xe], ca[xa])
+    keys_e, starts_e, counts_e = runs(expected.keys)
+    keys_a, starts_a, counts_a = runs(actual.keys)
+    _, shared_e, shared_a = np.intersect1d(keys_e, keys_a, assume_unique=True, return_indices=True)
+    matched = np.minimum(counts_e[shared_e], counts_a[shared_a])
     if verify is not None:
         # Each matched row is paired with the row at the same place in the other side's run
         # of its key; every pair must be equal on the codes themselves. Equal pairs are real
         # matches whatever the hashes did, and equal rows always share a key, so the surplus
         # is exact too; a collision that pairs unequal rows sends the caller to exact ids.
         offsets = np.arange(int(matched.sum())) - np.repeat(np.cumsum(matched) - matched, matched)
-        pos_e = np.repeat(st_e[xe], matched) + offsets
-        pos_a = np.repeat(st_a[xa], matched) + offsets
-        rows_e, rows_a = ie[oe[pos_e]], ia[oa[pos_a]]
+        pos_e = np.repeat(starts_e[shared_e], matched) + offsets
+        pos_a = np.repeat(starts_a[shared_a], matched) + offsets
+        rows_e, rows_a = expected.rows[expected.order[pos_e]], actual.rows[actual.order[pos_a]]
         for p in verify:
-            if not np.array_equal(p.e.codes[rows_e], p.a.codes[rows_a]):
+            if not np.array_equal(p.expected.codes[rows_e], p.actual.codes[rows_a]):
                 return None
-            if not np.array_equal(p.e.null[rows_e], p.a.null[rows_a]):
+            if not np.array_equal(p.expected.null[rows_e], p.actual.null[rows_a]):
                 return None
-    return (_surplus(ce, st_e, xe, matched, oe, ie), _surplus(ca, st_a, xa, matched, oa, ia))
+    return RowIndices(
+        _surplus(counts_e, starts_e, shared_e, matched, expected),
+        _surplus(counts_a, starts_a, shared_a, matched, actual),
+    )
 
 
 def _surplus(
@@ -196,36 +207,30 @@ def _surplus(
     starts: np.ndarray,
     shared: np.ndarray,
     matched: np.ndarray,
-    order: np.ndarray,
-    rows: np.ndarray,
+    rows: _SortedRows,
 ) -> np.ndarray:
+    """The rows of each run of equal keys past the ones matched on the other side."""
     keep = np.zeros(len(counts), dtype=np.int64)
     keep[shared] = matched
     run = np.repeat(np.arange(len(counts)), counts)
-    rank = np.arange(len(order)) - starts[run]
-    surplus: np.ndarray = rows[order[rank >= keep[run]]]
+    rank = np.arange(len(rows.order)) - starts[run]
+    surplus: np.ndarray = rows.rows[rows.order[rank >= keep[run]]]
     return surplus
 
 
-def _exact_ids(pairs: list[Pair], ie: np.ndarray, ia: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Exact row ids shared by both sides (equal id iff equal codes and NULLs)."""
-    n_e = len(ie)
+def _exact_ids(pairs: list[Pair], rows: RowIndices) -> tuple[np.ndarray, np.ndarray]:
+    """Exact row ids of ``rows``, shared by both sides (equal id iff equal codes and NULLs),
+    in the order of ``rows.expected`` and ``rows.actual``."""
     keys: list[np.ndarray] = []
     for p in pairs:
-        keys.append(np.concatenate([p.e.codes[ie], p.a.codes[ia]]))
-        keys.append(np.concatenate([p.e.null[ie], p.a.null[ia]]).astype(np.int64))
-    total = n_e + len(ia)
-    if not keys:
-        ids = np.zeros(total, dtype=np.int64)
-        return ids[:n_e], ids[n_e:]
-    order = np.lexsort(keys[::-1])
-    change = np.zeros(total, dtype=bool)
-    for key in keys:
-        ordered = key[order]
-        change[1:] |= ordered[1:] != ordered[:-1]
-    ids = np.empty(total, dtype=np.int64)
-    ids[order] = np.cumsum(change)
-    return ids[:n_e], ids[n_e:]
+        keys.append(np.concatenate([p.expected.codes[rows.expected], p.actual.codes[rows.actual]]))
+        keys.append(
+            np.concatenate([p.expected.null[rows.expected], p.actual.null[rows.actual]]).astype(
+                np.int64
+            )
+        )
+    ids = lexicographic_ids(keys, len(rows.expected) + len(rows.actual))
+    return ids[: len(rows.expected)], ids[len(rows.expected) :]
 
 
 def distinct_count(views: list[View], count: int) -> int:
@@ -246,26 +251,21 @@ def _distinct_rows(views: list[View], count: int) -> np.ndarray:
             and np.array_equal(view.null[order], view.null[firsts[run]])
         ):
             pairs = [Pair(v, v, False) for v in views]
-            ids, _ = _exact_ids(pairs, np.arange(count), EMPTY)
+            ids, _ = _exact_ids(pairs, RowIndices(np.arange(count), EMPTY))
             _, first = np.unique(ids, return_index=True)
             return np.sort(first)
     return np.sort(firsts)
 
 
-def _set_match(
-    pairs: list[Pair],
-    rows_e: np.ndarray,
-    rows_a: np.ndarray,
-    n_e: int,
-    n_a: int,
-    tol: Tolerance,
-) -> RowMatch:
+def _set_match(pairs: list[Pair], scope: RowScope, tol: Tolerance) -> RowMatch:
     """Set semantics: every distinct row needs an equal (or, for numbers, close) partner."""
-    ue, ua = exact_unmatched(pairs, rows_e, rows_a, n_e, n_a)
-    if (len(ue) or len(ua)) and any(p.tolerant for p in pairs):
-        ge = row_hashes(group_views(pairs, 0), None, n_e)
-        ga = row_hashes(group_views(pairs, 1), None, n_a)
-        swapped = [Pair(p.a, p.e, p.tolerant) for p in pairs]
-        ue = uncovered(pairs, ue, rows_a, ge, ga, tol)
-        ua = uncovered(swapped, ua, rows_e, ga, ge, tol)
-    return RowMatch(not len(ue) and not len(ua), np.sort(ue), np.sort(ua))
+    left = exact_unmatched(pairs, scope)
+    if not left.none and any(p.tolerant for p in pairs):
+        groups = RowGroups.of(pairs, scope)
+        swapped = [p.swapped() for p in pairs]
+        assert scope.expected.kept is not None and scope.actual.kept is not None
+        left = RowIndices(
+            uncovered(pairs, left.expected, scope.actual.kept, groups, tol),
+            uncovered(swapped, left.actual, scope.expected.kept, groups.swapped(), tol),
+        )
+    return left.as_unmatched()
