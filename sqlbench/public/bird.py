@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from sqlbench.errors import PublicBenchmarkError
 from sqlbench.public.layout import (
@@ -15,9 +16,11 @@ from sqlbench.public.layout import (
     Grading,
     Prediction,
     PublicQuestion,
+    PublishedLayout,
     field_text,
-    locate_databases,
+    read_json_questions,
     read_text,
+    with_databases,
 )
 
 SEPARATOR = "\t----- bird -----\t"
@@ -41,6 +44,14 @@ GRADING = Grading(
 )
 
 
+LAYOUT = PublishedLayout(
+    kind="bird",
+    database_folders=("dev_databases", "databases"),
+    description="BIRD's layout: dev.json, dev_databases/<db_id>/<db_id>.sqlite",
+    grading=GRADING,
+)
+
+
 def read_bird(path: Path) -> Benchmark:
     """BIRD's questions (``dev.json`` or ``mini_dev_sqlite.json`` in ``path``, or the file
     ``path`` names) and databases (``dev_databases/``, else ``databases/``, beside it).
@@ -52,51 +63,33 @@ def read_bird(path: Path) -> Benchmark:
         found = [path / name for name in QUESTION_FILES if (path / name).is_file()]
         if not found:
             raise PublicBenchmarkError(
-                f"no {' or '.join(QUESTION_FILES)} in {path} (BIRD's layout: dev.json, "
-                "dev_databases/<db_id>/<db_id>.sqlite)"
+                f"no {' or '.join(QUESTION_FILES)} in {path} ({LAYOUT.description})"
             )
         source = found[0]
     else:
         source = path
-    folder = source.parent
-    try:
-        entries = json.loads(read_text(source, "BIRD question file"))
-    except json.JSONDecodeError as err:
-        raise PublicBenchmarkError(f"{source}:{err.lineno}: not valid JSON: {err.msg}") from err
-    if not isinstance(entries, list):
-        raise PublicBenchmarkError(
-            f"{source}: expected BIRD's list of questions, found a JSON {type(entries).__name__}"
-        )
-    questions = []
-    for index, entry in enumerate(entries):
-        where = f"{source}: question #{index}"
-        text = field_text(entry, "question", where)
-        evidence = entry.get("evidence") if isinstance(entry, dict) else None
-        if isinstance(evidence, str) and evidence.strip():
-            text = f"{text}\nEvidence: {evidence.strip()}"
-        qid = entry.get("question_id", index)
-        difficulty = entry.get("difficulty")
-        questions.append(
-            PublicQuestion(
-                index=index,
-                db_id=field_text(entry, "db_id", where),
-                name=f"q{qid}" if isinstance(qid, int) else f"q{index}",
-                question=text,
-                sql=_gold(entry, where),
-                tags=(difficulty,) if isinstance(difficulty, str) and difficulty else (),
-            )
-        )
-    databases = next(
-        (folder / n for n in ("dev_databases", "databases") if (folder / n).is_dir()), None
+    questions = read_json_questions(
+        source, "BIRD question file", "BIRD's list of questions", _question
     )
-    if databases is None:
-        raise PublicBenchmarkError(
-            f"no dev_databases/ folder beside {source} (BIRD's layout: dev.json, "
-            "dev_databases/<db_id>/<db_id>.sqlite)"
-        )
-    benchmark = Benchmark("bird", source, questions, {}, GRADING)
-    locate_databases(benchmark, databases)
-    return benchmark
+    return with_databases(LAYOUT, source, questions)
+
+
+def _question(index: int, entry: Any, where: str) -> PublicQuestion:
+    """One entry of BIRD's question file; its evidence follows the question."""
+    text = field_text(entry, "question", where)
+    evidence = entry.get("evidence") if isinstance(entry, dict) else None
+    if isinstance(evidence, str) and evidence.strip():
+        text = f"{text}\nEvidence: {evidence.strip()}"
+    qid = entry.get("question_id", index)
+    difficulty = entry.get("difficulty")
+    return PublicQuestion(
+        index=index,
+        db_id=field_text(entry, "db_id", where),
+        name=f"q{qid}" if isinstance(qid, int) else f"q{index}",
+        question=text,
+        sql=_gold(entry, where),
+        tags=(difficulty,) if isinstance(difficulty, str) and difficulty else (),
+    )
 
 
 def _gold(entry: dict[str, object], where: str) -> str:

@@ -11,7 +11,14 @@ import io
 from pathlib import Path
 
 from sqlbench.errors import PublicBenchmarkError
-from sqlbench.public.layout import Benchmark, Grading, PublicQuestion, locate_databases, read_text
+from sqlbench.public.layout import (
+    Benchmark,
+    Grading,
+    PublicQuestion,
+    PublishedLayout,
+    read_text,
+    with_databases,
+)
 
 GRADING = Grading(
     evaluator="defog sql-eval's compare_query_results (exact or subset match, any of the "
@@ -28,6 +35,12 @@ GRADING = Grading(
     ),
 )
 _REQUIRED = ("db_name", "question", "query")
+LAYOUT = PublishedLayout(
+    kind="defog",
+    database_folders=("databases", "defog_data"),
+    description="expected databases/<db_name>/<db_name>.sqlite",
+    grading=GRADING,
+)
 
 
 def read_defog(path: Path) -> Benchmark:
@@ -75,17 +88,7 @@ def read_defog(path: Path) -> Benchmark:
                 tags=(category,) if category else (),
             )
         )
-    folder = source.parent
-    databases = next(
-        (folder / n for n in ("databases", "defog_data") if (folder / n).is_dir()), None
-    )
-    if databases is None:
-        raise PublicBenchmarkError(
-            f"no databases/ folder beside {source} (expected databases/<db_name>/<db_name>.sqlite)"
-        )
-    benchmark = Benchmark("defog", source, questions, {}, GRADING)
-    locate_databases(benchmark, databases)
-    return benchmark
+    return with_databases(LAYOUT, source, questions)
 
 
 def split_statements(text: str) -> list[str]:

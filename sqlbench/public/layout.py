@@ -3,6 +3,8 @@ predictions, and how the benchmark's official evaluator grades."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +70,74 @@ class Benchmark:
     def kept(self) -> list[PublicQuestion]:
         """The questions whose database is present."""
         return [q for q in self.questions if q.db_id in self.databases]
+
+
+@dataclass(frozen=True)
+class PublishedLayout:
+    """How a benchmark is published: where its databases are and how its evaluator grades."""
+
+    kind: str
+    """spider, bird or defog."""
+    database_folders: tuple[str, ...]
+    """Folders beside the question file that may hold ``<db_id>/<db_id>.sqlite``, the first
+    preferred."""
+    description: str
+    """The layout in a few words, for the message when no database folder is found."""
+    grading: Grading
+
+
+def read_json_questions(
+    source: Path,
+    what: str,
+    expected: str,
+    question: Callable[[int, Any, str], PublicQuestion],
+) -> list[PublicQuestion]:
+    """The questions of a published JSON question file: a list of entries, each made a
+    question by ``question(index, entry, where)``.
+
+    Args:
+        source: the question file.
+        what: the file as messages name it (``Spider question file``).
+        expected: the list as messages name it (``Spider's list of questions (dev.json)``).
+        question: one entry to a question; ``where`` names the entry for messages.
+
+    Raises:
+        PublicBenchmarkError: the file is not JSON or not a list.
+    """
+    try:
+        entries = json.loads(read_text(source, what))
+    except json.JSONDecodeError as err:
+        raise PublicBenchmarkError(f"{source}:{err.lineno}: not valid JSON: {err.msg}") from err
+    if not isinstance(entries, list):
+        raise PublicBenchmarkError(
+            f"{source}: expected {expected}, found a JSON {type(entries).__name__}"
+        )
+    return [
+        question(index, entry, f"{source}: question #{index}")
+        for index, entry in enumerate(entries)
+    ]
+
+
+def with_databases(
+    layout: PublishedLayout, source: Path, questions: list[PublicQuestion]
+) -> Benchmark:
+    """The benchmark of ``questions`` read from ``source``, its databases located in the
+    first of the layout's database folders beside it.
+
+    Raises:
+        PublicBenchmarkError: none of the database folders is there.
+    """
+    folder = source.parent
+    databases = next(
+        (folder / name for name in layout.database_folders if (folder / name).is_dir()), None
+    )
+    if databases is None:
+        raise PublicBenchmarkError(
+            f"no {layout.database_folders[0]}/ folder beside {source} ({layout.description})"
+        )
+    benchmark = Benchmark(layout.kind, source, questions, {}, layout.grading)
+    locate_databases(benchmark, databases)
+    return benchmark
 
 
 def sqlite_file(folder: Path, db_id: str) -> Path | None:

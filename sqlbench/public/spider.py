@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
+from typing import Any
 
 from sqlbench.errors import PublicBenchmarkError
 from sqlbench.public.layout import (
@@ -15,9 +15,11 @@ from sqlbench.public.layout import (
     Grading,
     Prediction,
     PublicQuestion,
+    PublishedLayout,
     field_text,
-    locate_databases,
+    read_json_questions,
     read_text,
+    with_databases,
 )
 
 GRADING = Grading(
@@ -43,6 +45,14 @@ GRADING = Grading(
 )
 
 
+LAYOUT = PublishedLayout(
+    kind="spider",
+    database_folders=("database", "databases"),
+    description="Spider's layout: dev.json, tables.json, database/<db_id>/<db_id>.sqlite",
+    grading=GRADING,
+)
+
+
 def read_spider(path: Path) -> Benchmark:
     """Spider's questions (``dev.json``, or the JSON file ``path`` names) and databases
     (``database/``, else ``databases/``, beside it).
@@ -51,39 +61,20 @@ def read_spider(path: Path) -> Benchmark:
         PublicBenchmarkError: the files are not Spider's layout.
     """
     source = path / "dev.json" if path.is_dir() else path
-    folder = source.parent
-    try:
-        entries = json.loads(read_text(source, "Spider question file"))
-    except json.JSONDecodeError as err:
-        raise PublicBenchmarkError(f"{source}:{err.lineno}: not valid JSON: {err.msg}") from err
-    if not isinstance(entries, list):
-        raise PublicBenchmarkError(
-            f"{source}: expected Spider's list of questions (dev.json), found a JSON "
-            f"{type(entries).__name__}"
+
+    def question(index: int, entry: Any, where: str) -> PublicQuestion:
+        return PublicQuestion(
+            index=index,
+            db_id=field_text(entry, "db_id", where),
+            name=f"{source.stem}_{index:04d}",
+            question=field_text(entry, "question", where),
+            sql=field_text(entry, "query", where),
         )
-    questions = []
-    for index, entry in enumerate(entries):
-        where = f"{source}: question #{index}"
-        questions.append(
-            PublicQuestion(
-                index=index,
-                db_id=field_text(entry, "db_id", where),
-                name=f"{source.stem}_{index:04d}",
-                question=field_text(entry, "question", where),
-                sql=field_text(entry, "query", where),
-            )
-        )
-    databases = next(
-        (folder / name for name in ("database", "databases") if (folder / name).is_dir()), None
+
+    questions = read_json_questions(
+        source, "Spider question file", "Spider's list of questions (dev.json)", question
     )
-    if databases is None:
-        raise PublicBenchmarkError(
-            f"no database/ folder beside {source} (Spider's layout: dev.json, tables.json, "
-            "database/<db_id>/<db_id>.sqlite)"
-        )
-    benchmark = Benchmark("spider", source, questions, {}, GRADING)
-    locate_databases(benchmark, databases)
-    return benchmark
+    return with_databases(LAYOUT, source, questions)
 
 
 def read_spider_predictions(path: Path, benchmark: Benchmark) -> list[Prediction]:
