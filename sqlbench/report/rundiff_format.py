@@ -5,6 +5,8 @@ Numbers and sentences about a ``RunDiff`` are built here once, so every format s
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
 from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
@@ -166,3 +168,54 @@ def metric_delta_lines(diff: RunDiff) -> list[str]:
             )
             lines.append(f"  dropped most: {worst}")
     return lines
+
+
+SIDE_COLUMNS = ("", "run", "accuracy", "95% interval")
+"""Columns of the table that opens a comparison: one row per side."""
+
+
+@dataclass(frozen=True)
+class SideSummary:
+    """One side's row of the table that opens a comparison."""
+
+    role: str
+    """``base`` or ``head``."""
+    run: str
+    accuracy: str
+    interval: str
+
+    @property
+    def cells(self) -> tuple[str, str, str, str]:
+        """The row's cells, in ``SIDE_COLUMNS`` order."""
+        return (self.role, self.run, self.accuracy, self.interval)
+
+
+@dataclass(frozen=True)
+class ComparisonHeader:
+    """What every comparison report opens with, worded once; each format lays it out."""
+
+    sides: tuple[SideSummary, SideSummary]
+    """Base, then head."""
+    difference: str
+    warnings: tuple[str, ...]
+    test: str
+    conclusion: str
+
+
+def comparison_header(diff: RunDiff) -> ComparisonHeader:
+    """The header facts of a comparison: each side's run, accuracy and interval, the
+    difference, the warnings, the paired test and the conclusion."""
+    return ComparisonHeader(
+        sides=(
+            _side_summary("base", diff.base, diff.base_accuracy),
+            _side_summary("head", diff.head, diff.head_accuracy),
+        ),
+        difference=difference_text(diff),
+        warnings=tuple(diff.warnings),
+        test=test_text(diff),
+        conclusion=conclusion_text(diff),
+    )
+
+
+def _side_summary(role: str, side: RunSide, accuracy: Accuracy) -> SideSummary:
+    return SideSummary(role, side_text(side), accuracy_text(accuracy), interval_text(accuracy))

@@ -7,15 +7,11 @@ from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.rundiff_format import (
     ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
-    accuracy_text,
-    conclusion_text,
-    difference_text,
-    interval_text,
+    SIDE_COLUMNS,
+    comparison_header,
     metric_delta_lines,
     reason_text,
-    side_text,
     source_text,
-    test_text,
     transition,
     verdicts_text,
 )
@@ -58,18 +54,19 @@ def render_check(result: CheckResult) -> str:
 
 
 def _body(diff: RunDiff) -> list[str]:
+    header = comparison_header(diff)
     lines = [
-        "| | run | accuracy | 95% interval |",
-        "|---|---|---|---|",
-        f"| base | {cell(side_text(diff.base))} | {accuracy_text(diff.base_accuracy)} "
-        f"| {interval_text(diff.base_accuracy)} |",
-        f"| head | {cell(side_text(diff.head))} | {accuracy_text(diff.head_accuracy)} "
-        f"| {interval_text(diff.head_accuracy)} |",
+        "|" + "|".join(f" {title} " if title else " " for title in SIDE_COLUMNS) + "|",
+        "|" + "---|" * len(SIDE_COLUMNS),
+        *[
+            f"| {side.role} | {cell(side.run)} | {side.accuracy} | {side.interval} |"
+            for side in header.sides
+        ],
         "",
-        f"**Difference (head − base):** {difference_text(diff)}  ",
-        *[f"**Warning:** {cell(warning)}  " for warning in diff.warnings],
-        f"**Paired test:** {test_text(diff)}  ",
-        f"**Conclusion:** {cell(conclusion_text(diff))}",
+        f"**Difference (head − base):** {header.difference}  ",
+        *[f"**Warning:** {cell(warning)}  " for warning in header.warnings],
+        f"**Paired test:** {header.test}  ",
+        f"**Conclusion:** {cell(header.conclusion)}",
     ]
     metric_lines = metric_delta_lines(diff)
     if metric_lines:

@@ -5,14 +5,10 @@ from __future__ import annotations
 from sqlbench.report.rundiff_format import (
     ANSWER_CHANGES_TITLE,
     SECTION_TITLES,
-    accuracy_text,
-    conclusion_text,
-    difference_text,
-    interval_text,
+    SIDE_COLUMNS,
+    comparison_header,
     metric_delta_lines,
     reason_text,
-    side_text,
-    test_text,
     transition,
     verdicts_text,
 )
@@ -28,27 +24,14 @@ def render(diff: RunDiff) -> str:
     Added and removed questions are listed one per line; every other change shows the
     question, the transition and the reason on each side.
     """
-    rows = [
-        ("", "run", "accuracy", "95% interval"),
-        (
-            "base",
-            side_text(diff.base),
-            accuracy_text(diff.base_accuracy),
-            interval_text(diff.base_accuracy),
-        ),
-        (
-            "head",
-            side_text(diff.head),
-            accuracy_text(diff.head_accuracy),
-            interval_text(diff.head_accuracy),
-        ),
-    ]
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    header = comparison_header(diff)
+    rows = [SIDE_COLUMNS, *(side.cells for side in header.sides)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(SIDE_COLUMNS))]
     lines = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
     ]
-    lines.append(f"Difference (head - base): {difference_text(diff)}")
-    lines += [f"Warning: {warning}" for warning in diff.warnings]
+    lines.append(f"Difference (head - base): {header.difference}")
+    lines += [f"Warning: {warning}" for warning in header.warnings]
     for kind in ChangeKind:
         changes = diff.of_kind(kind)
         if not changes:
@@ -77,7 +60,7 @@ def render(diff: RunDiff) -> str:
     if metric_lines:
         lines += ["", "Metrics (means on each side; paired over shared questions):"]
         lines += [f"  {line}" for line in metric_lines]
-    lines += ["", f"Paired test: {test_text(diff)}", f"Conclusion: {conclusion_text(diff)}"]
+    lines += ["", f"Paired test: {header.test}", f"Conclusion: {header.conclusion}"]
     return "\n".join(lines) + "\n"
 
 
