@@ -17,7 +17,7 @@ The decision, in order (the first that applies wins):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlbench.agents.base import Answer
 from sqlbench.compare import Comparison, compare_results
@@ -143,6 +143,28 @@ def grade(
         options: Compare options with the question's overrides applied.
         dialect: sqlglot dialect of the ground-truth SQL (for ``order: auto``).
     """
+    graded = _grade(question, truths, answer, agent_outcome, options=options, dialect=dialect)
+    if answer.replaced_chars and question.skip is None:
+        chars, verb = ("character", "was") if answer.replaced_chars == 1 else ("characters", "were")
+        note = (
+            f" ({answer.replaced_chars} {chars} of the agent's answer that {verb} not valid text "
+            f"{verb} replaced with U+FFFD)"
+        )
+        if "U+FFFD" not in graded.reason:  # an agent error may already say so
+            reason = one_line(graded.reason, _MAX_REASON - len(note)) + note
+            graded = replace(graded, reason=reason)
+    return graded
+
+
+def _grade(
+    question: Question,
+    truths: Sequence[TruthOutcome],
+    answer: Answer,
+    agent_outcome: AgentOutcome,
+    *,
+    options: CompareOptions,
+    dialect: str,
+) -> Grade:
     if question.skip is not None:
         return grade_skipped(question)
     early = truth_problem(question, truths) or agent_problem(answer)

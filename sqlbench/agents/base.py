@@ -66,6 +66,9 @@ class Answer(BaseModel):
     no LLM endpoint); never read from an agent's reply."""
     latency_ms: float | None = None
     """Filled by sqlbench, never by the agent."""
+    replaced_chars: int = 0
+    """How many characters of the answer were not valid text (lone surrogates, NUL) and were
+    replaced with U+FFFD before it was used (``agents.call``); never read from an agent."""
 
 
 @runtime_checkable

@@ -237,7 +237,7 @@ def _valid_unicode(answer: Answer) -> Answer:
     except ValueError:
         pass
     data, replaced = clean_data(answer.model_dump())
-    cleaned = Answer.model_validate(data)
+    cleaned = Answer.model_validate({**data, "replaced_chars": replaced})
     if replaced and cleaned.sql != answer.sql and not cleaned.error:
         cleaned = cleaned.model_copy(
             update={

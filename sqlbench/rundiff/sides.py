@@ -186,11 +186,19 @@ def project_side(
     # The run loop pulls in engines, comparison and agents: import it on use only.
     from sqlbench.runs.runner import run_benchmark
 
+    stopped = None
+    if not options.fresh and reuse is None:
+        # A check killed mid-run (kill -9, a cancelled CI job) left this run unfinished: the
+        # next check finishes it instead of asking every question again.
+        stopped = store.find_stopped_run(identity, repeat=options.repeat, agent_name=config.name)
+        if stopped is not None and notify is not None:
+            notify(f"{role}: resuming run {stopped.name}, which stopped before it finished")
     run_options = RunOptions(
-        repeat=options.repeat,
+        repeat=None if stopped is not None else options.repeat,
         concurrency=options.concurrency,
         project_dir=options.project_dir.resolve(),
         reuse=reuse,
+        resume=None if stopped is None else stopped.id,
     )
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
     trials = [trial for question in result.questions for trial in question.trials]

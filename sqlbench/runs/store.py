@@ -516,6 +516,37 @@ class RunStore:
                 return info
         return None
 
+    def find_stopped_run(
+        self, identity: RunIdentity, *, repeat: int, agent_name: str
+    ) -> RunInfo | None:
+        """The newest run with this identity, ``repeat`` and agent that stopped before it
+        finished (Interrupted, or Running with its process gone: killed), never an imported
+        or sharded one; None when there is none. ``check`` resumes it rather than start over."""
+        if not identity.reusable:
+            return None
+        c = self._runs.c
+        query = (
+            sa.select(self._runs)
+            .where(
+                c.status.in_([RunStatus.RUNNING.value, RunStatus.INTERRUPTED.value]),
+                c.question_set_hash == identity.question_set_hash,
+                c.agent_settings_hash == identity.agent_settings_hash,
+                c.repeat == repeat,
+                c.agent_name == agent_name,
+            )
+            .order_by(c.created_at.desc())
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).all()
+        now = utc_now()
+        for row in rows:
+            info = _run_info(row._mapping)
+            if info.imported or info.shard is not None or identity_of(info) != identity:
+                continue
+            if self.effective_status(info, now) is RunStatus.INTERRUPTED:
+                return info
+        return None
+
     def effective_status(self, info: RunInfo, now: datetime | None = None) -> RunStatus:
         """A Running run whose process is gone (dead pid on this host, imported, or a heartbeat
         older than ``stale_after``) reads Interrupted."""

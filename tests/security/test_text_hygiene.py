@@ -47,6 +47,9 @@ def test_lone_surrogates_and_nul_never_end_a_run(tmp_path: Path, sb: Sqlbench) -
     assert run.returncode == 0, run.stderr
     results = {r["name"]: r for r in json.loads(run.stdout)["results"]}
     assert results["words"]["verdict"] == "pass"
+    assert results["words"]["reason"].endswith(
+        "(1 character of the agent's answer that was not valid text was replaced with U+FFFD)"
+    )
     assert results["badsql"]["verdict"] == "error"
     assert "not valid text (a lone surrogate or NUL)" in results["badsql"]["reason"]
     resumed = sb("run", "--resume", "r1", "--format", "json", cwd=proj)
