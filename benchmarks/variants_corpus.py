@@ -37,6 +37,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_speed import (  # a sibling script, not a package
@@ -164,7 +166,22 @@ def timed_run(project: Path, out: Path, extra: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(part: str, root: Path, work: Path, variants: int) -> tuple[list[str], list[dict]]:
+def measure(
+    part: str,
+    root: Path,
+    work: Path,
+    variants: int,
+    *,
+    analyze_only: bool = False,
+    questions: int | None = None,
+    seed: int = 0,
+) -> tuple[list[str], list[dict]]:
+    times = work / f"{part}-times.json"
+    if analyze_only:
+        plain_s, varied_s = (
+            json.loads(times.read_text(encoding="utf-8")) if times.is_file() else (0, 0)
+        )
+        return analyze(part, root, work, variants, plain_s, varied_s)
     if part == "spider":
         layout, systems = spider_layout(root, work)
         kind = "spider"
@@ -181,8 +198,27 @@ def measure(part: str, root: Path, work: Path, variants: int) -> tuple[list[str]
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    plain_s = timed_run(project, work / f"{part}-plain.json", [])
-    varied_s = timed_run(project, work / f"{part}-variants.json", ["--variants", str(variants)])
+    select: list[str] = []
+    if questions is not None:
+        names = sorted(
+            str(q["name"])
+            for f in sorted((project / "eval_questions").glob("*.yml"))
+            for q in yaml.safe_load(f.read_text(encoding="utf-8"))["eval_questions"]
+        )
+        picked = random.Random(seed).sample(names, min(questions, len(names)))
+        select = [a for name in sorted(picked) for a in ("--select", name)]
+    plain_s = timed_run(project, work / f"{part}-plain.json", select)
+    varied_s = timed_run(
+        project, work / f"{part}-variants.json", [*select, "--variants", str(variants)]
+    )
+    times.write_text(json.dumps([plain_s, varied_s]), encoding="utf-8")
+    return analyze(part, root, work, variants, plain_s, varied_s)
+
+
+def analyze(
+    part: str, root: Path, work: Path, variants: int, plain_s: float, varied_s: float
+) -> tuple[list[str], list[dict]]:
+    """The table of one corpus part from its two runs' JSON, and its new fails."""
     plain = json.loads((work / f"{part}-plain.json").read_text(encoding="utf-8"))["runs"]
     varied = json.loads((work / f"{part}-variants.json").read_text(encoding="utf-8"))["runs"]
     verdicts = official(root)
@@ -218,7 +254,7 @@ def measure(part: str, root: Path, work: Path, variants: int) -> tuple[list[str]
                     "corpus": part,
                     "system": agent,
                     "question": n,
-                    **texts.get((part, n), {}),
+                    **{f"{k}_text": v for k, v in texts.get((part, n), {}).items()},
                     "predicted": x.get("agent_sql"),
                     "verdict": x["verdict"],
                     "reason": x.get("reason"),
@@ -226,11 +262,12 @@ def measure(part: str, root: Path, work: Path, variants: int) -> tuple[list[str]
                     "actual_preview": x.get("actual_preview"),
                 }
             )
-    lines += [
-        "",
-        f"time: without variants {plain_s:.1f} s, with --variants {variants} {varied_s:.1f} s "
-        f"(cost {varied_s / plain_s:.2f}x)",
-    ]
+    if plain_s:
+        lines += [
+            "",
+            f"time: without variants {plain_s:.1f} s, with --variants {variants} {varied_s:.1f} s "
+            f"(cost {varied_s / plain_s:.2f}x)",
+        ]
     return lines, new_fails
 
 
@@ -252,17 +289,34 @@ def main() -> None:
     parser.add_argument("--corpus", default="spider,bird-mini,bird-dev")
     parser.add_argument("--sample", type=int, default=60)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--questions",
+        default="",
+        help="part=K,...: measure K questions of that part, picked at random (--seed), e.g. "
+        "spider=400 (every system answers each); default: every question",
+    )
+    parser.add_argument(
+        "--analyze-only", action="store_true", help="read the runs an earlier call left in --work"
+    )
     args = parser.parse_args()
     if not (args.root / "spider").is_dir():
         print(f"skipped: no corpus at {args.root} (pass --root DIR)")
         return
     work = args.work or Path(tempfile.mkdtemp(prefix="sqlbench-variants-corpus-"))
     work.mkdir(parents=True, exist_ok=True)
+    subsets = {k: int(v) for k, v in (x.split("=") for x in args.questions.split(",") if x)}
     lines: list[str] = []
     fails: list[dict] = []
     for part in args.corpus.split(","):
+        name = part.strip()
         part_lines, part_fails = measure(
-            part.strip(), args.root, work / part.strip(), args.variants
+            name,
+            args.root,
+            work / name,
+            args.variants,
+            analyze_only=args.analyze_only,
+            questions=subsets.get(name),
+            seed=args.seed,
         )
         lines += [*part_lines, ""]
         fails += part_fails

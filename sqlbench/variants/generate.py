@@ -24,6 +24,7 @@ import datetime as dt
 import hashlib
 import json
 import random
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -175,12 +176,13 @@ def _guessed_key(table: Table) -> str | None:
 def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Table]:
     """One variant of ``tables``, the same for the same ``seed``."""
     rng = random.Random(seed)
-    schema = _Schema(tables)
-    rows = _sample(tables, schema, hints, rng)
-    sampled = {name: list(own) for name, own in rows.items()}
+    prepared = _prepared(tables)
+    schema = prepared.schema
+    rows = _sample(tables, prepared, hints, rng)
+    sampled = _valid_keys(schema, rows)
     for table in tables:
         rows[table.qualified] = _subset(rows[table.qualified], rng)
-    _drop_dangling(tables, schema, rows, sampled)
+    _drop_dangling(schema, rows, sampled)
     for table in tables:
         _duplicate(table, schema, rows, rng)
     for table in tables:
@@ -188,19 +190,64 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
     return [replace(t, rows=rows[t.qualified]) for t in tables]
 
 
+class _Prepared:
+    """What sampling needs of the full tables, computed once per set of tables: each
+    reference's key per child row and its parent rows by key."""
+
+    def __init__(self, tables: list[Table]) -> None:
+        self.tables = tables
+        self.schema = _Schema(tables)
+        self.child_keys: list[list[tuple[object, ...] | None]] = []
+        self.parents: list[dict[tuple[object, ...], list[int]]] = []
+        for child, ref in self.schema.refs:
+            parent = self.schema.by_name[(ref.schema.lower(), ref.table.lower())]
+            self.child_keys.append([_ref_key(row, ref.columns) for row in child.rows])
+            index: dict[tuple[object, ...], list[int]] = {}
+            for i, row in enumerate(parent.rows):
+                key = _ref_key(row, ref.target)
+                if key is not None:
+                    index.setdefault(key, []).append(i)
+            self.parents.append(index)
+        self._columns: dict[tuple[tuple[str, str], str], list[object]] = {}
+
+    def column(self, table: Table, column: str) -> list[object]:
+        """A column's values as references compare them."""
+        key = (table.qualified, column)
+        if key not in self._columns:
+            self._columns[key] = [_norm(row.get(column)) for row in table.rows]
+        return self._columns[key]
+
+
+_PREPARED: dict[int, _Prepared] = {}
+_PREPARED_LOCK = threading.Lock()
+
+
+def _prepared(tables: list[Table]) -> _Prepared:
+    """The prepared form of ``tables`` (kept for the few most recent sets of tables)."""
+    with _PREPARED_LOCK:
+        found = _PREPARED.get(id(tables))
+        if found is None or found.tables is not tables:
+            found = _Prepared(tables)
+            if len(_PREPARED) >= 32:
+                _PREPARED.pop(next(iter(_PREPARED)))
+            _PREPARED[id(tables)] = found
+        return found
+
+
 def _sample(
-    tables: list[Table], schema: _Schema, hints: TruthHints, rng: random.Random
+    tables: list[Table], prepared: _Prepared, hints: TruthHints, rng: random.Random
 ) -> dict[tuple[str, str], list[Row]]:
     """At most ``MAX_ROWS`` rows per table (those holding the ground truth's constants first),
     then the rows the kept ones refer to, then rows whose references were whole in the real
     data but are not in the sample are left out."""
+    schema = prepared.schema
     kept: dict[tuple[str, str], list[int]] = {}
     for table in tables:
         count = len(table.rows)
         if count <= MAX_ROWS:
             kept[table.qualified] = list(range(count))
             continue
-        wanted = [i for i, row in enumerate(table.rows) if _holds_constant(row, hints)]
+        wanted = _holding_constants(table, prepared, hints)
         if len(wanted) > MAX_ROWS // 2:
             wanted = rng.sample(wanted, MAX_ROWS // 2)
         chosen = set(wanted)
@@ -210,59 +257,62 @@ def _sample(
     # Parents of kept rows join the sample (a few rounds: chains of references).
     for _ in range(3):
         added = False
-        for child, ref in schema.refs:
+        for index, (child, ref) in enumerate(schema.refs):
             parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
-            wanted_keys = {
-                k
-                for i in kept[child.qualified]
-                if (k := _ref_key(child.rows[i], ref.columns)) is not None
-            }
+            keys = prepared.child_keys[index]
             have = set(kept[parent.qualified])
-            extra = [
+            extra = {
                 i
-                for i, row in enumerate(parent.rows)
-                if i not in have and _ref_key(row, ref.target) in wanted_keys
-            ]
+                for c in kept[child.qualified]
+                if (k := keys[c]) is not None
+                for i in prepared.parents[index].get(k, ())
+                if i not in have
+            }
             if extra:
-                kept[parent.qualified] = sorted(have.union(extra))
+                kept[parent.qualified] = sorted(have | extra)
                 added = True
         if not added:
             break
     rows = {t.qualified: [dict(t.rows[i]) for i in kept[t.qualified]] for t in tables}
-    originals = {t.qualified: [dict(r) for r in t.rows] for t in tables}
-    _drop_dangling(tables, schema, rows, originals)
+    _drop_dangling(schema, rows, [set(index) for index in prepared.parents])
     return rows
 
 
-def _holds_constant(row: Row, hints: TruthHints) -> bool:
-    for column, value in row.items():
+def _holding_constants(table: Table, prepared: _Prepared, hints: TruthHints) -> list[int]:
+    """Indexes of the rows holding one of the ground truth's constants in a column it
+    compares with them."""
+    found: set[int] = set()
+    for column, _, _ in table.columns:
         constants = hints.constants.get(column.lower())
-        if constants and value is not None and _norm(value) in {_norm(c) for c in constants}:
-            return True
-    return False
+        if not constants:
+            continue
+        wanted = {_norm(c) for c in constants}
+        found.update(i for i, v in enumerate(prepared.column(table, column)) if v in wanted)
+    return sorted(found)
+
+
+def _valid_keys(
+    schema: _Schema, rows: dict[tuple[str, str], list[Row]]
+) -> list[set[tuple[object, ...]]]:
+    """Per reference, the keys its parent rows hold now."""
+    return [_keys_of(rows[(r.schema.lower(), r.table.lower())], r.target) for _, r in schema.refs]
 
 
 def _drop_dangling(
-    tables: list[Table],
     schema: _Schema,
     rows: dict[tuple[str, str], list[Row]],
-    before: dict[tuple[str, str], list[Row]] | None = None,
+    valid_before: list[set[tuple[object, ...]]],
 ) -> None:
-    """Remove rows whose reference was whole before (in ``before``, else in the rows as they
-    are now) and is broken now, until none is left (a removed row may be referred to)."""
-    valid_before: dict[int, set[tuple[object, ...]]] = {}
-    for index, (_child, ref) in enumerate(schema.refs):
-        source = before if before is not None else rows
-        parent_rows = source[(ref.schema.lower(), ref.table.lower())]
-        valid_before[index] = _keys_of(parent_rows, ref.target)
+    """Remove rows whose reference was whole before (its key in ``valid_before``) and is
+    broken now, until none is left (a removed row may be referred to)."""
     while True:
         removed = False
+        present = _valid_keys(schema, rows)
         for index, (child, ref) in enumerate(schema.refs):
-            present = _keys_of(rows[(ref.schema.lower(), ref.table.lower())], ref.target)
             kept = []
             for row in rows[child.qualified]:
                 key = _ref_key(row, ref.columns)
-                if key is not None and key in valid_before[index] and key not in present:
+                if key is not None and key in valid_before[index] and key not in present[index]:
                     removed = True
                     continue
                 kept.append(row)
