@@ -73,7 +73,12 @@ class Answer(BaseModel):
 
 @runtime_checkable
 class Agent(Protocol):
-    """What every agent kind provides."""
+    """What every agent kind provides.
+
+    A kind whose answers are looked up in memory, never waited for (``replay``), may set the
+    class attribute ``answers_at_once = True``: ``ask`` then calls ``answer`` on the caller's
+    thread, without the thread that times out slow agents.
+    """
 
     name: str
 

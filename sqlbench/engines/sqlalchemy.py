@@ -133,8 +133,13 @@ class SqlAlchemyEngine(Engine):
                 return sqlite3.connect(uri, uri=True, check_same_thread=False)
 
             parsed = make_url("sqlite://")
+            # A local file cannot drop the connection: no ping query before each use.
             kwargs.update(
-                creator=creator, poolclass=QueuePool, pool_size=pool_size, max_overflow=pool_size
+                creator=creator,
+                poolclass=QueuePool,
+                pool_size=pool_size,
+                max_overflow=pool_size,
+                pool_pre_ping=False,
             )
         else:
             kwargs.update(pool_size=pool_size, max_overflow=pool_size)

@@ -45,7 +45,10 @@ def make_preview(
     marked = sorted({i for i in differing if 0 <= i < total})
     later = [i for i in marked if i >= limit][: limit // 2]
     picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
-    table = result.table.take(picks) if picks else result.table.slice(0, 0)
+    if picks == list(range(len(picks))):
+        table = result.table.slice(0, len(picks))  # the first rows: no copy
+    else:
+        table = result.table.take(picks)
     columns = [[json_safe(v) for v in display_values(column)] for column in table.columns]
     rows = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in picks]
     marked_set = set(marked)
