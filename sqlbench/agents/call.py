@@ -57,12 +57,16 @@ def time_left() -> float | None:
     return max(0.0, deadline - time.monotonic())
 
 
-def parse_answer(raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> Answer:
+def parse_answer(
+    raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH, *, as_recorded: bool = False
+) -> Answer:
     """Validate what an agent returned and turn it into an ``Answer``.
 
     Accepted: an ``Answer``; a string (bare SQL text); a mapping with only the answer fields
     ``sql``, ``answer``, ``tool_calls``, ``usage``, ``error``, each of the right type; or,
     under another ``trace_format``, that format's shape (``sqlbench.agents.traces``).
+    With ``as_recorded``, an answer object's ``sql`` is kept exactly as given, even in a
+    Markdown fence (a replayed published prediction, run as its benchmark's evaluator runs it).
 
     Raises:
         AgentError: One sentence saying what is wrong (unknown fields, wrong types, empty SQL,
@@ -77,13 +81,13 @@ def parse_answer(raw: Any, trace_format: TraceFormat = TraceFormat.SQLBENCH) -> 
     if isinstance(raw, Answer):
         if raw.latency_ms is not None:
             raw = raw.model_copy(update={"latency_ms": None})
-        return _checked(raw)
+        return _checked(raw, as_recorded=as_recorded)
     if isinstance(raw, str):
         if not raw.strip():
             raise AgentError("the answer is empty: expected SQL text or a JSON answer object")
         return answer_from_text(raw)
     if isinstance(raw, Mapping):
-        return _checked(_validate_mapping(raw))
+        return _checked(_validate_mapping(raw), as_recorded=as_recorded)
     kind = "null" if raw is None else type(raw).__name__
     raise AgentError(f"the answer must be SQL text or an answer object, got {kind}")
 
@@ -152,10 +156,10 @@ def answer_from_text(text: str) -> Answer:
     return Answer(sql=text.strip())  # broken SQL (SELEC 1): it fails as a syntax error
 
 
-def _checked(answer: Answer) -> Answer:
+def _checked(answer: Answer, *, as_recorded: bool = False) -> Answer:
     if answer.sql is not None and not answer.sql.strip():
         raise AgentError("the answer's `sql` is empty; leave it out (or null) to decline")
-    if answer.sql is not None and not starts_like_sql(answer.sql):
+    if answer.sql is not None and not as_recorded and not starts_like_sql(answer.sql):
         # SQL in a Markdown fence or with a sentence around it, as models write it; SQL that
         # starts like SQL is kept exactly as sent. A `sql` with no SQL in it stays as sent too:
         # it fails as a syntax error.
@@ -253,6 +257,13 @@ class _AttemptTimeout(Exception):
 
 
 def _attempt(agent: Agent, request: Request, deadline: float, timeout_s: float) -> Answer:
+    if getattr(agent, "answers_at_once", False):
+        # A recorded answer is looked up, never waited for: no thread to time it out.
+        token = _DEADLINE.set(deadline)
+        try:
+            return parse_answer(agent.answer(request), as_recorded=_as_recorded(agent))
+        finally:
+            _DEADLINE.reset(token)
     runner = _AttemptThread(agent, request, deadline)
     runner.start()
     try:
@@ -261,7 +272,13 @@ def _attempt(agent: Agent, request: Request, deadline: float, timeout_s: float) 
     except FutureTimeout as err:
         runner.cancel()
         raise _AttemptTimeout(f"no answer within {timeout_s:g}s") from err
-    return parse_answer(result)
+    return parse_answer(result, as_recorded=_as_recorded(agent))
+
+
+def _as_recorded(agent: Agent) -> bool:
+    """Whether the agent's SQL runs exactly as it gives it (``replay`` with
+    ``sql_as_recorded: true``), even in a Markdown fence."""
+    return bool(getattr(agent, "sql_as_recorded", False))
 
 
 class _AttemptThread:

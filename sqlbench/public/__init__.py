@@ -214,8 +214,11 @@ def _project_files(
             record = {"space": question.db_id, "name": question.name, "sql": prediction.sql}
             lines.append(json.dumps(record, ensure_ascii=False))
         files[f"agents/{name}.jsonl"] = "\n".join(lines) + "\n"
-        agent = {"name": name, "kind": "replay", "path": f"{name}.jsonl"}
-        files[f"agents/{name}.yml"] = f"# Published predictions {source}, replayed.\n" + _dump(
-            {"agents": [agent]}
+        # Run as the official evaluator runs them: a prediction in a Markdown fence is a
+        # syntax error there, so it is not taken out of the fence here either.
+        agent = {"name": name, "kind": "replay", "path": f"{name}.jsonl", "sql_as_recorded": True}
+        files[f"agents/{name}.yml"] = (
+            f"# Published predictions {source}, replayed exactly as published.\n"
+            + _dump({"agents": [agent]})
         )
     return files

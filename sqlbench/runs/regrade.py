@@ -14,7 +14,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
 from sqlbench.runs.records import RunInfo, TrialResult
@@ -87,6 +87,8 @@ class ReplayedAgent:
 
     answers: Mapping[Key, tuple[Answer, ...]]
     name: str = "regrade"
+    answers_at_once: ClassVar[bool] = True
+    """Stored answers are looked up: ``ask`` calls ``answer`` without a timing thread."""
     _next: dict[Key, int] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
