@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import sys
+import textwrap
 from pathlib import Path
 
 import click
@@ -223,8 +223,10 @@ def _run_several(
     output: Path | None,
     fail_under: float | None,
 ) -> None:
-    """``--agent a,b,c``: one run per agent, ground truth executed once, every run rendered,
-    then one line per run; exit 1 when any run is under ``--fail-under``."""
+    """``--agent a,b,c``: one run per agent, run together, every run rendered, then one line
+    per run; a run that failed is named with its reason (exit 2), and exit 1 when any run is
+    under ``--fail-under``."""
+    from sqlbench.runs.records import RunStatus
     from sqlbench.runs.runner import run_benchmarks
 
     if fmt == "junit":
@@ -234,11 +236,10 @@ def _run_several(
         with stdout_to_stderr(), display:
             runs = run_benchmarks(project, names, options, progress=display)
     except KeyboardInterrupt:
-        if display.run_name is not None:
+        if display.run_names:
             click.echo(
-                f"Interrupted: run {display.run_name} keeps what was graded; finish it "
-                f"with `sqlbench run --resume {display.run_name}` (the agents after it did "
-                "not run).",
+                f"Interrupted: runs {', '.join(display.run_names)} keep what was graded; finish "
+                "each with `sqlbench run --resume NAME`.",
                 err=True,
             )
         else:
@@ -250,20 +251,33 @@ def _run_several(
         for run in runs:
             click.echo(run_text_summary(run), err=True)
         click.echo(f"wrote {output}", err=True)
-    failed = [p for p in (under_threshold(run, fail_under) for run in runs) if p is not None]
+    broken = [run for run in runs if run.status is RunStatus.FAILED]
+    for run in broken:
+        click.echo(
+            f"Error: run {run.info.name} (agent {run.info.agent_name}) failed: {run.info.error}",
+            err=True,
+        )
+    completed = [run for run in runs if run.status is not RunStatus.FAILED]
+    failed = [p for p in (under_threshold(run, fail_under) for run in completed) if p is not None]
     for problem in failed:
         click.echo(f"Failed: {problem}.", err=True)
+    if broken:
+        ctx.exit(ExitCode.ERROR)
     ctx.exit(ExitCode.FAIL if failed else ExitCode.OK)
 
 
 def render_runs_several(runs: list[RunResult], fmt: str, *, color: bool = False) -> str:
     """Several runs (``--agent a,b``) in one ``--format`` (JSON: ``{schema_version, runs}``)."""
     if fmt == "json":
-        data = {
-            "schema_version": run_json.SCHEMA_VERSION,
-            "runs": [run_json.run_to_json(run) for run in runs],
-        }
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        # Each run's text is made on its own (run_json.dumps_run), indented into the list.
+        parts = [
+            textwrap.indent(run_json.dumps_run(run_json.run_to_json(run)), "    ") for run in runs
+        ]
+        return (
+            f'{{\n  "schema_version": {run_json.SCHEMA_VERSION},\n  "runs": [\n'
+            + ",\n".join(parts)
+            + "\n  ]\n}\n"
+        )
     parts = [render_run(run, fmt, color=color) for run in runs]
     if fmt == "markdown":
         return "\n".join(parts)

@@ -74,6 +74,12 @@ class RunProgress:
         """The run's name once it started (for the Ctrl-C hint)."""
         self._progress: Progress | None = None
         self._task: TaskID | None = None
+        self._tasks: dict[str, TaskID] = {}
+        """Run id -> its bar, for runs started together (``run --agent a,b``)."""
+        self._agents: dict[str, str] = {}
+        """Run id -> agent name, for runs started together."""
+        self.run_names: list[str] = []
+        """Every run started, in order (the Ctrl-C hint under ``run --agent a,b``)."""
         self._width = 0
 
     def __enter__(self) -> RunProgress:
@@ -99,10 +105,12 @@ class RunProgress:
             self.console.print(f"Note: {event.message}", markup=False)
 
     def _started(self, event: RunStarted) -> None:
-        self.close()  # the previous run's bar, under `run --agent a,b`
+        if not event.together:
+            self.close()
         info = event.info
         self.run_name = info.name
-        self._width = len(str(event.total))
+        self.run_names.append(info.name)
+        self._width = max(self._width, len(str(event.total)))
         verb = "Resuming" if event.resumed else "Starting"
         left = event.total - event.done
         done = f" ({event.done} already graded)" if event.resumed else ""
@@ -112,7 +120,14 @@ class RunProgress:
             f"{info.agent_name} ({info.agent_kind}) · {info.source_label} ({info.environment})",
             markup=False,
         )
+        if event.together:
+            self._agents[info.id] = info.agent_name
         if not self.live:
+            return
+        if event.together and self._progress is not None:
+            self._tasks[info.id] = self._progress.add_task(
+                info.agent_name, total=event.total, completed=event.done, counts=""
+            )
             return
         self._progress = Progress(
             TextColumn("[bold]{task.description}"),
@@ -126,26 +141,34 @@ class RunProgress:
         )
         self._progress.start()
         self._task = self._progress.add_task(
-            "sqlbench",
+            info.agent_name if event.together else "sqlbench",
             total=event.total,
             completed=event.done,
             counts=_counts_markup(dict(event.counts)),
         )
+        if event.together:
+            self._tasks[info.id] = self._task
 
     def _graded(self, event: QuestionGraded) -> None:
         result = event.result
-        if self._progress is not None and self._task is not None:
+        task = self._task
+        if event.info is not None and event.info.id in self._tasks:
+            task = self._tasks[event.info.id]
+        if self._progress is not None and task is not None:
             self._progress.update(
-                self._task, completed=event.done, counts=_counts_markup(dict(event.counts))
+                task, completed=event.done, counts=_counts_markup(dict(event.counts))
             )
             return
+        agent = ""
+        if event.info is not None and event.info.id in self._agents:
+            agent = f"{self._agents[event.info.id]} "
         trial = f" #{result.trial}" if result.trial else ""
         reason = " ".join(result.reason.split())
         if len(reason) > _REASON_WIDTH:
             reason = reason[: _REASON_WIDTH - 1] + "…"
         latency = latency_text(result.latency_ms)
         self.console.print(
-            f"[{event.done:>{self._width}}/{event.total}] {result.verdict.value:<7} "
+            f"[{event.done:>{self._width}}/{event.total}] {agent}{result.verdict.value:<7} "
             f"{result.full_name}{trial}"
             + (f" ({latency})" if latency else "")
             + (f": {reason}" if result.verdict is not Verdict.PASS else ""),

@@ -145,6 +145,8 @@ def render_agents_summary(runs: Sequence[RunResult], *, width: int | None = None
         counts = run.counts()
         acc = run.accuracy
         value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total})"
+        if run.status is RunStatus.FAILED:
+            value = "failed"
         table.add_row(
             run.info.agent_name,
             run.info.name,

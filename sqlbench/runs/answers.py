@@ -28,6 +28,7 @@ from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
+from sqlbench.runs.batch import SharedSql
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -82,6 +83,9 @@ class GradingContext:
     custom_metrics: tuple[CustomMetric, ...] = ()
     variants: VariantCache | None = None
     """Data variants of this warehouse; None: no question asks for them."""
+    shared: SharedSql | None = None
+    """Agent SQL this question's answers share (``run --agent a,b``): the same text runs and
+    is compared once; None: every answer runs its own."""
 
 
 def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
@@ -121,22 +125,13 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             branch=context.branch,
         )
         answer = _ask(context, request)
-        outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
-        start = time.perf_counter()
-        try:
-            graded = grade(
-                question,
-                truths,
-                answer,
-                outcome,
-                options=context.compare.merged(question.compare),
-                dialect=context.truth_dialect,
+        if context.shared is not None and answer.error is None and (answer.sql or "").strip():
+            # Same question, same SQL text, same database: the same outcome and grade.
+            outcome, sql_ms, graded, compare_ms = context.shared.once(
+                answer.sql or "", lambda: _run_and_grade(question, truths, answer, context)
             )
-            if needs_order_probe(graded) and isinstance(outcome, ResultSet):
-                graded = _probe_order(graded, truths, outcome, context)
-        except Exception as err:  # this answer's fault, not the run's
-            graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
-        compare_ms = (time.perf_counter() - start) * 1000.0
+        else:
+            outcome, sql_ms, graded, compare_ms = _run_and_grade(question, truths, answer, context)
         timings = {
             "truth": round(truth_ms, 3),
             "agent_sql": round(sql_ms, 3),
@@ -178,6 +173,29 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         return trial
     finally:
         context.truths.release(sqls)
+
+
+def _run_and_grade(
+    question: Question, truths: list[TruthOutcome], answer: Answer, context: GradingContext
+) -> tuple[AgentOutcome, float, Grade, float]:
+    """Run the answer's SQL and grade it: the outcome, its milliseconds, the grade and the
+    milliseconds comparing took."""
+    outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
+    start = time.perf_counter()
+    try:
+        graded = grade(
+            question,
+            truths,
+            answer,
+            outcome,
+            options=context.compare.merged(question.compare),
+            dialect=context.truth_dialect,
+        )
+        if needs_order_probe(graded) and isinstance(outcome, ResultSet):
+            graded = _probe_order(graded, truths, outcome, context)
+    except Exception as err:  # this answer's fault, not the run's
+        graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
+    return outcome, sql_ms, graded, (time.perf_counter() - start) * 1000.0
 
 
 def _ask(context: GradingContext, request: Request) -> Answer:

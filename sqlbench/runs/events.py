@@ -33,6 +33,9 @@ class RunStarted:
     counts: Mapping[Verdict, int]
     """Verdicts of the answers already stored."""
     resumed: bool
+    together: bool = False
+    """Runs alongside other agents' runs (``run --agent a,b``): their answers are graded
+    interleaved, and each ``QuestionGraded`` names its run."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,8 @@ class QuestionGraded:
     total: int
     counts: Mapping[Verdict, int]
     """Verdicts so far (resumed answers included)."""
+    info: RunInfo | None = None
+    """The run the answer belongs to when several run together; None: the only one."""
 
 
 @dataclass(frozen=True)

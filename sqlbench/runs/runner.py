@@ -16,7 +16,7 @@ import queue
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -30,6 +30,7 @@ from sqlbench.metrics.judged import wants_judge
 from sqlbench.project.files import Project, Question
 from sqlbench.runs import locate
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
+from sqlbench.runs.batch import Batch, SharedSql, named
 from sqlbench.runs.events import (
     ProgressCallback,
     ProgressEvent,
@@ -112,17 +113,21 @@ def run_benchmarks(
     progress: ProgressCallback | None = None,
     store: RunStore | None = None,
 ) -> list[RunResult]:
-    """One run per agent, one after the other, executing each ground truth once for all.
+    """One run per agent, run together (``sqlbench.runs.batch``): each ground truth runs
+    once for all of them, and agent SQL two agents wrote alike runs once per question.
 
-    The warehouses are opened and set up once; each distinct ground truth runs once and its
-    result is kept until every agent's answer to it is graded. With ``options.name``, each
-    run is named ``NAME-AGENT``.
+    The warehouses are opened and set up once. With ``options.name``, each run is named
+    ``NAME-AGENT``. A run whose agent cannot be built, or that breaks, is stored as Failed with
+    its reason (``RunInfo.error``); the other runs complete.
+
+    Returns:
+        Every run as stored, in ``agent_names`` order (check ``status`` for failed ones).
 
     Raises:
         SqlbenchError: No agent, ``--resume`` (one run at a time), an unknown agent (before
             any run starts), a selection that picks nothing, or a warehouse that cannot be
-            set up; a run that fails stops the ones after it.
-        KeyboardInterrupt: Ctrl-C; the current run is recorded as Interrupted first.
+            set up.
+        KeyboardInterrupt: Ctrl-C; every unfinished run is recorded as Interrupted first.
     """
     options = options or RunOptions()
     if not agent_names:
@@ -137,23 +142,26 @@ def run_benchmarks(
     answers = [q for q in questions for _ in range(1 if q.skip is not None else repeat)]
     own_store = store is None
     active = store if store is not None else open_store(project, options)
-    results: list[RunResult] = []
     try:
         shared = RunWarehouses(project, answers * len(agent_names))
         try:
-            for name in agent_names:
-                named = options
-                if options.name is not None:
-                    named = replace(options, name=f"{options.name}-{name}")
-                plan = plan_run(project, name, named, active)
-                run = _Run(project, plan, named, active, progress, shared)
-                results.append(run.execute())
+            runs: list[_Run] = []
+            try:
+                for name in agent_names:
+                    plan = plan_run(project, name, named(options, name), active)
+                    run = _Run(project, plan, named(options, name), active, progress, shared)
+                    run._emit(RunCreated(plan.info))
+                    runs.append(run)
+            except BaseException as err:
+                for run in runs:  # created before the failing one: not left Running
+                    active.finish(run.info.id, RunStatus.FAILED, error=describe_error(err))
+                raise
+            return Batch(project, runs, shared, active, options, progress).execute()
         finally:
             shared.close()
     finally:
         if own_store:
             active.close()
-    return results
 
 
 @dataclass(frozen=True)
@@ -214,7 +222,7 @@ class _Run:
             self.store.finish(self.info.id, RunStatus.INTERRUPTED)
             raise
         except BaseException as err:
-            self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
+            self.store.finish(self.info.id, RunStatus.FAILED, error=describe_error(err))
             raise
         try:
             agent_note = agent_notice(agent)
@@ -233,7 +241,7 @@ class _Run:
             raise self._store_fault(err) from err
         except BaseException as err:
             self._halt()
-            self.store.finish(self.info.id, RunStatus.FAILED, error=_describe(err))
+            self.store.finish(self.info.id, RunStatus.FAILED, error=describe_error(err))
             raise
         if self.shared is None:
             warehouses.close()
@@ -435,9 +443,15 @@ class _Run:
             except (SQLAlchemyError, StoreError) as err:
                 # Not fatal by itself (the next beat may work); a store that stays down fails
                 # the run through the next result it cannot record.
-                self._events.put(("notice", f"heartbeat not recorded: {_describe(err)}"))
+                self._events.put(("notice", f"heartbeat not recorded: {describe_error(err)}"))
 
-    def _grade(self, warehouses: RunWarehouses, agent: Agent, item: _Item) -> TrialResult:
+    def _grade(
+        self,
+        warehouses: RunWarehouses,
+        agent: Agent,
+        item: _Item,
+        shared: SharedSql | None = None,
+    ) -> TrialResult:
         warehouse = warehouses.of(item.question)
         return grade_answer(
             Asking(item.question, item.trial, item.position),
@@ -453,6 +467,7 @@ class _Run:
                 judge=self.judge,
                 custom_metrics=tuple(self.project.settings.metrics),
                 variants=warehouse.variants,
+                shared=shared,
             ),
         )
 
@@ -461,7 +476,9 @@ _CONTENT_FAULTS = (ValueError, TypeError, OverflowError, RecursionError, MemoryE
 """What storing a result raises for its content (the store itself failing is not one)."""
 
 
-def _describe(err: BaseException) -> str:
+def describe_error(err: BaseException) -> str:
+    """A run's failure in one sentence: a sqlbench error as it reads, anything else with its
+    exception type."""
     if isinstance(err, SqlbenchError):
         return str(err)
     text = " ".join(str(err).split())

@@ -13,6 +13,7 @@ import yaml
 
 from sqlbench.project.load import load_project
 from sqlbench.public import import_benchmark
+from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmarks
 from sqlbench.runs.warehouses import RunWarehouses
 
@@ -294,3 +295,102 @@ def test_agent_globs(tmp_path: Path, invoke) -> None:
     assert "33.3% (1/3)" in summary
     result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "claude*", exit_code=2)
     assert "--agent 'claude*' matches no agent; agents: gpt4, gpt4o, llama" in result.stderr
+
+
+def test_agents_with_the_same_sql_share_one_execution(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agent SQL two agents wrote alike runs once per question, unless it calls a volatile
+    function; the verdicts are those of runs made one agent at a time."""
+    from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
+    from sqlbench.runs.runner import run_benchmark
+
+    bench = _spider(tmp_path)
+    same = ["SELECT count(*) FROM singer"] + ["SELECT 1"] * 4
+    lucky = ["SELECT 1 WHERE random() IS NOT NULL"] * 5
+    files = [
+        (_lines(tmp_path / "a.sql", same), "a"),
+        (_lines(tmp_path / "b.sql", same), "b"),
+        (_lines(tmp_path / "c.sql", lucky), "c"),
+        (_lines(tmp_path / "d.sql", lucky), "d"),
+    ]
+    import_benchmark("spider", bench, tmp_path / "proj", files)
+    project = load_project(tmp_path / "proj")
+    executed: list[str] = []
+    real = SqlAlchemyEngine.run_agent
+
+    def counting(self: SqlAlchemyEngine, sql: str, **kwargs: object) -> object:
+        executed.append(sql)
+        return real(self, sql, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SqlAlchemyEngine, "run_agent", counting)
+    together = run_benchmarks(project, ["a", "b", "c", "d"])
+    # 3 questions with SQL answers (2 have no database): a and b share, c and d do not.
+    assert executed.count("SELECT count(*) FROM singer") == 1
+    assert executed.count("SELECT 1") == 2  # once per question, not per agent
+    assert executed.count(lucky[0]) == 6
+    alone = {name: run_benchmark(project, name) for name in ("a", "c")}
+    for run in together:
+        single = alone["a" if run.info.agent_name in ("a", "b") else "c"]
+        assert [(q.name, q.verdict, q.reason) for q in run.questions] == [
+            (q.name, q.verdict, q.reason) for q in single.questions
+        ]
+    a, b = together[0].questions[0].trials[0], together[1].questions[0].trials[0]
+    assert a.verdict.value == "pass" and a.agent_sql == b.agent_sql
+    assert a.timings_ms["agent_sql"] == b.timings_ms["agent_sql"]  # the one execution's time
+
+
+def test_a_failing_agent_fails_its_run_alone(tmp_path: Path, invoke) -> None:
+    """An agent that cannot be built fails its own run with one sentence; the runs of the
+    agents before and after it complete and are stored, and the exit code says one failed."""
+    bench = _spider(tmp_path)
+    pairs = []
+    for name in ("first", "last"):
+        path = _lines(tmp_path / f"{name}.sql", ["SELECT count(*) FROM singer"] * 5)
+        pairs += ["--predictions", str(path), "--agent", name]
+    project = tmp_path / "proj"
+    invoke("init", str(project), "--from", "spider", str(bench), *pairs)
+    (project / "broken_agent.py").write_text(
+        "raise RuntimeError('no model weights here')\n\ndef answer(request):\n    return {}\n"
+    )
+    (project / "agents" / "middle.yml").write_text(
+        "agents:\n- name: middle\n  kind: python\n  function: broken_agent:answer\n"
+    )
+    result = invoke("run", "-C", str(project), "--agent", "first,middle,last", exit_code=2)
+    assert "(agent middle) failed: cannot import broken_agent from" in result.stderr
+    assert "RuntimeError: no model weights here" in result.stderr
+    assert "Traceback" not in result.output
+    summary = result.stdout.split("\n\n")[-1]
+    rows = {line.split()[0]: line for line in summary.splitlines()[2:]}
+    assert "33.3% (1/3)" in rows["first"] and "33.3% (1/3)" in rows["last"]
+    assert "failed" in rows["middle"]
+    listing = invoke("runs", "-C", str(project), "--format", "json").stdout
+    statuses = {r["agent"]: r["status"] for r in json.loads(listing)["runs"]}
+    assert statuses == {"first": "completed", "middle": "failed", "last": "completed"}
+
+
+def test_published_predictions_run_as_published(tmp_path: Path) -> None:
+    """A prediction in a Markdown fence is a syntax error for the official evaluators: the
+    imported replay agent runs it as published (sql_as_recorded), where a live agent's fenced
+    SQL would be taken out of the fence."""
+    from sqlbench.runs.runner import run_benchmark
+
+    bench = _spider(tmp_path)
+    path = _lines(tmp_path / "x.sql", ["SELECT count(*) FROM singer"] * 5)
+    import_benchmark("spider", bench, tmp_path / "proj", [(path, "x")])
+    agent_file = tmp_path / "proj" / "agents" / "x.yml"
+    assert yaml.safe_load(agent_file.read_text())["agents"][0]["sql_as_recorded"] is True
+    fenced = {
+        "space": "concert_singer",
+        "name": "dev_0000",
+        "sql": "```sql\nSELECT count(*) FROM singer\n```",
+    }
+    (tmp_path / "proj" / "agents" / "x.jsonl").write_text(json.dumps(fenced) + "\n")
+    project = load_project(tmp_path / "proj")
+    run = run_benchmark(project, "x", RunOptions(select=("concert_singer/dev_0000",)))
+    trial = run.questions[0].trials[0]
+    assert trial.verdict.value == "fail" and trial.agent_sql == fenced["sql"]
+    agent_file.write_text(agent_file.read_text().replace("sql_as_recorded: true", ""))
+    project = load_project(tmp_path / "proj")
+    run = run_benchmark(project, "x", RunOptions(select=("concert_singer/dev_0000",)))
+    assert run.questions[0].trials[0].verdict.value == "pass"

@@ -1,0 +1,343 @@
+"""Several agents' runs in one pass (``run --agent a,b,c``): one run per agent, stored as
+usual, executed together question by question.
+
+Every agent's answers to a question are graded one after another, so a ground truth runs
+once and its result is dropped as soon as the last agent's answer to it is graded. Agent SQL
+of a question that two agents wrote alike (the same text) runs and is compared once, unless it
+calls a function whose value changes between runs (``random()``, ``now()``, ...): the result of
+a read-only query on an unchanged database is the same, so the verdict is too. Each agent's
+record keeps its own answer and trace; the SQL's timings are those of the one execution.
+
+The runs are independent: an agent that cannot be built (a missing predictions file, a
+command that is not found) or a run that breaks fails alone, with one sentence, and the others
+complete.
+"""
+
+from __future__ import annotations
+
+import queue
+import re
+import threading
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from sqlbench.agents.base import Agent
+from sqlbench.runs.events import ProgressCallback, QuestionGraded, RunNotice, RunStarted
+from sqlbench.runs.records import RunStatus
+from sqlbench.truth import ground_truths
+from sqlbench.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from sqlbench.project.files import Project, Question
+    from sqlbench.runs.plan import RunOptions
+    from sqlbench.runs.runner import _Item, _Run
+    from sqlbench.runs.scores import RunResult
+    from sqlbench.runs.store import RunStore
+    from sqlbench.runs.warehouses import RunWarehouses
+
+_VOLATILE = re.compile(
+    r"\b(now|rand\w*|randn|random\w*|uuid\w*|newid|current_\w+|localtime\w*|sysdate|"
+    r"systimestamp|sysdatetime|getdate|today|curdate|curtime|utc_\w+|clock_timestamp|"
+    r"statement_timestamp|transaction_timestamp|timeofday|setseed|tablesample|changes|"
+    r"total_changes|last_insert_rowid|nextval|currval|sample)\b",
+    re.IGNORECASE,
+)
+"""Words that may call something whose value changes between runs; SQL holding one is run
+for each agent on its own (a column named like one only loses the sharing)."""
+
+
+def shareable(sql: str) -> bool:
+    """Whether two agents' identical ``sql`` may share one execution: no word in it may call
+    something whose value changes between runs.
+
+    Example:
+        >>> shareable("SELECT count(*) FROM singer"), shareable("SELECT date('now')")
+        (True, False)
+        >>> shareable("SELECT * FROM t ORDER BY RANDOM() LIMIT 1")
+        False
+    """
+    return _VOLATILE.search(sql) is None
+
+
+class _Shared:
+    """One question's agent SQL results, by SQL text, while its answers are graded."""
+
+    def __init__(self, uses: int) -> None:
+        self.uses = uses
+        self.lock = threading.Lock()
+        self.entries: dict[str, _SharedEntry] = {}
+
+
+@dataclass
+class _SharedEntry:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    value: Any = None
+
+
+class SharedSql:
+    """Agent SQL of one question run once per distinct text (see the module docstring).
+
+    ``once(sql, compute)`` returns ``compute()``'s value, computed by the first caller for
+    that text; callers with the same text wait for it and get the same value.
+    """
+
+    def __init__(self, shared: _Shared) -> None:
+        self._shared = shared
+
+    def once(self, sql: str, compute: Callable[[], Any]) -> Any:
+        if not shareable(sql):
+            return compute()
+        with self._shared.lock:
+            entry = self._shared.entries.setdefault(sql, _SharedEntry())
+        with entry.lock:
+            if entry.value is None:
+                entry.value = compute()
+            return entry.value
+
+
+@dataclass(frozen=True)
+class _Work:
+    run: _Run
+    item: _Item
+
+
+class Batch:
+    """Runs ``runs`` together (``run_benchmarks``); see the module docstring."""
+
+    def __init__(
+        self,
+        project: Project,
+        runs: list[_Run],
+        warehouses: RunWarehouses,
+        store: RunStore,
+        options: RunOptions,
+        progress: ProgressCallback | None,
+    ) -> None:
+        self.project = project
+        self.runs = runs
+        self.warehouses = warehouses
+        self.store = store
+        self.options = options
+        self._progress = progress
+        self._events: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
+        self._work: queue.Queue[_Work] = queue.Queue()
+        self._stop = threading.Event()
+        self._record_lock = threading.Lock()
+        self._failed: dict[str, str] = {}
+        """Run id -> why it failed."""
+        self._shared: dict[tuple[str, str], _Shared] = {}
+        self._shared_lock = threading.Lock()
+        self._taken = 0
+        self._window = threading.Condition()
+
+    def _emit(self, event: Any) -> None:
+        if self._progress is not None:
+            self._progress(event)
+
+    def execute(self) -> list[RunResult]:
+        """Prepare each run's agent (a run whose agent cannot be built fails alone), grade
+        every answer, and finish each run; every run as stored, in the given order."""
+        agents: dict[str, Agent] = {}
+        items: dict[str, list[_Item]] = {}
+        started: list[_Run] = []
+        try:
+            for run in self.runs:
+                run_items, total = run._items()
+                try:
+                    _, agent = run._prepare(run_items)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as err:
+                    self._fail(run, err)
+                    for item in run_items:
+                        self._release_truths(item)
+                    continue
+                agents[run.info.id] = agent
+                items[run.info.id] = run_items
+                started.append(run)
+                for notice in run.plan.notices:
+                    self._emit(RunNotice(notice))
+                if run.judge_note:
+                    self._emit(RunNotice(run.judge_note))
+                self._emit(RunStarted(run.info, total, 0, {}, False, together=True))
+            self._loop(started, agents, items)
+        except KeyboardInterrupt:
+            with self._record_lock:
+                self._stop.set()
+            for run in started:
+                if run.info.id not in self._failed:
+                    self.store.finish(run.info.id, RunStatus.INTERRUPTED)
+            raise
+        for run in started:
+            if run.info.id not in self._failed:
+                self.store.finish(run.info.id, RunStatus.COMPLETED)
+        return [self.store.load_run(run.info.id) for run in self.runs]
+
+    def _fail(self, run: _Run, err: BaseException) -> None:
+        from sqlbench.runs.runner import describe_error
+
+        why = describe_error(err)
+        self._failed[run.info.id] = why
+        self.store.finish(run.info.id, RunStatus.FAILED, error=why)
+
+    def _loop(
+        self, runs: list[_Run], agents: dict[str, Agent], items: dict[str, list[_Item]]
+    ) -> None:
+        order: list[_Work] = []
+        # Question-major: every agent's answer to a question before the next question.
+        by_position: dict[int, list[_Work]] = {}
+        for run in runs:
+            for item in items[run.info.id]:
+                by_position.setdefault(item.position, []).append(_Work(run, item))
+        for position in sorted(by_position):
+            order.extend(by_position[position])
+        uses = Counter((w.item.question.space, w.item.question.name) for w in order)
+        for key, count in uses.items():
+            self._shared[key] = _Shared(count)
+        for work in order:
+            self._work.put(work)
+        concurrency = self.options.concurrency or self.project.settings.run.concurrency
+        workers = [
+            threading.Thread(
+                target=self._worker, args=(agents,), daemon=True, name=f"sqlbench-run-{i}"
+            )
+            for i in range(min(concurrency, len(order)))
+        ]
+        beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
+        beat.start()
+        ahead = threading.Thread(
+            target=self._prefetch, args=(order, len(workers)), daemon=True, name="sqlbench-truths"
+        )
+        ahead.start()
+        for worker in workers:
+            worker.start()
+        counts = {run.info.id: Counter[Verdict]() for run in runs}
+        done = Counter[str]()
+        totals = {run.info.id: len(items[run.info.id]) for run in runs}
+        try:
+            handled = 0
+            while handled < len(order):
+                try:
+                    kind, run, payload = self._events.get(timeout=0.5)
+                except queue.Empty:
+                    if not any(w.is_alive() for w in workers):
+                        break  # every remaining item belonged to a failed run
+                    continue
+                if kind == "notice":
+                    self._emit(RunNotice(payload))
+                    continue
+                handled += 1
+                if kind == "skipped":
+                    continue
+                if kind == "crash":
+                    with self._record_lock:
+                        if run.info.id not in self._failed:
+                            self._fail(run, payload)
+                            why = self._failed[run.info.id]
+                            self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
+                    continue
+                rid = run.info.id
+                counts[rid][payload.verdict] += 1
+                done[rid] += 1
+                self._emit(
+                    QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
+                )
+        finally:
+            self._stop.set()
+            with self._window:
+                self._window.notify_all()
+        for worker in workers:
+            worker.join()
+
+    def _worker(self, agents: dict[str, Agent]) -> None:
+        while not self._stop.is_set():
+            try:
+                work = self._work.get_nowait()
+            except queue.Empty:
+                return
+            with self._window:
+                self._taken += 1
+                self._window.notify_all()
+            run, item = work.run, work.item
+            key = (item.question.space, item.question.name)
+            try:
+                if run.info.id in self._failed:
+                    self._release_truths(item)
+                    self._events.put(("skipped", run, None))
+                    continue
+                try:
+                    result = run._grade(
+                        self.warehouses, agents[run.info.id], item, SharedSql(self._shared[key])
+                    )
+                    with self._record_lock:
+                        if self._stop.is_set():
+                            return
+                        if run.info.id in self._failed:
+                            self._events.put(("skipped", run, None))
+                            continue
+                        result = run._record(result)
+                except BaseException as err:  # this run's failure; the others go on
+                    self._events.put(("crash", run, err))
+                    continue
+                self._events.put(("graded", run, result))
+            finally:
+                self._release(key)
+
+    def _release_truths(self, item: _Item) -> None:
+        """An answer that will not be graded (its run failed) needs its ground truth no more."""
+        if item.question.skip is None:
+            self.warehouses.of(item.question).truths.release(ground_truths(item.question))
+
+    def _release(self, key: tuple[str, str]) -> None:
+        with self._shared_lock:
+            shared = self._shared.get(key)
+            if shared is None:
+                return
+            shared.uses -= 1
+            if shared.uses <= 0:
+                del self._shared[key]
+
+    def _prefetch(self, order: list[_Work], lookahead: int) -> None:
+        """Run ground truths of upcoming questions while the workers wait on agents."""
+        seen: set[tuple[str, str]] = set()
+        try:
+            for index, work in enumerate(order):
+                question: Question = work.item.question
+                key = (question.space, question.name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                with self._window:
+                    while not self._stop.is_set() and index >= self._taken + lookahead:
+                        self._window.wait()
+                if self._stop.is_set():
+                    return
+                if question.skip is None:
+                    self.warehouses.of(question).truths.prefetch(ground_truths(question))
+        except Exception as err:  # a ground truth's failure is graded with its question
+            self._events.put(("notice", None, f"running ground truth ahead stopped: {err}"))
+
+    def _heartbeat(self, runs: list[_Run]) -> None:
+        from sqlbench.runs.runner import describe_error
+
+        while not self._stop.wait(self.options.heartbeat_s):
+            for run in runs:
+                if run.info.id in self._failed:
+                    continue
+                try:
+                    self.store.heartbeat(run.info.id)
+                except SQLAlchemyError as err:
+                    self._events.put(
+                        ("notice", run, f"heartbeat not recorded: {describe_error(err)}")
+                    )
+
+
+def named(options: RunOptions, agent: str) -> RunOptions:
+    """``options`` for one agent's run of a batch: ``--name N`` becomes ``N-AGENT``."""
+    if options.name is None:
+        return options
+    return replace(options, name=f"{options.name}-{agent}")
