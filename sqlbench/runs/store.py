@@ -221,6 +221,17 @@ class RunStore:
         each of its undecided questions, where the question's ground truth and the agent's SQL
         hash the same as when the person decided. Returns how many were carried."""
         info = self.find_run(run_id)
+        c, runs = self._reviews.c, self._runs.c
+        earlier = (
+            self._reviews.join(self._runs, runs.id == c.run_id)
+            .select()
+            .with_only_columns(c.run_id)
+            .where(runs.created_at < info.created_at, c.run_id != run_id)
+            .limit(1)
+        )
+        with self._read() as conn:
+            if conn.execute(earlier).first() is None:
+                return 0  # no earlier decision at all: the results need not be read
         own = self.reviews(run_id)
         grouped: dict[tuple[str, str], list[TrialResult]] = {}
         for trial in self.trials(run_id):
@@ -229,7 +240,6 @@ class RunStore:
         wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
         if not wanted:
             return 0
-        c, runs = self._reviews.c, self._runs.c
         query = (
             sa.select(self._reviews, runs.name.label("run_name"))
             .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
