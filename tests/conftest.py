@@ -6,6 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+# Property tests check results, not speed: hypothesis's default 200 ms per example fails them
+# on a busy 2-core machine (seen in CI under load), so no per-example deadline.
+settings.register_profile("sqlbench", deadline=None)
+settings.load_profile("sqlbench")
 
 SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 

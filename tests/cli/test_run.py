@@ -275,6 +275,8 @@ def _wait_for_graded(project: Path, count: int, deadline_s: float = 60) -> None:
 
 @pytest.mark.slow
 def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
+    # Answers after the 6th wait, so the run is still going when it is killed.
+    (project / "hold_after").write_text("6", encoding="utf-8")
     run = subprocess.Popen(
         [
             sys.executable,
@@ -298,6 +300,7 @@ def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
     finally:
         run.send_signal(signal.SIGKILL)
         run.wait()
+    (project / "hold_after").unlink()
     with RunStore.for_project(project, None) as store:
         info = store.find_run("killed")
         graded_before = {f"{space}/{name}" for space, name, _ in store.done_keys(info.id)}
