@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import importlib
 import threading
+from collections.abc import Mapping
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -115,7 +117,7 @@ def build_agent(config: AgentConfig | str, context: AgentContext) -> Agent:
         ProjectError: A file the agent reads (a replay file) is broken.
     """
     if isinstance(config, str):
-        config = _named(config, context)
+        config = named_agent(context.agents, config, context.project_root)
     problems = validate_agent_config(config)
     if any(p.severity is Severity.ERROR for p in problems):
         raise ProjectInvalid(problems)
@@ -139,12 +141,18 @@ def agent_notice(agent: Agent) -> str | None:
     return notice if isinstance(notice, str) and notice else None
 
 
-def _named(name: str, context: AgentContext) -> AgentConfig:
-    if name in context.agents:
-        return context.agents[name]
+def named_agent(agents: Mapping[str, AgentConfig], name: str, root: Path) -> AgentConfig:
+    """The agent called ``name`` among a project's ``agents``; ``auto`` (the implicit agent,
+    based in the project ``root``) unless the project defines one by that name.
+
+    Raises:
+        AgentError: No such agent; the closest name is suggested.
+    """
+    if name in agents:
+        return agents[name]
     if name == AUTO:
-        return AgentConfig(name=AUTO, kind=AUTO)
-    known = sorted({AUTO, *context.agents})
+        return AgentConfig(name=AUTO, kind=AUTO, base_dir=root)
+    known = sorted({AUTO, *agents})
     raise AgentError(f"unknown agent {name!r}{suggest(name, known)} (agents: {', '.join(known)})")
 
 

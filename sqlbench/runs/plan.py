@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlbench.agents.registry import AUTO, named_agent
 from sqlbench.errors import AgentError, SqlbenchError
 from sqlbench.project.files import MAX_VARIANTS, AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
@@ -30,10 +31,8 @@ from sqlbench.runs.new_run import new_run_fields
 from sqlbench.runs.records import RunInfo, RunStatus
 from sqlbench.runs.regrade import Regrade, ReuseAnswers
 from sqlbench.runs.store import RunStore
-from sqlbench.text import suggest
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
-AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -137,12 +136,7 @@ def agent_config(project: Project, name: str) -> AgentConfig:
     Raises:
         AgentError: No such agent; the closest name is suggested.
     """
-    if name in project.agents:
-        return project.agents[name]
-    if name == AUTO:
-        return AgentConfig(name=AUTO, kind=AUTO, base_dir=project.root)
-    known = sorted({AUTO, *project.agents})
-    raise AgentError(f"unknown agent {name!r}{suggest(name, known)} (agents: {', '.join(known)})")
+    return named_agent(project.agents, name, project.root)
 
 
 def expand_agents(project: Project, spec: str) -> list[str]:
