@@ -32,6 +32,7 @@ def suggest(
     cutoff: float = 0.6,
     listing: bool = False,
     otherwise: str = "",
+    containing: str | None = None,
 ) -> str:
     """``; did you mean 'x'?`` for the choice closest to ``word``. The one "did you mean"
     wording of sqlbench: append it to the sentence that names the unknown word.
@@ -42,6 +43,8 @@ def suggest(
         cutoff: How close a choice must be (difflib ratio, 0-1).
         listing: When nothing is close, list the choices (``; expected one of: a, b``).
         otherwise: When nothing is close (and not ``listing``), this text.
+        containing: When nothing is close, suggest the first choice that contains ``word``
+            (case-insensitive), followed by this text inside the question.
 
     Example:
         >>> "unknown key 'sqll'" + suggest("sqll", ["name", "sql", "tags"])
@@ -50,11 +53,17 @@ def suggest(
         '; expected one of: sql, name'
         >>> suggest("zzz", ["sql"])
         ''
+        >>> suggest("rev", ["sales/revenue_by_month"], containing=" (or a glob)")
+        "; did you mean 'sales/revenue_by_month' (or a glob)?"
     """
     names = list(dict.fromkeys(choices))
     found = closest(word, names, cutoff=cutoff)
     if found is not None:
         return f"; did you mean {found!r}?"
+    if containing is not None:
+        inside = next((name for name in names if word.lower() in name.lower()), None)
+        if inside is not None:
+            return f"; did you mean {inside!r}{containing}?"
     if listing and names:
         return f"; expected one of: {', '.join(names)}"
     return otherwise

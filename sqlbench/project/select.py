@@ -43,14 +43,7 @@ def _is_glob(pattern: str) -> bool:
 
 
 def _did_you_mean(pattern: str, choices: Sequence[str]) -> str:
-    unique = list(dict.fromkeys(choices))
-    hint = suggest(pattern, unique, cutoff=0.5)
-    if hint:
-        return hint
-    containing = [c for c in unique if pattern.lower() in c.lower()]
-    if containing:
-        return f"; did you mean {containing[0]!r} (or a glob like '*{pattern}*')?"
-    return ""
+    return suggest(pattern, choices, cutoff=0.5, containing=f" (or a glob like '*{pattern}*')")
 
 
 def _match(pattern: str, questions: Sequence[Q]) -> list[Q]:

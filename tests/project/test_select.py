@@ -93,3 +93,12 @@ def test_a_pattern_matching_nothing_suggests_the_closest() -> None:
         _names(["arr"], space="sales")
     with pytest.raises(SelectionError, match=r"no question matches 'xyz/\*'$"):
         _names(["xyz/*"])
+
+
+def test_a_part_of_a_name_suggests_the_name_containing_it_and_a_glob() -> None:
+    with pytest.raises(
+        SelectionError,
+        match=r"no question matches 'cust'; did you mean 'top_customers' \(or a glob like "
+        r"'\*cust\*'\)\?$",
+    ):
+        _names(["cust"])
