@@ -91,11 +91,6 @@ def show_command(
         if fmt == "json":
             text = run_json.render_question(run, picked)
         else:
-            if trial is not None and all(t.trial != trial for t in picked.trials):
-                raise SqlbenchError(
-                    f"{picked.full_name} has no trial #{trial} in run "
-                    f"{run.info.name} (trials 0-{len(picked.trials) - 1})"
-                )
             width = terminal_width() if output is None else None
             text = run_text.render_question(run, picked, trial=trial, color=color, width=width)
     write_output(text, output)

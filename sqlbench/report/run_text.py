@@ -29,7 +29,7 @@ from sqlbench.report.run_format import (
     when_text,
 )
 from sqlbench.runs.records import Preview, RunStatus, RunSummary, TrialResult
-from sqlbench.runs.scores import QuestionResult, RunResult
+from sqlbench.runs.scores import QuestionResult, RunResult, pick_trial
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
 
@@ -230,6 +230,23 @@ _DROPPED_FIRST = ("Created by", "Environment", "Last updated", "Agent")
 """Columns of ``sqlbench runs`` left out, in this order, when a terminal is too narrow."""
 
 
+def render_removed(names: Sequence[str], *, dry_run: bool = False, total: bool = False) -> str:
+    """``Removed run NAME`` per run (``Would remove`` for a dry run), then with ``total`` how
+    many.
+
+    Example:
+        >>> print(render_removed(["a", "b"], dry_run=True, total=True), end="")
+        Would remove run a
+        Would remove run b
+        Would remove 2 runs.
+    """
+    verb = "Would remove" if dry_run else "Removed"
+    lines = [f"{verb} run {name}" for name in names]
+    if total:
+        lines.append(f"{verb} {len(names)} run{'' if len(names) == 1 else 's'}.")
+    return "".join(f"{line}\n" for line in lines)
+
+
 def _fitting_columns(rows: list[dict[str, str]], width: int | None) -> list[str]:
     """The run-list columns that fit ``width`` (None: all of them)."""
     headers = list(rows[0])
@@ -258,8 +275,12 @@ def render_question(
 ) -> str:
     """One question in full: verdict, reason, both SQL texts, both previews with the rows
     that differ marked, the agent's answer and trace, latency and tokens. With repeats, every
-    trial's verdict, then the chosen trial (default: the first that did not pass) in full."""
-    shown = _pick_trial(question, trial)
+    trial's verdict, then the chosen trial (default: the first that did not pass) in full.
+
+    Raises:
+        SqlbenchError: The question has no trial numbered ``trial``.
+    """
+    shown = pick_trial(run, question, trial)
     head = Text(f"{question.full_name}  ", style="bold")
     head.append(verdict_text(question), style=VERDICT_STYLES[question.verdict])
     parts: list[RenderableType] = [head, Text(run_line(run.info), style="dim")]
@@ -270,15 +291,6 @@ def render_question(
         parts += [f"Trials: {listing}", f"Showing trial #{shown.trial}"]
     parts += _trial_parts(shown)
     return _render(parts, color=color, width=width)
-
-
-def _pick_trial(question: QuestionResult, trial: int | None) -> TrialResult:
-    if trial is not None:
-        for candidate in question.trials:
-            if candidate.trial == trial:
-                return candidate
-        raise ValueError(f"{question.full_name} has no trial #{trial}")
-    return next((t for t in question.trials if t.verdict.value != "pass"), question.trials[0])
 
 
 def _trial_parts(trial: TrialResult) -> list[RenderableType]:

@@ -233,3 +233,23 @@ def find_question(run: RunResult, name: str) -> QuestionResult:
         )
     names = [q.full_name for q in run.questions] + [q.name for q in run.questions]
     raise SqlbenchError(f"run {run.info.name} has no question {name!r}{suggest(name, names)}")
+
+
+def pick_trial(run: RunResult, question: QuestionResult, trial: int | None = None) -> TrialResult:
+    """The trial of ``question`` to show: trial number ``trial``, else the first that did not
+    pass (else the first).
+
+    Raises:
+        SqlbenchError: The question has no trial by that number.
+    """
+    if trial is None:
+        return next(
+            (t for t in question.trials if t.verdict is not Verdict.PASS), question.trials[0]
+        )
+    for candidate in question.trials:
+        if candidate.trial == trial:
+            return candidate
+    raise SqlbenchError(
+        f"{question.full_name} has no trial #{trial} in run "
+        f"{run.info.name} (trials 0-{len(question.trials) - 1})"
+    )
