@@ -16,7 +16,7 @@ from pathlib import Path
 import click
 
 from sqlbench import secrets
-from sqlbench.cli.options import needs_project, output_option, run_name_option, write_output
+from sqlbench.cli.options import needs_project, note, output_option, run_name_option, write_output
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.runs import provenance
@@ -77,13 +77,13 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
     )
     with open_project_store(project_dir) as store:
         info = store.import_run(document, name=run_name, origin=origin)
-        note = foreign_questions_note(project_dir, store.trials(info.id))
+        foreign = foreign_questions_note(project_dir, store.trials(info.id))
     click.echo(
         f"Imported run {info.name} ({info.source_label}, agent {info.agent_name}, "
         f"{info.question_count} questions)"
     )
-    if note is not None:
-        click.echo(f"Note: {note}.", err=True)
+    if foreign is not None:
+        note(f"{foreign}.")
     ctx.exit(ExitCode.OK)
 
 

@@ -10,6 +10,7 @@ from sqlbench.cli.options import (
     branch_option,
     format_option,
     needs_project,
+    note,
     output_option,
     select_option,
     space_option,
@@ -41,7 +42,7 @@ def questions_command(
     """List the benchmark questions: space, name, ground-truth kind and tags."""
     project = load_project(project_dir, branch=branch)
     if project.source.dev_mode_note:
-        click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
+        note(f"{project.source.dev_mode_note}.")
     picked = select_questions(project.questions, select=list(select) or None, space=space)
     write_output(render_json(picked) if fmt == "json" else render_table(picked), output)
     ctx.exit(ExitCode.OK)

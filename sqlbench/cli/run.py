@@ -169,7 +169,7 @@ def run_command(
         )
     project = load_project(project_dir, branch=branch)
     if project.source.dev_mode_note:
-        click.echo(f"Note: {project.source.dev_mode_note}.", err=True)
+        note(f"{project.source.dev_mode_note}.")
     names = expand_agents(project, agent_name) if agent_name is not None else []
     if len(names) > 1:
         _run_several(ctx, project, names, options, fmt, output, fail_under)

@@ -63,8 +63,7 @@ def delete_command(ctx: click.Context, project_dir: Path, run_refs: tuple[str, .
     with open_project_store(project_dir) as store:
         infos = list({info.id: info for info in (store.find_run(r) for r in run_refs)}.values())
         store.delete_runs(infos)
-    for info in infos:
-        click.echo(f"Removed run {info.name}")
+    click.echo(run_text.render_removed([info.name for info in infos]), nl=False)
     ctx.exit(ExitCode.OK)
 
 
@@ -112,10 +111,8 @@ def prune_command(
         picked = store.prune_candidates(statuses=statuses, older_than=age, keep_last=keep_last)
         if not dry_run:
             store.delete_runs(picked)
-    verb = "Would remove" if dry_run else "Removed"
-    for info in picked:
-        click.echo(f"{verb} run {info.name}")
-    click.echo(f"{verb} {len(picked)} run{'' if len(picked) == 1 else 's'}.")
+    text = run_text.render_removed([info.name for info in picked], dry_run=dry_run, total=True)
+    click.echo(text, nl=False)
     ctx.exit(ExitCode.OK)
 
 

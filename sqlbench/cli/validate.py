@@ -10,6 +10,7 @@ from sqlbench.cli.options import (
     branch_option,
     format_option,
     needs_project,
+    note,
     output_option,
     write_output,
 )
@@ -43,8 +44,8 @@ def validate_command(
     Exit 0 when there is no error (warnings allowed), 1 when there is any.
     """
     validation = validate_project(project_dir, branch=branch, execute=execute)
-    for note in validation.notes:
-        click.echo(f"Note: {note}", err=True)
+    for text in validation.notes:
+        note(text)
     text = render_json(validation) if fmt == "json" else render_text(validation, branch)
     write_output(text, output)
     ctx.exit(ExitCode.FAIL if validation.errors else ExitCode.OK)
