@@ -7,9 +7,11 @@ set (``.ci/run`` sets it) and are skipped, saying so, otherwise.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from forkserver import close_fork_server
 from secutil import Sqlbench
 
 
@@ -27,3 +29,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def sb(tmp_path: Path) -> Sqlbench:
     return Sqlbench(tmp_path)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server_closed() -> Iterator[None]:
+    """The fork server (``forkserver.py``) ends with the session."""
+    yield
+    close_fork_server()

@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from forkserver import fork_server
+
 CANARY = "CanaryS3cret-q7Zx"
 """A secret value; no byte sqlbench writes or prints may contain it."""
 
@@ -77,22 +79,26 @@ class Sqlbench:
             **(env or {}),
         }
         command = [sys.executable, "-m", "sqlbench", *args]
-        if peak_rss_file is not None:
-            command = [sys.executable, "-c", _PEAK_RSS_WRAPPER, str(peak_rss_file), *command]
-        proc = subprocess.run(
-            command,
-            cwd=cwd,
-            env=full_env,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
-            preexec_fn=None if max_file_bytes is None else _file_limit(max_file_bytes),
-        )
-        self.printed += [proc.stdout, proc.stderr]
-        out = proc.stdout.decode("utf-8", "replace")
-        err = proc.stderr.decode("utf-8", "replace")
+        if peak_rss_file is None and max_file_bytes is None:
+            code, stdout, stderr = fork_server().run(args, cwd=cwd, env=full_env, timeout=timeout)
+        else:
+            if peak_rss_file is not None:
+                command = [sys.executable, "-c", _PEAK_RSS_WRAPPER, str(peak_rss_file), *command]
+            proc = subprocess.run(
+                command,
+                cwd=cwd,
+                env=full_env,
+                capture_output=True,
+                timeout=timeout,
+                check=False,
+                preexec_fn=None if max_file_bytes is None else _file_limit(max_file_bytes),
+            )
+            code, stdout, stderr = proc.returncode, proc.stdout, proc.stderr
+        self.printed += [stdout, stderr]
+        out = stdout.decode("utf-8", "replace")
+        err = stderr.decode("utf-8", "replace")
         assert "Traceback (most recent call last)" not in out + err, out + err
-        return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        return subprocess.CompletedProcess(command, code, out, err)
 
     def assert_no_canary(self, *extra_roots: Path) -> None:
         """The canary is in nothing sqlbench printed, nor in any file under tmp_path."""

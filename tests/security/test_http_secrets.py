@@ -16,6 +16,10 @@ ENV = {"TOKEN": CANARY, "PW": CANARY}
 
 
 def project(root: Path, agents: str, settings: str = "") -> Path:
+    """A project with ``agents``; agent calls are not retried (unless ``settings`` has its own
+    ``run:``), so a refused or redirected call fails at once instead of waiting out backoff."""
+    if "run:" not in settings:
+        settings = "run:\n  retries: 0\n" + settings
     return write_files(
         root / "proj",
         {"sqlbench.yml": settings, "eval_questions/q.yml": QUESTIONS, "agents/a.yml": agents},

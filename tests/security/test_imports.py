@@ -30,7 +30,22 @@ def answers(one: int, two: int) -> str:
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """main: the agent is right on both questions; dev: wrong on both (a real regression)."""
-    root = make_repo(tmp_path / "repo")
+    return build_repo(tmp_path / "repo")
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A repository holding one run, ``base``, and that run exported (JSON text); made once
+    for the tests that only import edited copies of it."""
+    root = tmp_path_factory.mktemp("exported")
+    sb = Sqlbench(root)
+    shared = build_repo(root / "repo")
+    assert sb("run", "--name", "base", cwd=shared).returncode == 0
+    return shared, sb("export", "base", cwd=shared).stdout
+
+
+def build_repo(root: Path) -> Path:
+    make_repo(root)
     files = {
         "sqlbench.yml": "default_agent: rec\n",
         "eval_questions/q.yml": QUESTIONS,
@@ -117,10 +132,10 @@ def test_signed_exports_refuse_unsigned_and_altered_files(
     ],
 )
 def test_imported_records_are_checked_field_by_field(
-    repo: Path, sb: Sqlbench, tmp_path: Path, edit: object, message: str
+    exported: tuple[Path, str], sb: Sqlbench, tmp_path: Path, edit: object, message: str
 ) -> None:
-    assert sb("run", "--name", "base", cwd=repo).returncode == 0
-    document = json.loads(sb("export", "base", cwd=repo).stdout)
+    repo, text = exported
+    document = json.loads(text)
     document["run"].update(id=uuid.uuid4().hex, name="copy")
     edit(document)  # type: ignore[operator]
     path = tmp_path / "bad.json"
@@ -131,17 +146,16 @@ def test_imported_records_are_checked_field_by_field(
 
 
 def test_a_lone_surrogate_in_an_import_is_replaced_not_a_traceback(
-    repo: Path, sb: Sqlbench, tmp_path: Path
+    exported: tuple[Path, str], sb: Sqlbench, tmp_path: Path
 ) -> None:
-    assert sb("run", "--name", "base", cwd=repo).returncode == 0
-    text = sb("export", "base", cwd=repo).stdout
+    repo, text = exported
     document = json.loads(text)
-    document["run"].update(id=uuid.uuid4().hex, name="copy")
+    document["run"].update(id=uuid.uuid4().hex, name="copy-surrogate")
     document["results"][0]["reason"] = "PLACEHOLDER"
     path = tmp_path / "s.json"
     path.write_text(json.dumps(document).replace("PLACEHOLDER", "bad \\ud800 here"))
     assert sb("import", str(path), cwd=repo).returncode == 0
-    assert "bad \ufffd here" in sb("show", "copy", cwd=repo).stdout
+    assert "bad \ufffd here" in sb("show", "copy-surrogate", cwd=repo).stdout
 
 
 def test_a_run_name_is_never_another_runs_id(repo: Path, sb: Sqlbench) -> None:
