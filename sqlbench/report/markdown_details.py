@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 from sqlbench.report.markdown_cell import cell
 from sqlbench.runs.records import Preview, TrialResult
+from sqlbench.text import one_line
 
 DEFAULT_BUDGET = 400_000
 """Bytes the blocks may take: well under GitHub's 1 MiB step summary with the rest of a report."""
@@ -72,7 +73,7 @@ def details_blocks(
 def _block(label: str, trial: TrialResult) -> list[str]:
     summary = (
         f"<details><summary><code>{html.escape(trial.full_name)}</code> "
-        f"({html.escape(label)}): {html.escape(_one_line(trial.reason, 200))}</summary>"
+        f"({html.escape(label)}): {html.escape(one_line(trial.reason, 200))}</summary>"
     )
     lines = [summary, ""]
     lines += _sql("Ground truth SQL", trial.truth_sql)
@@ -126,9 +127,4 @@ def _preview(title: str, preview: Preview | None) -> list[str]:
 
 def _cell(value: object) -> str:
     text = "NULL" if value is None else str(value)
-    return cell(_one_line(text, _CELL_CHARS)) or " "
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return cell(one_line(text, _CELL_CHARS)) or " "

@@ -26,6 +26,7 @@ from sqlbench.runs.events import (
     RunNotice,
     RunStarted,
 )
+from sqlbench.text import one_line
 from sqlbench.verdicts import Verdict
 
 _REASON_WIDTH = 100
@@ -163,9 +164,7 @@ class RunProgress:
         if event.info is not None and event.info.id in self._agents:
             agent = f"{self._agents[event.info.id]} "
         trial = f" #{result.trial}" if result.trial else ""
-        reason = " ".join(result.reason.split())
-        if len(reason) > _REASON_WIDTH:
-            reason = reason[: _REASON_WIDTH - 1] + "…"
+        reason = one_line(result.reason, _REASON_WIDTH)
         latency = latency_text(result.latency_ms)
         self.console.print(
             f"[{event.done:>{self._width}}/{event.total}] {agent}{result.verdict.value:<7} "

@@ -396,6 +396,4 @@ def _cell(value: object) -> str:
 
 
 def _short(value: object, limit: int) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(value if isinstance(value, str) else json.dumps(value, default=str), limit)
