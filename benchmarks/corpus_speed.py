@@ -1,13 +1,17 @@
 """sqlbench on the public corpus, as a researcher runs it, beside the official evaluators.
 
-For Spider dev (9 systems, 8,748 answers) and BIRD mini-dev (13 systems, 1,820 answers) in
-``../shared/benchmarks``, this script:
+For Spider dev (9 systems, 8,748 answers), BIRD mini-dev (13 systems, 1,820 answers) and BIRD
+dev (4 systems, 1,728 answers) in ``../shared/benchmarks``, this script (the BIRD corpus holds 3
+of BIRD's 11 dev databases: 432 dev questions, 140 of them in mini-dev; every published
+prediction on them is run):
 
 1. lays each benchmark out as its authors publish it, in a work folder (symlinks to the corpus's
    files; Spider's predictions files rebuilt from ``predictions.jsonl``, one SQL per line in
    ``dev.json`` order; BIRD's are the published ``official_predictions/*.json`` themselves, and
    ``mini_dev_sqlite.json`` is rebuilt from ``examples.jsonl``, with the 360 questions whose
-   databases are not in the corpus reduced to their ``db_id``, so the importer leaves them out);
+   databases are not in the corpus reduced to their ``db_id``, so the importer leaves them out;
+   BIRD dev's ``dev.json`` and its systems' predictions JSON rebuilt the same way from
+   ``examples.jsonl`` and ``predictions.jsonl``);
 2. times ``sqlbench init --from spider|bird`` and one ``sqlbench run --agent '*'`` per corpus,
    each a fresh process (wall time, peak RSS of that process);
 3. prints each system's accuracy beside its official rate over the same questions, and how often
@@ -30,7 +34,8 @@ For Spider dev (9 systems, 8,748 answers) and BIRD mini-dev (13 systems, 1,820 a
    on the 140 questions whose databases are in the corpus.
    Without them, only sqlbench's figures are printed.
 
-Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR] [--corpus spider,bird]``.
+Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR]
+[--corpus spider,bird,bird-dev]``.
 Not part of the test suite: it takes minutes. On a shared machine, run it once, late.
 """
 
@@ -145,21 +150,77 @@ def bird_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str
     return layout, systems
 
 
+BIRD_DEV_AGENTS = {
+    "DAIL-SQL + GPT-4 (7-shot, EUCDISMASKPRESKLSIMTHR selector, threshold 0.8)": "dail_sql_th_0_8",
+    "DAIL-SQL + GPT-4 (7-shot, EUCDISMASKPRESKLSIMTHR selector, threshold 0.85)": (
+        "dail_sql_th_0_85"
+    ),
+    "DAIL-SQL + GPT-4 (7-shot, EUCDISQUESTIONMASK selector)": "dail_sql_questionmask",
+    "TA-SQL + GPT-4": "ta_sql_gpt_4",
+}
+"""Agent names of the BIRD dev systems (their descriptions differ only past 40 characters)."""
+
+
+def bird_dev_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str]]]:
+    """BIRD dev's published layout (``dev.json`` indexed by ``question_id``; the questions whose
+    databases are not in the corpus reduced to a stand-in ``db_id``, so the importer leaves
+    them out), and each dev system's predictions as BIRD's JSON, from ``predictions.jsonl``."""
+    layout = work / "bird-dev"
+    layout.mkdir(parents=True)
+    (layout / "dev_databases").symlink_to(root / "bird/databases")
+    examples = jsonl(root / "bird/examples.jsonl")
+    count = max(e["question_id"] for e in examples) + 1
+    questions: list[dict[str, Any]] = [
+        {"question_id": None, "db_id": "not_in_corpus", "question": "", "evidence": "", "SQL": ""}
+        for _ in range(count)
+    ]
+    for e in examples:
+        questions[e["question_id"]] = {
+            "question_id": e["question_id"],
+            "db_id": e["db_id"],
+            "question": e["question"],
+            "evidence": e.get("evidence", ""),
+            "SQL": e["gold_sql"],
+            "difficulty": e.get("difficulty", ""),
+        }
+    (layout / "dev.json").write_text(json.dumps(questions, indent=1), encoding="utf-8")
+    predictions: dict[str, dict[str, str]] = defaultdict(dict)
+    for record in jsonl(root / "bird/predictions.jsonl"):
+        if record.get("split") != "dev":
+            continue
+        qid = int(record["example_id"].rsplit("_", 1)[1])
+        predictions[record["model"]][str(qid)] = (
+            f"{record['predicted_sql']}{BIRD_SEP}{record['db_id']}"
+        )
+    (layout / "predictions").mkdir()
+    systems = []
+    for model, entries in predictions.items():
+        name = BIRD_DEV_AGENTS[model]
+        path = layout / "predictions" / f"predict_dev_{name}.json"
+        path.write_text(json.dumps(entries, indent=1), encoding="utf-8")
+        systems.append((path, name, model))
+    return layout, systems
+
+
 # ---- official rates ------------------------------------------------------------------------
 
 
 def official_verdicts(root: Path, corpus: str) -> dict[tuple[str, str], bool]:
     """(agent, sqlbench question name) -> the official verdict."""
     found = {}
-    for record in jsonl(root / f"{corpus}/predictions.jsonl"):
+    for record in jsonl(root / f"{corpus.split('-')[0]}/predictions.jsonl"):
         if corpus == "spider":
             index = int(record["example_id"].rsplit("_", 1)[1])
             key = (slug(record["model"]), f"dev_{index:04d}")
             found[key] = bool(record["official_verdict_keep_distinct"])
-        elif record.get("split") == "mini_dev":
+        elif corpus == "bird" and record.get("split") == "mini_dev":
             stem = Path(record["prediction_source"]["path"]).stem
             agent = slug(stem.removeprefix("predict_mini_dev_"))
             qid = int(record["example_id"].rsplit("_", 1)[1])
+            found[(agent, f"q{qid}")] = bool(record["official_verdict"])
+        elif corpus == "bird-dev" and record.get("split") == "dev":
+            qid = int(record["example_id"].rsplit("_", 1)[1])
+            agent = BIRD_DEV_AGENTS[record["model"]]
             found[(agent, f"q{qid}")] = bool(record["official_verdict"])
     return found
 
@@ -200,7 +261,10 @@ def run_bird_official(
     eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
 ) -> tuple[float, float]:
     """Total seconds and the largest peak RSS over one evaluation_ex.py call per file."""
-    questions = json.loads((layout / "mini_dev_sqlite.json").read_text(encoding="utf-8"))
+    source = layout / "mini_dev_sqlite.json"
+    if not source.is_file():
+        source = layout / "dev.json"
+    questions = json.loads(source.read_text(encoding="utf-8"))
     kept = [i for i, q in enumerate(questions) if q["question_id"] is not None]
     gold = work / "bird_gold.sql"
     gold.write_text(
@@ -237,11 +301,12 @@ def run_bird_official(
 
 
 def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) -> list[str]:
-    build = spider_layout if corpus == "spider" else bird_layout
+    build = {"spider": spider_layout, "bird": bird_layout, "bird-dev": bird_dev_layout}[corpus]
     layout, systems = build(root, work)
     project = work / f"{corpus}-project"
     pairs = [a for path, name, _ in systems for a in ("--predictions", str(path), "--agent", name)]
-    init = Timed([*SQLBENCH, "init", str(project), "--from", corpus, str(layout), *pairs])
+    kind = corpus.split("-")[0]
+    init = Timed([*SQLBENCH, "init", str(project), "--from", kind, str(layout), *pairs])
     out = work / f"{corpus}-runs.json"
     run = Timed(
         [*SQLBENCH, "run", "-C", str(project), "--agent", "*", "--format", "json", "--output",
@@ -283,7 +348,7 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
             f"RSS {official_run.peak_mb:.0f} MB; sqlbench init+run / official = "
             f"{total / official_run.seconds:.2f}x"
         )
-    elif corpus == "bird" and args.bird_eval:
+    elif corpus.startswith("bird") and args.bird_eval:
         seconds, peak = run_bird_official(Path(args.bird_eval), python, layout, systems, work)
         lines.append(
             f"official (mini_dev evaluation_ex.py, {len(systems)} calls): {seconds:.1f} s, peak "
@@ -298,7 +363,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--work", type=Path, default=None, help="default: a temporary folder")
-    parser.add_argument("--corpus", default="spider,bird")
+    parser.add_argument("--corpus", default="spider,bird,bird-dev")
     parser.add_argument("--spider-eval", default=os.environ.get("SQLBENCH_SPIDER_EVAL"))
     parser.add_argument("--bird-eval", default=os.environ.get("SQLBENCH_BIRD_EVAL"))
     parser.add_argument(
@@ -312,13 +377,14 @@ def main() -> None:
     work.mkdir(parents=True, exist_ok=True)
     version = Timed([*SQLBENCH, "--version"])
     lines = [f"sqlbench --version: {version.seconds:.2f} s (a fresh process)", ""]
+    print("\n".join(lines), flush=True)
     try:
         for corpus in args.corpus.split(","):
-            lines += [*corpus_run(corpus.strip(), args.root, work / corpus.strip(), args), ""]
+            lines = corpus_run(corpus.strip(), args.root, work / corpus.strip(), args)
+            print("\n".join([*lines, ""]), flush=True)
     finally:
         if own:
             shutil.rmtree(work, ignore_errors=True)
-    print("\n".join(lines))
 
 
 if __name__ == "__main__":
