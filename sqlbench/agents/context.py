@@ -8,7 +8,7 @@ carries (the CLI passes ``os.environ``; tests pass a dict). Everything below res
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +47,10 @@ class AgentContext:
     """sqlglot dialect agent SQL must be written in (the warehouse's)."""
     agents: Mapping[str, AgentConfig] = field(default_factory=dict)
     """The project's agents by name, so ``build_agent("name", context)`` can find them."""
+    warehouse_for: Callable[[str, str], tuple[Engine, RunSettings]] | None = None
+    """In a project with several warehouses (``warehouses:``): the engine and ``run:`` settings
+    of the question ``(space, name)``, for the ``llm`` agent's schema and ``run_sql``; None:
+    ``engine`` and ``run`` serve every question."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationError
@@ -78,26 +78,37 @@ class LlmAgent:
         env: Mapping[str, str],
         temperature: float = 0.0,
         max_tool_calls: int = 6,
+        warehouse_for: Callable[[str, str], tuple[Engine, RunSettings]] | None = None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
         self.engine = engine
+        self.warehouse_for = warehouse_for
+        """The question's own warehouse and settings (``warehouses:``); None: ``engine``."""
         self.certified_queries = certified_queries
         self.run = run
         self.env = env
         self.temperature = temperature
         self.max_tool_calls = max_tool_calls
-        self._schema: str | None = None
+        self._schemas: dict[int, str] = {}
+        """Schema text by engine (``id``): each warehouse's is read once."""
         self._schema_lock = threading.Lock()
+
+    def _warehouse(self, request: Request) -> tuple[Engine, RunSettings]:
+        """The engine and ``run:`` settings of the request's question."""
+        if self.warehouse_for is None:
+            return self.engine, self.run
+        return self.warehouse_for(request.space, request.name)
 
     def answer(self, request: Request) -> Answer:
         """Converse with the model until it submits SQL, answers in words, or runs out."""
+        engine, run = self._warehouse(request)
         messages: list[dict[str, Any]] = [
             {
                 "role": "system",
                 "content": system_prompt(
                     dialect=request.dialect,
-                    schema=self._schema_text(),
+                    schema=self._schema_text(engine),
                     examples=examples_text(self.certified_queries),
                     max_tool_calls=self.max_tool_calls,
                 ),
@@ -142,7 +153,7 @@ class LlmAgent:
                 started = (time.monotonic() - began) * 1000.0
                 if name == RUN_SQL and sql_calls < self.max_tool_calls:
                     sql_calls += 1
-                    output = self._run_sql(arguments)
+                    output = self._run_sql(arguments, engine, run)
                 elif name == RUN_SQL:
                     output = {
                         "error": f"the limit of {self.max_tool_calls} {RUN_SQL} calls is "
@@ -177,11 +188,11 @@ class LlmAgent:
             usage=usage,
         )
 
-    def _schema_text(self) -> str:
+    def _schema_text(self, engine: Engine) -> str:
         with self._schema_lock:
-            if self._schema is None:
-                self._schema = schema_text(self.engine.tables())
-            return self._schema
+            if id(engine) not in self._schemas:
+                self._schemas[id(engine)] = schema_text(engine.tables())
+            return self._schemas[id(engine)]
 
     def _chat(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         tools = TOOLS if self.max_tool_calls > 0 else TOOLS[1:]
@@ -219,19 +230,17 @@ class LlmAgent:
             )
         return reply
 
-    def _run_sql(self, arguments: Any) -> dict[str, Any]:
+    def _run_sql(self, arguments: Any, engine: Engine, run: RunSettings) -> dict[str, Any]:
         sql = _text(arguments.get("sql")) if isinstance(arguments, dict) else None
         if sql is None:
             return {"error": "run_sql needs a non-empty `sql` argument"}
         left = time_left()
         timeout_s = (
-            self.run.query_timeout_s
-            if left is None
-            else min(self.run.query_timeout_s, max(left, 0.001))
+            run.query_timeout_s if left is None else min(run.query_timeout_s, max(left, 0.001))
         )
         try:
-            limits = self.run.model_copy(update={"query_timeout_s": timeout_s})
-            result = run_agent_sql(self.engine, sql, limits)
+            limits = run.model_copy(update={"query_timeout_s": timeout_s})
+            result = run_agent_sql(engine, sql, limits)
         except QueryError as err:
             return {"error": f"{err.kind.value}: {one_line(err.message, 300)}"}
         return preview(result.table)
@@ -310,6 +319,7 @@ def build_llm_agent(name: str, options: LlmOptions, context: AgentContext) -> Ll
         env=context.env,
         temperature=options.temperature,
         max_tool_calls=options.max_tool_calls,
+        warehouse_for=context.warehouse_for,
     )
 
 

@@ -24,10 +24,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlbench.agents.base import Agent
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.registry import agent_notice, build_agent
+from sqlbench.engines.base import Engine
 from sqlbench.errors import SqlbenchError, StoreError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
-from sqlbench.project.files import Project, Question
+from sqlbench.project.files import Project, Question, RunSettings
 from sqlbench.runs import locate
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.batch import Batch, SharedSql, named
@@ -278,6 +279,12 @@ class _Run:
             warehouses = RunWarehouses(self.project, [item.question for item in items])
         try:
             engine = warehouses.primary
+            by_key = {(q.space, q.name): q for q in self.plan.questions}
+
+            def warehouse_for(space: str, name: str) -> tuple[Engine, RunSettings]:
+                found = warehouses.of(by_key[(space, name)])
+                return found.engine, found.settings
+
             context = AgentContext(
                 project_root=self.project.root,
                 certified_queries=self.project.certified_queries,
@@ -287,6 +294,7 @@ class _Run:
                 run=self.settings,
                 dialect=engine.dialect,
                 agents=self.project.agents,
+                warehouse_for=warehouse_for if self.project.settings.warehouses else None,
             )
             agent: Agent
             if self.options.regrade is not None:

@@ -354,3 +354,66 @@ def test_run_sql_preview_shows_dates_past_pythons_range() -> None:
 
     shown = preview(pa.table({"d": pa.array([3_650_000], pa.date32())}))
     assert shown == {"columns": ["d"], "row_count": 1, "rows": [["11963-05-13"]]}
+
+
+def test_each_question_sees_its_own_warehouse(tmp_path: Path, server: ScriptedServer) -> None:
+    """In a project with ``warehouses:``, the llm agent's prompt carries the schema of the
+    question's own warehouse, and its run_sql runs there (a SQLite file and a DuckDB)."""
+    import sqlite3
+
+    from sqlbench.runs.runner import run_benchmark
+    from sqlbench.validation import load_project
+
+    db = tmp_path / "concert.sqlite"
+    conn = sqlite3.connect(db)
+    conn.executescript("CREATE TABLE singer (name TEXT); INSERT INTO singer VALUES ('a'), ('b');")
+    conn.commit()
+    conn.close()
+    tool_sql = {"count": "SELECT count(*) AS n FROM singer", "fish": "SELECT sum(n) AS n FROM fish"}
+    prompts: dict[str, str] = {}
+    outputs: dict[str, Any] = {}
+
+    def respond(request: Received) -> Reply:
+        messages = request.body["messages"]
+        name = "count" if "singers" in messages[1]["content"] else "fish"
+        if messages[-1]["role"] == "user":
+            prompts[name] = messages[0]["content"]
+            return completion(tool_call("run_sql", {"sql": tool_sql[name]}), 10, 1)
+        outputs[name] = json.loads(messages[-1]["content"])
+        return completion(tool_call("submit_sql", {"sql": tool_sql[name]}, "c2"), 10, 1)
+
+    server.respond = respond
+    root = write_project(
+        tmp_path / "project",
+        {
+            "sqlbench.yml": {
+                "warehouses": {"concert": f"sqlite:///{db}", "lake": {"setup": ["lake.sql"]}},
+                "llm": {"base_url": server.url + "/v1", "model": "m"},
+            },
+            "lake.sql": "CREATE VIEW fish AS SELECT * FROM (VALUES ('cod', 3), ('eel', 5)) "
+            "t(kind, n);\n",
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "count",
+                        "question": "How many singers?",
+                        "warehouse": "concert",
+                        "sql": "SELECT count(*) FROM singer",
+                    },
+                    {
+                        "name": "fish",
+                        "question": "How many fish?",
+                        "warehouse": "lake",
+                        "sql": "SELECT sum(n) FROM fish",
+                    },
+                ]
+            },
+            "agents/gen.yml": {"agents": [{"name": "gen", "kind": "llm"}]},
+        },
+    )
+    run = run_benchmark(load_project(root), "gen")
+    assert {q.name: q.verdict.value for q in run.questions} == {"count": "pass", "fish": "pass"}
+    assert "singer" in prompts["count"] and "fish" not in prompts["count"]
+    assert "fish" in prompts["fish"] and "singer" not in prompts["fish"]
+    # run_sql ran on each question's own warehouse (DuckDB's HUGEINT sum is shown as text)
+    assert outputs["count"]["rows"] == [[2]] and outputs["fish"]["rows"] == [["8"]]
