@@ -1,14 +1,18 @@
 """Peak RSS of the sqlbench process running the hostile corpus at concurrency 8 (issue 17).
 
-For each engine (embedded DuckDB over a DuckDB file, a SQLite file, PostgreSQL and MariaDB when
-SQLBENCH_TEST_POSTGRES_URL / SQLBENCH_TEST_MARIADB_URL are set) it writes a project whose replay
-agent answers with the red-team corpus (tests/hostile/corpus.py) plus two good answers, runs
-``sqlbench run`` at the default limits (max_result_mb 256, max_sql_kb 64) under
-``/usr/bin/time -v``, and prints the peak resident set size, the wall time and each hostile
-question's verdict. ``--full`` adds the issue's full-size reproductions (a 1 MB x 3,000-row
-string result, a 2 GB single value, a 2,000,000-item IN list) on DuckDB.
+For each engine (embedded DuckDB over a DuckDB file and in memory, a SQLite file, PostgreSQL
+and MariaDB as the least-privilege reader when SQLBENCH_TEST_*_READER_URL (else the admin URL)
+are set) it writes a project whose replay agent answers with the red-team corpus
+(tests/hostile/corpus.py) plus two good answers, runs ``sqlbench run --concurrency 8`` at the
+default limits (max_result_mb 256, max_sql_kb 64), and prints the peak resident memory, the wall
+time and each hostile question's verdict. The peak is that of the sqlbench process and every
+process it starts (on DuckDB, the query process agent SQL runs in and the process that forks
+it), added up: the sqlbench process's own from the kernel when it ends (what ``/usr/bin/time
+-v`` reports), each other one's high-water mark (``VmHWM``) sampled every 20 ms. ``--full``
+adds the issue's full-size reproductions (a 2 GB single value, a 2,000,000-item IN list) on
+DuckDB.
 
-Usage: python benchmarks/hostile_rss.py [--full] [--engines duckdb,sqlite,...]
+Usage: python benchmarks/hostile_rss.py [--full] [--engines duckdb,duckdb_memory,sqlite,...]
 """
 
 from __future__ import annotations
@@ -16,15 +20,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hostile"))
-from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, write_project
+from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, run_measured, write_project
 
 CEILING_MB = 2048
 """SPEC section 1: with the default limits the process stays under 2 GB peak RSS."""
@@ -49,22 +51,28 @@ FULL = [
 ]
 
 
+ENGINE_NAMES = ("duckdb", "duckdb_memory", *ENGINES[1:])
+"""``duckdb``: over a DuckDB file; ``duckdb_memory``: no warehouse, DuckDB in memory."""
+
+
 def _warehouse(engine: str, root: Path) -> str | None:
     if engine in ("duckdb", "sqlite"):
         return file_warehouse(root, engine).name
-    variable = {"postgres": "SQLBENCH_TEST_POSTGRES_URL", "mariadb": "SQLBENCH_TEST_MARIADB_URL"}
-    return os.environ.get(variable[engine])
+    variable = {"postgres": "SQLBENCH_TEST_POSTGRES", "mariadb": "SQLBENCH_TEST_MARIADB"}
+    base = variable[engine]
+    return os.environ.get(base + "_READER_URL") or os.environ.get(base + "_URL")
 
 
 def measure(engine: str, extra: list[Attack]) -> dict[str, object] | None:
     """Run the corpus on ``engine``; None when its server is not configured."""
     with tempfile.TemporaryDirectory(prefix="sqlbench-rss-") as folder:
         root = Path(folder)
-        warehouse = _warehouse(engine, root)
-        if warehouse is None:
+        kind = "duckdb" if engine == "duckdb_memory" else engine
+        warehouse = None if engine == "duckdb_memory" else _warehouse(engine, root)
+        if warehouse is None and engine != "duckdb_memory":
             return None
-        corpus = attacks(engine) + extra
-        write_project(root, engine, warehouse, low_limits=False)
+        corpus = attacks(kind) + extra
+        write_project(root, kind, warehouse, low_limits=False)
         if extra:  # the agent's answers and questions: corpus + extra
             questions = [{"name": n, "question": n, "sql": s} for n, s in GOOD.items()] + [
                 {"name": a.name, "question": a.name, "sql": "SELECT 1 AS x"} for a in corpus
@@ -79,13 +87,8 @@ def measure(engine: str, extra: list[Attack]) -> dict[str, object] | None:
                 "".join(json.dumps(a) + "\n" for a in answers)
             )
         started = time.monotonic()
-        done = subprocess.run(
+        done = run_measured(
             [
-                "/usr/bin/time",
-                "-v",
-                sys.executable,
-                "-m",
-                "sqlbench",
                 "run",
                 "-C",
                 str(root),
@@ -96,19 +99,17 @@ def measure(engine: str, extra: list[Attack]) -> dict[str, object] | None:
                 "--format",
                 "json",
             ],
-            capture_output=True,
-            text=True,
-            timeout=1800,
+            root,
         )
         wall = time.monotonic() - started
-        peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
         verdicts: dict[str, str] = {}
         if done.stdout.strip().startswith("{"):
             for result in json.loads(done.stdout)["results"]:
                 verdicts[result["name"]] = f"{result['verdict']}: {result['reason'][:90]}"
         return {
             "exit": done.returncode,
-            "peak_mb": int(peak.group(1)) / 1024 if peak else float("nan"),
+            "peak_mb": done.peak_mb,
+            "processes": done.processes,
             "wall_s": wall,
             "verdicts": verdicts,
             "questions": len(corpus) + len(GOOD),
@@ -118,12 +119,13 @@ def measure(engine: str, extra: list[Attack]) -> dict[str, object] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="add the issue's full-size cases")
-    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--engines", default=",".join(ENGINE_NAMES))
     args = parser.parse_args()
     rows = []
     for engine in args.engines.split(","):
-        extra = [Attack("big_rows", BIG_ROWS[engine], "")]
-        if args.full and engine == "duckdb":
+        kind = "duckdb" if engine == "duckdb_memory" else engine
+        extra = [Attack("big_rows", BIG_ROWS[kind], "")]
+        if args.full and kind == "duckdb":
             extra += FULL
         found = measure(engine, extra)
         if found is None:
@@ -131,6 +133,8 @@ def main() -> None:
             continue
         rows.append((engine, found))
         print(f"\n{engine}: exit {found['exit']}, {found['questions']} questions")
+        peaks = dict(found["processes"])  # type: ignore[call-overload]
+        print("  peak RSS by process: " + ", ".join(f"{p} {mb:,.0f} MB" for p, mb in peaks.items()))
         for name, verdict in dict(found["verdicts"]).items():  # type: ignore[call-overload]
             print(f"  {name:22} {verdict}")
     print(

@@ -10,9 +10,12 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
+
+if TYPE_CHECKING:  # imported where used: the DuckDB query process never loads pandas
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,8 @@ class ResultSet:
         a column of several kinds of values (a union) is an object column of those values.
         Dates past Python's range (year 12024, ``infinity``) make their column
         ``datetime64``; a time of day of 24:00:00 becomes a one-day ``Timedelta``."""
+        import pandas as pd
+
         names = list(self.table.column_names)
         columns = [_column_to_pandas(col) for col in self.table.columns]
         frame = (
@@ -45,6 +50,8 @@ class ResultSet:
 
 
 def _column_to_pandas(column: pa.ChunkedArray) -> pd.Series:
+    import pandas as pd
+
     kind = column.type
     if pa.types.is_union(kind):
         return pd.Series(column.to_pylist(), dtype=object)

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 import time
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     concat_batches,
@@ -92,6 +94,7 @@ class DuckDBEngine(Engine):
         *,
         display: str = "embedded DuckDB",
         memory_limit_mb: int | None = None,
+        query_process_mb: int | None = None,
     ) -> None:
         self.display = display
         self.attached = database is not None
@@ -110,8 +113,26 @@ class DuckDBEngine(Engine):
         """The attached file's catalog name."""
         self._wrappers: set[tuple[str, str]] = set()
         """The in-memory views that expose the attached file's tables and views."""
+        self._database = database
+        self._query_process: QueryProcess | None = None
+        if query_process_mb is not None and sys.platform == "linux":
+            # Agent SQL runs in a child process under an address-space limit (see
+            # sqlbench.engines.agent_process); it gets the setup when setup runs.
+            self._query_process = QueryProcess(self._process_spec(query_process_mb))
         if database is not None:
             self._attach(database)
+
+    def _process_spec(
+        self, address_space_mb: int, project_root: Path | None = None, files: Sequence[Path] = ()
+    ) -> QueryProcessSpec:
+        return QueryProcessSpec(
+            database=self._database,
+            display=self.display,
+            memory_limit_mb=self.memory_limit_mb,
+            address_space_mb=address_space_mb,
+            project_root=project_root,
+            setup_files=tuple(files),
+        )
 
     def _attach(self, database: Path) -> None:
         if not database.is_file():
@@ -160,6 +181,11 @@ class DuckDBEngine(Engine):
             for path in sql_files:
                 self._run_setup_file(path, project_root)
         self.lock()
+        if self._query_process is not None:
+            spec = self._query_process.spec
+            self._query_process = QueryProcess(
+                self._process_spec(spec.address_space_mb, project_root, sql_files)
+            )
 
     def _run_setup_file(self, path: Path, project_root: Path) -> None:
         shown = _relative(path, project_root)
@@ -200,7 +226,14 @@ class DuckDBEngine(Engine):
     def run_agent(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
-        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``. With a query
+        process (``query_process_mb``), all of it runs there."""
+        if self._query_process is not None:
+            self.lock()
+            table = self._query_process.run_agent(
+                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
+            )
+            return ResultSet(table)
         start = time.monotonic()
         try:
             check_read_only(sql, self.dialect)
@@ -364,7 +397,9 @@ class DuckDBEngine(Engine):
         return _group_columns(rows)
 
     def close(self) -> None:
-        """Close the database (in memory: everything set up is gone)."""
+        """Close the database (in memory: everything set up is gone) and its query process."""
+        if self._query_process is not None:
+            self._query_process.close()
         self._con.close()
         self._remove_spill()
 

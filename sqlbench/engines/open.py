@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from sqlbench.engines.base import Engine
-from sqlbench.engines.limits import duckdb_memory_limit_mb
+from sqlbench.engines.limits import duckdb_memory_limit_mb, duckdb_query_process_mb
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
@@ -42,9 +42,10 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
     from sqlbench.engines.duckdb import DuckDBEngine
 
     memory = duckdb_memory_limit_mb(settings.run)
+    process = duckdb_query_process_mb(settings.run)
     warehouse = settings.warehouse
     if warehouse is None:
-        return DuckDBEngine(memory_limit_mb=memory)
+        return DuckDBEngine(memory_limit_mb=memory, query_process_mb=process)
     try:
         resolved = resolve(warehouse, where="sqlbench.yml warehouse")
     except EnvVarError as err:
@@ -53,16 +54,21 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
         path = _local(Path(resolved), project_root)
         if _is_sqlite_file(path):
             return _sqlalchemy(f"sqlite:///{path}", warehouse, "sqlite", settings, project_root)
-        return DuckDBEngine(path, display=warehouse, memory_limit_mb=memory)
+        return DuckDBEngine(
+            path, display=warehouse, memory_limit_mb=memory, query_process_mb=process
+        )
     scheme = resolved.split("://", 1)[0].split("+", 1)[0].lower()
     if scheme == "duckdb":
         # duckdb:///relative.duckdb, duckdb:////absolute.duckdb, duckdb:///:memory:
         rest = resolved.split("://", 1)[1].split("?", 1)[0]
         location = rest[1:] if rest.startswith("/") else rest
         if location in ("", ":memory:"):
-            return DuckDBEngine(display=warehouse, memory_limit_mb=memory)
+            return DuckDBEngine(display=warehouse, memory_limit_mb=memory, query_process_mb=process)
         return DuckDBEngine(
-            _local(Path(location), project_root), display=warehouse, memory_limit_mb=memory
+            _local(Path(location), project_root),
+            display=warehouse,
+            memory_limit_mb=memory,
+            query_process_mb=process,
         )
     if scheme in ("spark", "sc"):
         from sqlbench.engines.spark import SparkEngine

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -124,38 +125,88 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-_WRAPPER = (
-    "import resource, subprocess, sys\n"
-    "done = subprocess.run(sys.argv[2:], capture_output=True, text=True)\n"
-    "peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss\n"
-    "open(sys.argv[1], 'w').write(str(peak))\n"
-    "sys.stdout.write(done.stdout); sys.stderr.write(done.stderr)\n"
-    "sys.exit(done.returncode)\n"
-)
-
-
 @dataclass(frozen=True)
 class Measured:
-    """A finished ``sqlbench`` process: exit code, output, and its peak resident memory."""
+    """A finished ``sqlbench`` process: exit code, output, and the peak resident memory of it
+    and every process it started (the DuckDB query process and the one that forks it)."""
 
     returncode: int
     stdout: str
     stderr: str
     peak_mb: float
+    """The sum of each process's own peak RSS: an upper bound of their peak together."""
+    processes: dict[str, float]
+    """Each process's peak RSS in MB, by its command name and process id."""
+
+
+def _descendants(pid: int) -> list[int]:
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                with open(f"/proc/{current}/task/{task}/children") as listed:
+                    children = [int(c) for c in listed.read().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
+def _peak_kb(pid: int) -> tuple[str, int] | None:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            fields = dict(line.split(":", 1) for line in status if ":" in line)
+    except OSError:
+        return None
+    peak = fields.get("VmHWM", "0 kB").split()[0]
+    return fields.get("Name", "?").strip(), int(peak)
 
 
 def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = None) -> Measured:
-    """Run ``python -m sqlbench ARGS`` and measure its peak RSS (the wrapper's only child)."""
+    """Run ``python -m sqlbench ARGS`` and measure the peak RSS of it and its descendants:
+    the process's own from the kernel when it ends (``wait4``), each descendant's high-water
+    mark (``VmHWM``) sampled every 20 ms while it lives."""
     import subprocess
     import sys
+    import threading
+    import time
 
-    peak_file = scratch / "peak_kb.txt"
-    done = subprocess.run(
-        [sys.executable, "-c", _WRAPPER, str(peak_file), sys.executable, "-m", "sqlbench", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
-    peak_kb = int(peak_file.read_text())
-    return Measured(done.returncode, done.stdout, done.stderr, peak_kb / 1024)
+    out, err = scratch / "stdout.txt", scratch / "stderr.txt"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "sqlbench", *args], stdout=stdout, stderr=stderr, env=env
+        )
+    peaks: dict[int, tuple[str, int]] = {}
+    finished = threading.Event()
+
+    def sample() -> None:
+        while not finished.is_set():
+            for pid in _descendants(process.pid):
+                got = _peak_kb(pid)
+                if got is not None and got[1] >= peaks.get(pid, ("", 0))[1]:
+                    peaks[pid] = got
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
+        if time.monotonic() - started > 600:
+            process.kill()
+        time.sleep(0.02)
+    finished.set()
+    sampler.join()
+    process.returncode = os.waitstatus_to_exitcode(status)
+    own = {f"sqlbench ({process.pid})": usage.ru_maxrss / 1024}
+    own.update({f"{name} ({pid})": kb / 1024 for pid, (name, kb) in peaks.items()})
+    return Measured(process.returncode, out.read_text(), err.read_text(), sum(own.values()), own)

@@ -1,0 +1,478 @@
+"""Agent SQL on the embedded DuckDB, run in a child process with an address-space limit.
+
+DuckDB bounds what its buffer manager holds (``memory_limit``), but not the vectors a query
+builds on the way: 2,048 rows of a 1 MB string are 2 GB of memory before the first batch comes
+out, and ``repeat('x', 2000000000)`` is one 2 GB allocation. In the run's own process nothing
+can stop them. So agent SQL on the embedded DuckDB runs in one child process per engine (the
+*query process*) that holds the same database (the same warehouse file attached read-only, the
+same setup SQL run again) under ``RLIMIT_AS``: an allocation past the limit fails inside DuckDB
+as out of memory, which is that query's ``too_large`` verdict, and the run's process never holds
+more than the results that came back (each within ``run.max_result_mb``).
+
+The query process serves the engine's threads at once (one thread and one DuckDB cursor per
+query, as in-process) and sends each result back as Arrow IPC. It is forked from a
+``multiprocessing`` fork server whose interpreter has DuckDB, pyarrow and sqlglot imported
+already, so starting one takes tens of milliseconds plus the setup SQL. If it dies mid-query
+(it should not: allocations past the limit fail cleanly), the queries it was running are retried
+once on a new one; a second loss is that query's error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from sqlbench.engines.fetch import timed_out
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+
+_START_TIMEOUT_S = 600.0
+"""How long a query process may take to start (its setup SQL runs again in it)."""
+_GRACE_S = 10.0
+"""How long past its timeout a query's answer is waited for (the query process interrupts the
+query at its timeout itself; this covers a process too busy to answer)."""
+_WATCH_INTERVAL_S = 0.01
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+_RESERVED_MB = 3072
+"""Address space allowed beyond the memory limit: what DuckDB's and Arrow's allocators reserve
+without touching (measured: about 1.8 GB with a few hundred MB resident). The address-space
+limit is a backstop; the resident-memory watch is the limit."""
+_M_ARENA_MAX = -8
+"""glibc's ``mallopt`` parameter for the number of malloc arenas (each reserves 64 MB of
+address space per thread that gets one, which would eat the address-space limit unused)."""
+
+
+@dataclass(frozen=True)
+class QueryProcessSpec:
+    """What a query process needs to hold the same database as its engine."""
+
+    database: Path | None
+    display: str
+    memory_limit_mb: int | None
+    address_space_mb: int
+    """Address space the query process may take beyond what it holds once set up."""
+    project_root: Path | None = None
+    setup_files: tuple[Path, ...] = ()
+
+
+@dataclass
+class _Pending:
+    done: threading.Event = field(default_factory=threading.Event)
+    reply: tuple[Any, ...] | None = None
+
+
+class _ProcessLost(Exception):
+    """The query process ended while a query was waiting on it."""
+
+    def __init__(self, reason: str, *, over_memory: bool, alone: bool) -> None:
+        super().__init__(reason)
+        self.over_memory = over_memory
+        """It stopped itself because it passed its memory limit."""
+        self.alone = alone
+        """No other query was running in it."""
+
+
+class _Solo:
+    """Queries share the query process, except one that runs alone (a retry after a loss)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._shared = 0
+        self._alone = False
+
+    @contextlib.contextmanager
+    def shared(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._alone)
+            self._shared += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._shared -= 1
+                self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def alone(self) -> Iterator[None]:
+        with self._changed:
+            self._changed.wait_for(lambda: not self._alone)
+            self._alone = True
+            self._changed.wait_for(lambda: self._shared == 0)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._alone = False
+                self._changed.notify_all()
+
+
+class QueryProcess:
+    """The parent's handle on one query process; started on first use, restarted when lost.
+
+    Thread-safe: many threads may call ``run_agent`` at once.
+    """
+
+    def __init__(self, spec: QueryProcessSpec) -> None:
+        self.spec = spec
+        self._lock = threading.Lock()
+        self._send_lock = threading.Lock()
+        self._conn: Connection | None = None
+        self._process: Any = None
+        self._pending: dict[int, _Pending] = {}
+        self._next_id = 0
+        self._closed = False
+        self._finalizer: Any = None
+        self._solo = _Solo()
+
+    def run_agent(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
+    ) -> pa.Table:
+        """Run agent SQL in the query process (guard, DuckDB's checks, the query, the fetch
+        within ``max_rows`` and ``max_bytes``); its table, or the ``QueryError`` it raised.
+
+        Raises:
+            QueryError: as ``DuckDBEngine.run_agent``; TOO_LARGE when the query took the query
+                process past its memory limit; CONNECTION when the query process stopped
+                otherwise while running it alone.
+            EngineError: the query process cannot start (its setup failed).
+        """
+        try:
+            with self._solo.shared():
+                return self._attempt(sql, timeout_s, max_rows, max_bytes)
+        except _ProcessLost as lost:
+            if lost.alone:
+                raise self._lost_error(lost) from lost
+        # Lost with others running beside it: run it again alone, so that if it is the one
+        # that takes the query process down, only it is told so.
+        try:
+            with self._solo.alone():
+                return self._attempt(sql, timeout_s, max_rows, max_bytes)
+        except _ProcessLost as lost:
+            raise self._lost_error(lost) from lost
+
+    def _lost_error(self, lost: _ProcessLost) -> QueryError:
+        if lost.over_memory:
+            return QueryError(
+                QueryErrorKind.TOO_LARGE,
+                "it took sqlbench's DuckDB query process past the memory it may use "
+                f"({self.spec.address_space_mb:,} MB beyond its database); the process was "
+                "stopped",
+            )
+        return QueryError(
+            QueryErrorKind.CONNECTION,
+            f"sqlbench's DuckDB query process stopped while running it ({lost})",
+        )
+
+    def _attempt(
+        self, sql: str, timeout_s: float, max_rows: int, max_bytes: int | None
+    ) -> pa.Table:
+        conn, pending, request = self._submit()
+        try:
+            with self._send_lock:
+                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes))
+        except (OSError, EOFError, ValueError) as err:
+            self._forget(request)
+            raise _ProcessLost(str(err), over_memory=False, alone=False) from err
+        if not pending.done.wait(timeout_s + _GRACE_S):
+            self._forget(request)
+            with contextlib.suppress(OSError, ValueError), self._send_lock:
+                conn.send(("cancel", request))
+            raise timed_out(timeout_s)
+        reply = pending.reply
+        assert reply is not None
+        kind = reply[0]
+        if kind == "table":
+            with pa.ipc.open_stream(pa.py_buffer(reply[1])) as reader:
+                return reader.read_all()
+        if kind == "query_error":
+            raise QueryError(QueryErrorKind(reply[1]), reply[2])
+        if kind == "lost":
+            raise _ProcessLost(reply[1], over_memory=reply[2], alone=reply[3])
+        raise RuntimeError(f"in sqlbench's DuckDB query process: {reply[1]}")
+
+    def _submit(self) -> tuple[Connection, _Pending, int]:
+        with self._lock:
+            if self._closed:
+                raise EngineError("the DuckDB engine is closed")
+            if self._conn is None:
+                self._start()
+            assert self._conn is not None
+            self._next_id += 1
+            pending = _Pending()
+            self._pending[self._next_id] = pending
+            return self._conn, pending, self._next_id
+
+    def _forget(self, request: int) -> None:
+        with self._lock:
+            self._pending.pop(request, None)
+
+    def _start(self) -> None:
+        """Start a query process and wait until its database is set up (caller holds _lock)."""
+        conn = _ZYGOTE.fork()
+        try:
+            conn.send(self.spec)
+            if not conn.poll(_START_TIMEOUT_S):
+                raise EngineError("sqlbench's DuckDB query process did not start in time")
+            first = conn.recv()
+        except (OSError, EOFError) as err:
+            conn.close()
+            raise EngineError(
+                f"sqlbench's DuckDB query process could not start ({err or 'it stopped'})"
+            ) from err
+        except EngineError:
+            conn.close()
+            raise
+        if first[0] != "ready":
+            conn.close()
+            raise EngineError(f"sqlbench's DuckDB query process could not start: {first[1]}")
+        self._conn = conn
+        self._finalizer = weakref.finalize(self, _stop, conn)
+        threading.Thread(
+            target=self._read, args=(conn,), name="sqlbench-duckdb-replies", daemon=True
+        ).start()
+
+    def _read(self, conn: Connection) -> None:
+        """Route the query process's replies to the threads waiting on them; when it ends,
+        tell every waiting thread (they retry on a new query process)."""
+        over_memory = False
+        while True:
+            try:
+                message = conn.recv()
+            except (OSError, EOFError):
+                break
+            if message[0] == "over_memory":
+                over_memory = True
+                continue
+            if message[0] == "table":
+                try:
+                    message = ("table", message[1], conn.recv_bytes())
+                except (OSError, EOFError):
+                    break
+            with self._lock:
+                pending = self._pending.pop(message[1], None)
+            if pending is not None:
+                pending.reply = (message[0], *message[2:])
+                pending.done.set()
+        with self._lock:
+            if self._conn is conn:
+                self._conn = None
+            waiting = list(self._pending.values())
+            self._pending.clear()
+        reason = "it passed its memory limit" if over_memory else "it ended"
+        for pending in waiting:
+            pending.reply = ("lost", reason, over_memory, len(waiting) == 1)
+            pending.done.set()
+
+    def close(self) -> None:
+        """Stop the query process (if one runs)."""
+        with self._lock:
+            self._closed = True
+            finalizer, self._finalizer = self._finalizer, None
+            self._conn = None
+        if finalizer is not None:
+            finalizer()
+
+
+def _stop(conn: Connection) -> None:
+    """Tell a query process to stop (it also stops when its connection closes)."""
+    with contextlib.suppress(OSError, ValueError):
+        conn.send(("stop",))
+    conn.close()
+
+
+class _Zygote:
+    """A small process that forks query processes: a fresh interpreter (``python -m
+    sqlbench.engines.agent_process``) with DuckDB, pyarrow and sqlglot imported and no database
+    open, started once per sqlbench process. Forking it costs milliseconds where starting an
+    interpreter costs seconds, and unlike ``multiprocessing`` it never re-imports the caller's
+    ``__main__``."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._control: socket.socket | None = None
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def fork(self) -> Connection:
+        """A connection to a new query process (which waits for its ``QueryProcessSpec``)."""
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._launch()
+            assert self._control is not None
+            ours, theirs = socket.socketpair()
+            try:
+                socket.send_fds(self._control, [b"f"], [theirs.fileno()])
+            except OSError as err:
+                self._process = None
+                raise EngineError(
+                    f"sqlbench's DuckDB query process could not start ({err})"
+                ) from err
+            finally:
+                theirs.close()
+        return Connection(ours.detach())
+
+    def _launch(self) -> None:
+        ours, theirs = socket.socketpair()
+        try:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", __name__, str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError as err:
+            ours.close()
+            raise EngineError(f"cannot start sqlbench's DuckDB query process: {err}") from err
+        finally:
+            theirs.close()
+        if self._control is not None:
+            self._control.close()
+        self._control = ours
+
+
+_ZYGOTE = _Zygote()
+
+
+def _zygote_main(control_fd: int) -> None:
+    """The zygote: fork a query process for every socket the parent sends; end with it."""
+    import sqlglot  # noqa: F401  (imported once here rather than in every query process)
+
+    import sqlbench.engines.duckdb  # noqa: F401
+
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    control = socket.socket(fileno=control_fd)
+    while True:
+        try:
+            _message, fds, _flags, _address = socket.recv_fds(control, 1, 1)
+        except OSError:
+            break
+        if not fds:
+            break
+        if os.fork() == 0:
+            control.close()
+            conn = Connection(fds[0])
+            try:
+                serve(conn, conn.recv())
+            finally:
+                os._exit(0)
+        os.close(fds[0])
+
+
+def serve(conn: Connection, spec: QueryProcessSpec) -> None:
+    """The query process: build the engine's database, limit the address space, then run
+    each query the parent sends on a thread of its own until told to stop."""
+    from sqlbench.engines.duckdb import DuckDBEngine
+
+    try:
+        engine = DuckDBEngine(
+            spec.database, display=spec.display, memory_limit_mb=spec.memory_limit_mb
+        )
+        if spec.project_root is not None:
+            engine.setup(spec.project_root, list(spec.setup_files))
+        else:
+            engine.lock()
+    except Exception as err:
+        conn.send(("failed", str(err)))
+        return
+    send_lock = threading.Lock()
+    _limit_address_space(spec.address_space_mb + _RESERVED_MB)
+    threading.Thread(
+        target=_watch_memory, args=(conn, send_lock, spec.address_space_mb), daemon=True
+    ).start()
+
+    def reply(*message: Any) -> None:
+        with send_lock, contextlib.suppress(OSError, ValueError):
+            conn.send(message)
+
+    def answer(request: int, sql: str, timeout_s: float, rows: int, size: int | None) -> None:
+        try:
+            table = engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size).table
+            sink = pa.BufferOutputStream()
+            with pa.ipc.new_stream(sink, table.schema) as writer:
+                writer.write_table(table)
+            del table
+            payload = sink.getvalue()
+            with send_lock, contextlib.suppress(OSError, ValueError):
+                # The header, then the bytes as they are (no pickled copy on either side).
+                conn.send(("table", request))
+                conn.send_bytes(memoryview(payload))
+        except QueryError as err:
+            reply("query_error", request, err.kind.value, err.message)
+        except MemoryError:
+            reply(
+                "query_error",
+                request,
+                QueryErrorKind.TOO_LARGE.value,
+                "it passed the memory sqlbench's DuckDB query process may use "
+                f"({spec.address_space_mb:,} MB beyond the database) and was stopped",
+            )
+        except Exception as err:
+            reply("crash", request, f"{type(err).__name__}: {err}")
+
+    conn.send(("ready", os.getpid()))
+    while True:
+        try:
+            message = conn.recv()
+        except (OSError, EOFError):
+            break
+        if message[0] == "stop":
+            break
+        if message[0] == "query":
+            threading.Thread(target=answer, args=message[1:], daemon=True).start()
+    closing = threading.Thread(target=engine.close, daemon=True)  # removes its spill folder
+    closing.start()
+    closing.join(5)
+
+
+def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int) -> None:
+    """Stop this process the moment its resident memory passes what it held once set up
+    plus ``extra_mb`` (checked every 10 ms), telling the parent why first."""
+    limit = _resident_bytes() + extra_mb * 2**20
+    while _resident_bytes() <= limit:
+        time.sleep(_WATCH_INTERVAL_S)
+    if send_lock.acquire(timeout=0.05):
+        with contextlib.suppress(OSError, ValueError):
+            conn.send(("over_memory", 0))
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[1]) * _PAGE
+
+
+def _limit_address_space(extra_mb: int) -> None:
+    """Cap this process's address space at what it holds now plus ``extra_mb``; fewer malloc
+    arenas, so threads do not reserve it unused."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
+    now = _vm_size_bytes()
+    limit = now + extra_mb * 2**20
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _vm_size_bytes() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+if __name__ == "__main__":
+    _zygote_main(int(sys.argv[1]))
