@@ -16,6 +16,8 @@ The decision, in order (the first that applies wins):
 
 from __future__ import annotations
 
+import contextlib
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -39,6 +41,12 @@ __all__ = [
 ]
 
 _MAX_REASON = 400
+_LARGE_COMPARISON_BYTES = 64 * 2**20
+"""Results holding this many bytes together are compared one pair at a time: comparing takes
+about 3.3 times its inputs on top of them (two 256 MB results: 1.65 GB more), so eight at once
+would hold eight times that."""
+_LARGE_COMPARISON = threading.Lock()
+_NOTHING_HELD = contextlib.nullcontext()
 
 _AGENT_SQL_PROBLEM = {
     QueryErrorKind.SYNTAX: "the agent's SQL has a syntax error",
@@ -183,6 +191,26 @@ def _grade(
     return _compare_all(truths, agent_outcome, options, dialect)
 
 
+def _compare(
+    expected: ResultSet, actual: ResultSet, options: CompareOptions, sql: str, dialect: str
+) -> Comparison:
+    """``compare_results`` on the two Arrow tables (every type kept, no pandas detour); large
+    pairs one at a time across the run's threads."""
+    large = expected.table.nbytes + actual.table.nbytes >= _LARGE_COMPARISON_BYTES
+    with _LARGE_COMPARISON if large else _NOTHING_HELD:
+        return compare_results(
+            expected.table,
+            actual.table,
+            order=options.order,
+            rows=options.rows,
+            abs_tol=options.abs_tol,
+            rel_tol=options.rel_tol,
+            columns=options.columns,
+            expected_sql=sql,
+            dialect=dialect,
+        )
+
+
 def _compare_all(
     truths: Sequence[TruthOutcome], actual: ResultSet, options: CompareOptions, dialect: str
 ) -> Grade:
@@ -191,18 +219,7 @@ def _compare_all(
     for index, truth in enumerate(truths):
         if truth.result is None:
             raise ValueError("every ground truth must have run before grading")
-        comparison = compare_results(
-            # Arrow tables keep every type; compare_results reads them without a pandas detour.
-            truth.result.table,
-            actual.table,
-            order=options.order,
-            rows=options.rows,
-            abs_tol=options.abs_tol,
-            rel_tol=options.rel_tol,
-            columns=options.columns,
-            expected_sql=truth.sql,
-            dialect=dialect,
-        )
+        comparison = _compare(truth.result, actual, options, truth.sql, dialect)
         if comparison.passed:
             reason = (
                 comparison.reason

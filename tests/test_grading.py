@@ -231,3 +231,44 @@ def test_a_cut_reason_keeps_the_differing_row_and_the_whole_finding() -> None:
     assert difference is not None and difference.reason == graded.comparison.reason
     assert difference.expected_example == "(0, 1, 2, 3, 4, 5)"
     assert difference.expected_missing == 1 and len(difference.missing_columns) == 6
+
+
+def test_large_results_are_compared_one_pair_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Comparing takes about 3.3 times its inputs: large pairs never overlap across threads,
+    small ones do."""
+    import threading
+    import time
+
+    import sqlbench.grading as grading
+
+    running: list[int] = [0]
+    most: dict[str, int] = {}
+    lock = threading.Lock()
+    original = grading.compare_results
+
+    def counting(expected: pa.Table, actual: pa.Table, **options: object) -> object:
+        size = "large" if expected.nbytes >= 1000 else "small"
+        with lock:
+            running[0] += 1
+            most[size] = max(most.get(size, 0), running[0])
+        time.sleep(0.2)
+        with lock:
+            running[0] -= 1
+        return original(expected, actual, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grading, "compare_results", counting)
+    monkeypatch.setattr(grading, "_LARGE_COMPARISON_BYTES", 2000)
+    for rows in (1000, 10):  # 8,000 bytes per side (large), then 80 (small)
+        values = list(range(rows))
+        graders = [
+            threading.Thread(
+                target=decide,
+                args=(question(), [truth(n=values)], Answer(sql="SELECT"), result(n=values)),
+            )
+            for _ in range(3)
+        ]
+        for grader in graders:
+            grader.start()
+        for grader in graders:
+            grader.join()
+    assert most == {"large": 1, "small": 3}

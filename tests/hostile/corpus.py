@@ -68,6 +68,11 @@ def attacks(engine: str) -> list[Attack]:
                 "SELECT repeat('x', 100000) AS v FROM range(3000)",
                 "over run.max_result_mb=1;",
             ),
+            Attack(  # built whole inside DuckDB, outside its memory_limit
+                "huge_value",
+                "SELECT repeat('x', 1000000000) AS v",
+                "took sqlbench's DuckDB query process past the memory it may use",
+            ),
         ]
     if engine == "sqlite":
         found.append(

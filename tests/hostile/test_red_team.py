@@ -82,7 +82,7 @@ def test_a_hostile_run_completes_with_every_verdict_kept(engine: str, tmp_path: 
         assert got["verdict"] == "fail", (attack.name, got["reason"])
         assert attack.reason in got["reason"], (attack.name, got["reason"])
     assert fingerprint() == before
-    assert done.peak_mb < CEILING_MB, f"peak RSS {done.peak_mb:.0f} MB"
+    assert done.peak_mb < CEILING_MB, f"peak RSS {done.peak_mb:.0f} MB: {done.processes}"
 
 
 LAUGHS = "lol0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(

@@ -29,8 +29,10 @@ class _Options(KindOptions):
 
 
 @pytest.fixture
-def project(tmp_path: Path) -> Iterator[Path]:
-    """Three questions: ``good1``/``good2`` pass, ``bad`` gets POISON (its truth: 42)."""
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Three questions: ``good1``/``good2`` pass, ``bad`` gets POISON (its truth: 42). Agent
+    SQL runs in this process (not DuckDB's query process), where the failures are injected."""
+    monkeypatch.setattr("sqlbench.engines.open.duckdb_query_process_mb", lambda run: None)
     register_kind(
         AgentKind(
             name="fake",
