@@ -7,8 +7,9 @@ are set) it writes a project whose replay agent answers with the red-team corpus
 default limits (max_result_mb 256, max_sql_kb 64), and prints the peak resident memory, the wall
 time and each hostile question's verdict. The peak is that of the sqlbench process and every
 process it starts (on DuckDB, the query process agent SQL runs in and the process that forks
-it), added up: the sqlbench process's own from the kernel when it ends (what ``/usr/bin/time
--v`` reports), each other one's high-water mark (``VmHWM``) sampled every 20 ms. ``--full``
+it) together: the sqlbench process's own peak from the kernel when it ends (what
+``/usr/bin/time -v`` reports) plus the largest sum of the others' resident memory sampled every
+20 ms; each process's own peak (``VmHWM``) is printed too. ``--full``
 adds the issue's full-size reproductions (a 2 GB single value, a 2,000,000-item IN list) on
 DuckDB.
 
