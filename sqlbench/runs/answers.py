@@ -125,13 +125,22 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             branch=context.branch,
         )
         answer = _ask(context, request)
-        if context.shared is not None and answer.error is None and (answer.sql or "").strip():
-            # Same question, same SQL text, same database: the same outcome and grade.
-            outcome, sql_ms, graded, compare_ms = context.shared.once(
-                answer.sql or "", lambda: _run_and_grade(question, truths, answer, context)
+        shared = context.shared
+        if shared is not None and answer.error is None and (answer.sql or "").strip():
+            # Same question, same SQL text, same database: the same outcome.
+            outcome, sql_ms = shared.once(
+                answer.sql or "", lambda: _run_agent_sql(context.engine, answer, context.settings)
             )
         else:
-            outcome, sql_ms, graded, compare_ms = _run_and_grade(question, truths, answer, context)
+            outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
+        if shared is not None and isinstance(outcome, ResultSet):
+            # Another SQL text with exactly the same result (names, types, rows in order) is
+            # graded the same: the grade reads the result, never the SQL.
+            graded, compare_ms = shared.graded_once(
+                outcome.table, lambda: _grade_outcome(question, truths, answer, outcome, context)
+            )
+        else:
+            graded, compare_ms = _grade_outcome(question, truths, answer, outcome, context)
         timings = {
             "truth": round(truth_ms, 3),
             "agent_sql": round(sql_ms, 3),
@@ -175,12 +184,14 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         context.truths.release(sqls)
 
 
-def _run_and_grade(
-    question: Question, truths: list[TruthOutcome], answer: Answer, context: GradingContext
-) -> tuple[AgentOutcome, float, Grade, float]:
-    """Run the answer's SQL and grade it: the outcome, its milliseconds, the grade and the
-    milliseconds comparing took."""
-    outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
+def _grade_outcome(
+    question: Question,
+    truths: list[TruthOutcome],
+    answer: Answer,
+    outcome: AgentOutcome,
+    context: GradingContext,
+) -> tuple[Grade, float]:
+    """The grade of the agent's SQL outcome and the milliseconds comparing took."""
     start = time.perf_counter()
     try:
         graded = grade(
@@ -195,7 +206,7 @@ def _run_and_grade(
             graded = _probe_order(graded, truths, outcome, context)
     except Exception as err:  # this answer's fault, not the run's
         graded = Grade(Verdict.ERROR, fault_reason("comparing the results", err))
-    return outcome, sql_ms, graded, (time.perf_counter() - start) * 1000.0
+    return graded, (time.perf_counter() - start) * 1000.0
 
 
 def _ask(context: GradingContext, request: Request) -> Answer:

@@ -3,10 +3,12 @@ usual, executed together question by question.
 
 Every agent's answers to a question are graded one after another, so a ground truth runs
 once and its result is dropped as soon as the last agent's answer to it is graded. Agent SQL
-of a question that two agents wrote alike (the same text) runs and is compared once, unless it
-calls a function whose value changes between runs (``random()``, ``now()``, ...): the result of
-a read-only query on an unchanged database is the same, so the verdict is too. Each agent's
-record keeps its own answer and trace; the SQL's timings are those of the one execution.
+of a question that two agents wrote alike (the same text) runs once, unless it calls a
+function whose value changes between runs (``random()``, ``now()``, ...): the result of a
+read-only query on an unchanged database is the same. Agent results of a question that are
+equal (column names, types, rows in order) are compared with the ground truth once: the grade
+reads only the result. Each agent's record keeps its own answer and trace; shared work's
+timings are those of the one execution.
 
 The runs are independent: an agent that cannot be built (a missing predictions file, a
 command that is not found) or a run that breaks fails alone, with one sentence, and the others
@@ -23,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
@@ -70,6 +73,8 @@ class _Shared:
         self.uses = uses
         self.lock = threading.Lock()
         self.entries: dict[str, _SharedEntry] = {}
+        self.graded: list[tuple[pa.Table, _SharedEntry]] = []
+        """Grades by the agent result they were made from."""
 
 
 @dataclass
@@ -93,10 +98,31 @@ class SharedSql:
             return compute()
         with self._shared.lock:
             entry = self._shared.entries.setdefault(sql, _SharedEntry())
-        with entry.lock:
-            if entry.value is None:
-                entry.value = compute()
-            return entry.value
+        return _computed(entry, compute)
+
+    def graded_once(self, table: pa.Table, compute: Callable[[], Any]) -> Any:
+        """``compute()``'s value for an agent result equal to ``table`` (column names, types,
+        rows in order), computed once: the grade of one result is the grade of an equal one."""
+        with self._shared.lock:
+            found = next(
+                (
+                    entry
+                    for known, entry in self._shared.graded
+                    if known.num_rows == table.num_rows and known.equals(table)
+                ),
+                None,
+            )
+            if found is None:
+                found = _SharedEntry()
+                self._shared.graded.append((table, found))
+        return _computed(found, compute)
+
+
+def _computed(entry: _SharedEntry, compute: Callable[[], Any]) -> Any:
+    with entry.lock:
+        if entry.value is None:
+            entry.value = compute()
+        return entry.value
 
 
 @dataclass(frozen=True)

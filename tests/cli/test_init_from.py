@@ -394,3 +394,33 @@ def test_published_predictions_run_as_published(tmp_path: Path) -> None:
     project = load_project(tmp_path / "proj")
     run = run_benchmark(project, "x", RunOptions(select=("concert_singer/dev_0000",)))
     assert run.questions[0].trials[0].verdict.value == "pass"
+
+
+def test_equal_results_are_compared_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two agents' SQL texts that differ but give equal results (names, types, rows) are
+    compared with the ground truth once per question; a result that differs is compared on
+    its own."""
+    import sqlbench.runs.answers as answers
+
+    bench = _spider(tmp_path)
+    files = [
+        (_lines(tmp_path / "a.sql", ["SELECT count(*) FROM singer"] * 5), "a"),
+        (_lines(tmp_path / "b.sql", ["SELECT count(*)  FROM singer"] * 5), "b"),
+        (_lines(tmp_path / "c.sql", ["SELECT count(*) FROM singer WHERE age > 26"] * 5), "c"),
+    ]
+    import_benchmark("spider", bench, tmp_path / "proj", files)
+    project = load_project(tmp_path / "proj")
+    graded: list[str] = []
+    real = answers.grade
+
+    def counting(question, *args, **kwargs):  # type: ignore[no-untyped-def]
+        graded.append(question.name)
+        return real(question, *args, **kwargs)
+
+    monkeypatch.setattr(answers, "grade", counting)
+    runs = run_benchmarks(project, ["a", "b", "c"])
+    # dev_0003 is on pets_1, where every agent's SQL fails: errors are graded each on its own
+    assert sorted(graded) == ["dev_0000"] * 2 + ["dev_0001"] * 2 + ["dev_0003"] * 3
+    verdicts = [[q.verdict.value for q in run.questions] for run in runs]
+    assert verdicts[0] == verdicts[1] == ["pass", "fail", "fail"]
+    assert verdicts[2] == ["fail", "fail", "fail"]
