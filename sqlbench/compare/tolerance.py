@@ -184,16 +184,16 @@ def _greedy_line(
     (group, number) order, pairing the smallest compatible values."""
     p = next(p for p in pairs if p.tolerant)
     ordered = _in_group_order([p], rows, groups)
-    oe, oa = ordered.expected, ordered.actual
-    ge, ga = groups.expected, groups.actual
+    order_e, order_a = ordered.expected, ordered.actual
+    group_e, group_a = groups.expected, groups.actual
     exact = [q for q in pairs if not q.tolerant]
     left_e: list[int] = []
     left_a: list[int] = []
     i = j = 0
-    while i < len(oe) and j < len(oa):
-        e, a = oe[i], oa[j]
-        if ge[e] != ga[a]:
-            if ge[e] < ga[a]:
+    while i < len(order_e) and j < len(order_a):
+        e, a = order_e[i], order_a[j]
+        if group_e[e] != group_a[a]:
+            if group_e[e] < group_a[a]:
                 left_e.append(e)
                 i += 1
             else:
@@ -214,8 +214,8 @@ def _greedy_line(
         else:
             left_e.append(e)
             i += 1
-    left_e.extend(oe[i:])
-    left_a.extend(oa[j:])
+    left_e.extend(order_e[i:])
+    left_a.extend(order_a[j:])
     return RowIndices(np.array(left_e, dtype=np.int64), np.array(left_a, dtype=np.int64))
 
 
@@ -229,29 +229,29 @@ def _sorted_pairing(
 ) -> RowIndices:
     """Pair rows in (group, numbers) order; return the rows left without a valid partner."""
     ordered = _in_group_order([p for p in pairs if p.tolerant], rows, groups)
-    oe, oa = ordered.expected, ordered.actual
-    ke, st_e, ce = runs(groups.expected[oe])
-    ka, st_a, ca = runs(groups.actual[oa])
-    _, xe, xa = np.intersect1d(ke, ka, assume_unique=True, return_indices=True)
-    same = ce[xe] == ca[xa]
-    xe, xa = xe[same], xa[same]
-    sizes = ce[xe]
+    order_e, order_a = ordered.expected, ordered.actual
+    keys_e, starts_e, counts_e = runs(groups.expected[order_e])
+    keys_a, starts_a, counts_a = runs(groups.actual[order_a])
+    _, shared_e, shared_a = np.intersect1d(keys_e, keys_a, assume_unique=True, return_indices=True)
+    same = counts_e[shared_e] == counts_a[shared_a]
+    shared_e, shared_a = shared_e[same], shared_a[same]
+    sizes = counts_e[shared_e]
     offsets = np.arange(int(sizes.sum())) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    pos_e = np.repeat(st_e[xe], sizes) + offsets
-    pos_a = np.repeat(st_a[xa], sizes) + offsets
-    pe, pa_ = oe[pos_e], oa[pos_a]
-    good = np.ones(len(pe), dtype=bool)
+    pos_e = np.repeat(starts_e[shared_e], sizes) + offsets
+    pos_a = np.repeat(starts_a[shared_a], sizes) + offsets
+    partner_e, partner_a = order_e[pos_e], order_a[pos_a]
+    good = np.ones(len(partner_e), dtype=bool)
     for p in pairs:
         if p.tolerant:
-            good &= tol.close_rows(p.expected, pe, p.actual, pa_)
+            good &= tol.close_rows(p.expected, partner_e, p.actual, partner_a)
         else:
-            good &= p.expected.codes[pe] == p.actual.codes[pa_]
-        good &= p.expected.null[pe] == p.actual.null[pa_]
-    paired_e = np.zeros(len(oe), dtype=bool)
-    paired_a = np.zeros(len(oa), dtype=bool)
+            good &= p.expected.codes[partner_e] == p.actual.codes[partner_a]
+        good &= p.expected.null[partner_e] == p.actual.null[partner_a]
+    paired_e = np.zeros(len(order_e), dtype=bool)
+    paired_a = np.zeros(len(order_a), dtype=bool)
     paired_e[pos_e[good]] = True
     paired_a[pos_a[good]] = True
-    return RowIndices(oe[~paired_e], oa[~paired_a])
+    return RowIndices(order_e[~paired_e], order_a[~paired_a])
 
 
 _MAX_EDGES = 2_000_000
@@ -268,27 +268,27 @@ def _bipartite_groups(
     edges = 0
     group_e, group_a = groups.expected[rows.expected], groups.actual[rows.actual]
     for group in np.union1d(group_e, group_a):
-        ee, aa = rows.expected[group_e == group], rows.actual[group_a == group]
+        group_rows_e, group_rows_a = rows.expected[group_e == group], rows.actual[group_a == group]
         # Sorted by every number (the first leads), so the matching, and which rows it leaves
         # over for the reason, does not depend on the agent's row order.
-        order = np.lexsort(_number_keys(tolerant, ResultRole.ACTUAL, aa))
-        aa = aa[order]
-        fa = _f(first.actual)[aa]
-        fe = _f(first.expected)[ee]
-        reach = tol.reach(fe)
-        lo = np.searchsorted(fa, fe - reach, side="left")
-        hi = np.searchsorted(fa, fe + reach, side="right")
+        order = np.lexsort(_number_keys(tolerant, ResultRole.ACTUAL, group_rows_a))
+        group_rows_a = group_rows_a[order]
+        floats_a = _f(first.actual)[group_rows_a]
+        floats_e = _f(first.expected)[group_rows_e]
+        reach = tol.reach(floats_e)
+        lo = np.searchsorted(floats_a, floats_e - reach, side="left")
+        hi = np.searchsorted(floats_a, floats_e + reach, side="right")
         edges += int((hi - lo).sum())
         if edges > _MAX_EDGES:
             return RowMatch(False, np.sort(rows.expected), np.sort(rows.actual), undecided=True)
         adjacency: list[list[int]] = []
-        for k, row in enumerate(ee):
-            window = aa[lo[k] : hi[k]]
+        for k, row in enumerate(group_rows_e):
+            window = group_rows_a[lo[k] : hi[k]]
             good = _partners_among(pairs, row, window, tol)
             adjacency.append([int(j) for j in np.flatnonzero(good) + lo[k]])
-        match_e, match_a = max_matching(adjacency, len(aa))
-        left_e.append(ee[np.array([m < 0 for m in match_e], dtype=bool)])
-        left_a.append(aa[np.array([m < 0 for m in match_a], dtype=bool)])
+        match_e, match_a = max_matching(adjacency, len(group_rows_a))
+        left_e.append(group_rows_e[np.array([m < 0 for m in match_e], dtype=bool)])
+        left_a.append(group_rows_a[np.array([m < 0 for m in match_a], dtype=bool)])
     left = RowIndices(
         np.concatenate(left_e) if left_e else EMPTY, np.concatenate(left_a) if left_a else EMPTY
     )
