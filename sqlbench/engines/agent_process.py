@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-import resource
 import signal
 import socket
 import subprocess
@@ -47,7 +46,6 @@ _GRACE_S = 10.0
 """How long past its timeout a query's answer is waited for (the query process interrupts the
 query at its timeout itself; this covers a process too busy to answer)."""
 _WATCH_INTERVAL_S = 0.01
-_PAGE = os.sysconf("SC_PAGE_SIZE")
 _RESERVED_MB = 3072
 """Address space allowed beyond the memory limit: what DuckDB's and Arrow's allocators reserve
 without touching (measured: about 1.8 GB with a few hundred MB resident). The address-space
@@ -453,7 +451,7 @@ def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int) ->
 
 def _resident_bytes() -> int:
     with open("/proc/self/statm", encoding="ascii") as statm:
-        return int(statm.read().split()[1]) * _PAGE
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _limit_address_space(extra_mb: int) -> None:
@@ -463,6 +461,8 @@ def _limit_address_space(extra_mb: int) -> None:
         ctypes.CDLL(None).mallopt(_M_ARENA_MAX, 2)
     now = _vm_size_bytes()
     limit = now + extra_mb * 2**20
+    import resource  # POSIX only, like the query process
+
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
