@@ -20,6 +20,7 @@ from sqlbench.public.layout import (
     field_text,
     read_json_questions,
     read_text,
+    split_prediction,
     with_databases,
 )
 
@@ -138,14 +139,15 @@ def read_bird_predictions(path: Path, benchmark: Benchmark) -> list[Prediction]:
                 f"{where}: question index {index} is past the {count} questions of "
                 f"{benchmark.source.name}: are the predictions for another split?"
             )
-        sql, _, db_id = value.partition(SEPARATOR)
-        db_id = db_id.strip()
-        question = benchmark.questions[index]
-        if db_id and db_id != question.db_id:
-            raise PublicBenchmarkError(
-                f"{where}: the prediction names database {db_id!r} but question #{index} of "
-                f"{benchmark.source.name} is on {question.db_id!r}: are the predictions for "
-                "another split?"
+        predictions.append(
+            split_prediction(
+                value,
+                SEPARATOR,
+                benchmark.questions[index],
+                where,
+                what="prediction",
+                of=f" of {benchmark.source.name}",
+                line=line,
             )
-        predictions.append(Prediction(index, sql.strip(), db_id or None, line))
+        )
     return predictions

@@ -140,6 +140,40 @@ def with_databases(
     return benchmark
 
 
+def split_prediction(
+    text: str,
+    separator: str,
+    question: PublicQuestion,
+    where: str,
+    *,
+    what: str,
+    of: str = "",
+    line: int | None = None,
+) -> Prediction:
+    """A prediction written ``SQL<separator>db_id`` (the db_id optional) for ``question``.
+
+    Args:
+        text: the prediction as written.
+        separator: what stands between the SQL and the db_id.
+        question: the question it answers.
+        where: the prediction's place, for messages (``file:line``).
+        what: the prediction as messages name it (``line``, ``prediction``).
+        of: after ``question #N`` in messages (`` of dev.json``).
+        line: its line in the predictions file, when it has one.
+
+    Raises:
+        PublicBenchmarkError: it names another database than its question's.
+    """
+    sql, _, db_id = text.partition(separator)
+    db_id = db_id.strip()
+    if db_id and db_id != question.db_id:
+        raise PublicBenchmarkError(
+            f"{where}: the {what} names database {db_id!r} but question #{question.index}{of} "
+            f"is on {question.db_id!r}: are the predictions for another split?"
+        )
+    return Prediction(question.index, sql.strip(), db_id or None, line)
+
+
 def sqlite_file(folder: Path, db_id: str) -> Path | None:
     """``folder/<db_id>/<db_id>.sqlite`` (the layout Spider and BIRD publish), if present."""
     path = folder / db_id / f"{db_id}.sqlite"

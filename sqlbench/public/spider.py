@@ -19,6 +19,7 @@ from sqlbench.public.layout import (
     field_text,
     read_json_questions,
     read_text,
+    split_prediction,
     with_databases,
 )
 
@@ -93,14 +94,7 @@ def read_spider_predictions(path: Path, benchmark: Benchmark) -> list[Prediction
             f"{len(benchmark.questions)} questions: Spider predictions are one SQL per line, "
             "in question order"
         )
-    predictions = []
-    for index, (line, question) in enumerate(zip(lines, benchmark.questions, strict=True)):
-        sql, _, db_id = line.partition("\t")
-        db_id = db_id.strip()
-        if db_id and db_id != question.db_id:
-            raise PublicBenchmarkError(
-                f"{path}:{index + 1}: the line names database {db_id!r} but question "
-                f"#{index} is on {question.db_id!r}: are the predictions for another split?"
-            )
-        predictions.append(Prediction(index, sql.strip(), db_id or None, index + 1))
-    return predictions
+    return [
+        split_prediction(text, "\t", question, f"{path}:{index + 1}", what="line", line=index + 1)
+        for index, (text, question) in enumerate(zip(lines, benchmark.questions, strict=True))
+    ]
