@@ -4,9 +4,11 @@ each made deterministically from a seed.
 A variant starts from a sample of the original rows (at most ``MAX_ROWS`` per table: first the
 rows holding the ground truth's constants, then random ones; parent rows the kept rows refer to
 are added, so references stay whole) and applies, each with some chance: a row subset (rows
-that referred to a removed row go with it), duplicated rows (key columns get fresh values),
+that referred to a removed row go with it), duplicated rows (key columns, and text columns
+whose values never repeat in the real data, get fresh values: a copy is another entity),
 values moved to the boundaries of the ground truth's constants (the constant, and one either
-side), NULLs in nullable columns that hold NULLs in the real data, and ties in the ground
+side; text only where the real column holds it), NULLs in nullable columns that hold NULLs in
+the real data (not in the ground truth's ORDER BY or MAX/MIN columns), and ties in the ground
 truth's ORDER BY columns (an extreme value copied onto another row, which makes ties at a
 LIMIT boundary).
 
@@ -140,6 +142,12 @@ class _Schema:
                 if guessed is not None:
                     sets.append((guessed,))
             self.keys[table.qualified] = sets
+        self.natural: dict[tuple[str, str], list[str]] = {}
+        for table in tables:
+            keys = self.key_columns(table)
+            self.natural[table.qualified] = [
+                c for c, _, _ in table.columns if c not in keys and _all_distinct(table.rows, c)
+            ]
 
     def key_columns(self, table: Table) -> set[str]:
         return {c for key in self.keys[table.qualified] for c in key}
@@ -157,6 +165,18 @@ class _Schema:
             if child.qualified == table.qualified and len(ref.columns) == 1:
                 found[ref.columns[0]] = (self.by_name[(ref.schema.lower(), ref.table.lower())], ref)
         return found
+
+
+def _all_distinct(rows: list[Row], column: str) -> bool:
+    """Whether the column holds text that never repeats in the real data (NULLs aside, at
+    least two values): a name that tells entities apart, kept unique in copies. (Numbers that
+    happen not to repeat, an age, are measures: copies may repeat them.)"""
+    values = [row.get(column) for row in rows if row.get(column) is not None]
+    return (
+        len(values) >= 2
+        and all(isinstance(v, str) for v in values)
+        and len(set(values)) == len(values)
+    )
 
 
 def _guessed_key(table: Table) -> str | None:
@@ -186,7 +206,7 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
     for table in tables:
         _duplicate(table, schema, rows, rng)
     for table in tables:
-        _move_values(table, schema, rows, hints, rng)
+        _move_values(table, prepared, rows, hints, rng)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
 
 
@@ -349,6 +369,13 @@ def _duplicate(
             _make_unique(copy, key, own, refs, fixed, rows, rng)
             for key in schema.keys[table.qualified]
         ):
+            # A column whose values never repeat in the real data (a name) gets a fresh
+            # value too: a copy is another entity, not a twin of one.
+            for column in schema.natural[table.qualified]:
+                if column not in fixed:
+                    fresh = _fresh(column, own)
+                    if fresh is not None:
+                        copy[column] = fresh
             own.append(copy)
 
 
@@ -384,11 +411,12 @@ def _make_unique(
 
 def _move_values(
     table: Table,
-    schema: _Schema,
+    prepared: _Prepared,
     rows: dict[tuple[str, str], list[Row]],
     hints: TruthHints,
     rng: random.Random,
 ) -> None:
+    schema = prepared.schema
     own = rows[table.qualified]
     if not own:
         return
@@ -410,10 +438,18 @@ def _move_values(
         if not constants or rng.random() < 0.3:
             continue
         permitted = allowed(column)
+        held: set[object] | None = None
         for constant in constants:
             for value in _near(constant, own, column):
-                if permitted is None or _norm(value) in permitted:
-                    rng.choice(own)[column] = value
+                if permitted is not None and _norm(value) not in permitted:
+                    continue
+                if isinstance(value, str):
+                    # Text the real column never holds is the ground truth's spelling, not
+                    # the data's: placing it would fail an answer that spells it otherwise.
+                    held = held if held is not None else set(prepared.column(table, column))
+                    if value not in held:
+                        continue
+                rng.choice(own)[column] = value
     # Ties in ORDER BY columns (also at a LIMIT boundary: the extremes get a twin).
     for column in changeable:
         if column.lower() not in hints.order_columns or len(own) < 2 or rng.random() < 0.3:
@@ -427,9 +463,12 @@ def _move_values(
             continue
         for value in extremes:
             rng.choice(own)[column] = value
-    # NULLs where the real data has them.
+    # NULLs where the real data has them (not in ORDER BY or MAX/MIN columns: where a NULL
+    # sorts is the engine's choice, not the question's).
     for column, _kind, nullable in table.columns:
         if column not in changeable or not nullable or rng.random() < 0.6:
+            continue
+        if column.lower() in hints.order_columns:
             continue
         if any(row.get(column) is None for row in table.rows):
             rng.choice(own)[column] = None

@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator
 import sqlglot
 from sqlglot import exp
 
-__all__ = ["neighbours", "tie_breaks", "truth_constants", "truth_order_columns"]
+__all__ = [
+    "asks_distinct",
+    "limit_probes",
+    "neighbours",
+    "tie_breaks",
+    "truth_constants",
+    "truth_order_columns",
+]
 
 MAX_NEIGHBOURS = 60
 """At most this many neighbours are tried per ground truth (a variant's cost grows with it)."""
@@ -288,3 +295,69 @@ def tie_breaks(sql: str, dialect: str) -> tuple[str, str] | None:
         except sqlglot.errors.SqlglotError:
             return None
     return texts[0], texts[1]
+
+
+def limit_probes(sql: str, dialect: str) -> list[tuple[str, int, int]]:
+    """For each SELECT of the ground truth with ORDER BY and a LIMIT of n rows (not DISTINCT):
+    that SELECT alone, with its ORDER BY keys added as last columns and LIMIT n + 1, with n and
+    how many key columns were added. Where its rows n and n + 1 hold the same keys, the LIMIT
+    cuts through a tie: which rows the ground truth returns is arbitrary, and an answer that
+    returns every tied row is as right. (A SELECT that does not run alone, a correlated
+    subquery, tells nothing.)"""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return []
+    probes: list[tuple[str, int, int]] = []
+    for select in tree.find_all(exp.Select):
+        order, limit = select.args.get("order"), select.args.get("limit")
+        if order is None or limit is None or select.args.get("distinct") is not None:
+            continue
+        value = limit.expression
+        if not isinstance(value, exp.Literal) or value.is_string:
+            continue
+        try:
+            rows = int(value.this)
+        except ValueError:
+            continue
+        aliases = {o.alias.lower(): o.this for o in select.expressions if isinstance(o, exp.Alias)}
+        keys: list[exp.Expr] = []
+        for ordered in order.expressions:
+            key = ordered.this
+            if isinstance(key, exp.Column) and not key.table and key.name.lower() in aliases:
+                key = aliases[key.name.lower()]
+            if isinstance(key, exp.Literal):  # ORDER BY 2: that output column
+                try:
+                    key = select.expressions[int(key.this) - 1]
+                    key = key.this if isinstance(key, exp.Alias) else key
+                except (ValueError, IndexError):
+                    keys = []
+                    break
+            keys.append(key.copy())
+        if not keys:
+            continue
+        probe = select.copy()
+        probe.set("expressions", [*probe.expressions, *keys])
+        probe.set("limit", exp.Limit(expression=exp.Literal.number(rows + 1)))
+        try:
+            probes.append((probe.sql(dialect=dialect), rows, len(keys)))
+        except sqlglot.errors.SqlglotError:
+            continue
+    return probes
+
+
+def asks_distinct(sql: str, dialect: str) -> bool:
+    """Whether the ground truth's outermost SELECT returns distinct rows on purpose (DISTINCT or
+    GROUP BY): then an answer that repeats rows is wrong, not another reading of the
+    question."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return False
+    while isinstance(tree, exp.Subquery):
+        tree = tree.this
+    if isinstance(tree, exp.Union | exp.Intersect | exp.Except):
+        return not (isinstance(tree, exp.Union) and tree.args.get("distinct") is False)
+    if not isinstance(tree, exp.Select):
+        return False
+    return tree.args.get("distinct") is not None or tree.args.get("group") is not None

@@ -22,6 +22,8 @@ from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
 from sqlbench.variants.neighbours import (
+    asks_distinct,
+    limit_probes,
     neighbours,
     tie_breaks,
     truth_constants,
@@ -105,6 +107,7 @@ def build_suite(
     sql = transpile_truth(truth_sql, truth_dialect, dialect)
     mutants = neighbours(sql, dialect)
     broken_ties = tie_breaks(sql, dialect)
+    probes = limit_probes(sql, dialect)
     hints = TruthHints(truth_constants(sql, dialect), truth_order_columns(sql, dialect))
     tag = hashlib.sha256(sql.encode()).hexdigest()[:12]
     found: list[tuple[Variant, set[int]]] = []
@@ -119,7 +122,7 @@ def build_suite(
             continue
         killed: set[int] | None = None
         with source.database(built) as engine:
-            truth = _truth_on(engine, sql, broken_ties, options, settings, dialect)
+            truth = _truth_on(engine, sql, broken_ties, probes, options, settings, dialect)
             if truth is not None:
                 killed = _told_apart(engine, sql, truth, mutants, options, settings, dialect)
         if truth is None or not killed:
@@ -148,18 +151,32 @@ def _truth_on(
     engine: Engine,
     sql: str,
     broken_ties: tuple[str, str] | None,
+    probes: list[tuple[str, int, int]],
     options: CompareOptions,
     settings: RunSettings,
     dialect: str,
 ) -> ResultSet | None:
-    """The ground truth's result on a candidate; None when it errors, is empty, or its ties
-    at a LIMIT broken both ways give different results."""
+    """The ground truth's result on a candidate; None when it errors, is empty, or is
+    ambiguous there: a LIMIT of it cuts through tied rows, or its ties broken both ways give
+    different results."""
     try:
         truth = engine.run_truth(sql, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows)
     except QueryError:
         return None
     if truth.num_rows == 0:
         return None
+    for probe, rows, keys in probes:
+        try:
+            found = engine.run_truth(probe, timeout_s=settings.gold_timeout_s, max_rows=rows + 1)
+        except QueryError:
+            continue  # a correlated subquery does not run alone
+        table = found.table
+        if table.num_rows == rows + 1 and rows > 0:
+            # The added key columns, by position (their names may repeat others').
+            added = range(table.num_columns - keys, table.num_columns)
+            cut = [table.column(i)[rows - 1].as_py() for i in added]
+            if cut == [table.column(i)[rows].as_py() for i in added]:
+                return None
     if broken_ties is not None:
         try:
             first, second = (
@@ -252,9 +269,25 @@ def check(
             except QueryError as err:
                 return VariantCheck(checked, variant, error=err)
         comparison = _compare(variant.truth, actual, options, sql, suite.dialect)
-        if not comparison.passed:
+        if not comparison.passed and not _another_reading(
+            variant.truth, actual, options, sql, suite
+        ):
             return VariantCheck(checked, variant, comparison, actual)
     return VariantCheck(len(suite.variants))
+
+
+def _another_reading(
+    truth: ResultSet, actual: ResultSet, options: CompareOptions, sql: str, suite: VariantSuite
+) -> bool:
+    """Whether the two results hold the same distinct rows and differ only in how often rows
+    repeat, where the ground truth does not ask for distinct rows or the agent's repeats
+    less: the variant's duplicates then tell another reading of the question, not an error.
+    (A ground truth with DISTINCT, GROUP BY or a set operation still fails an answer that
+    repeats rows: a missing DISTINCT.)"""
+    as_sets = options.model_copy(update={"rows": "set"})
+    if not _compare(truth, actual, as_sets, sql, suite.dialect).passed:
+        return False
+    return not (asks_distinct(sql, suite.dialect) and actual.num_rows > truth.num_rows)
 
 
 class _Slot:

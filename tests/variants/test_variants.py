@@ -85,6 +85,26 @@ EQUIVALENT = {
     ),
 }
 
+# Each: (ground truth, an answer as right as it, or right under another reading of the
+# question): a variant must never fail it.
+DEFENSIBLE = {
+    # Every tied person, where the ground truth's LIMIT picks one of them arbitrarily.
+    "all_ties_of_a_limit": (
+        "SELECT name FROM people ORDER BY age DESC LIMIT 1",
+        "SELECT name FROM people WHERE age = (SELECT MAX(age) FROM people)",
+    ),
+    # By id rather than by name: a copy of a department is another department, not a twin.
+    "not_in_for_except": (
+        "SELECT name FROM dept EXCEPT SELECT d.name FROM dept d JOIN people p ON p.dept_id = d.id",
+        "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM people)",
+    ),
+    # DISTINCT where the ground truth happens to repeat rows.
+    "extra_distinct": (
+        "SELECT d.name FROM people p JOIN dept d ON p.dept_id = d.id WHERE p.age > 30",
+        "SELECT DISTINCT d.name FROM people p JOIN dept d ON p.dept_id = d.id WHERE p.age > 30",
+    ),
+}
+
 SETTINGS = RunSettings()
 
 
@@ -158,6 +178,18 @@ def test_equivalent_rewrite_passes_on_every_variant(engine: Engine, case: str) -
     )
     assert found.variant is None, (case, found.comparison and found.comparison.reason)
     assert found.checked == len(suite.variants)
+
+
+@pytest.mark.parametrize("case", sorted(DEFENSIBLE))
+def test_a_defensible_answer_passes_on_every_variant(engine: Engine, case: str) -> None:
+    truth, agent = DEFENSIBLE[case]
+    assert _passes_on_original(engine, truth, agent)
+    suite = _suite(engine, truth, count=6)
+    assert suite.variants  # the check below is not vacuous
+    found = check(
+        suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+    )
+    assert found.variant is None, (case, found.comparison and found.comparison.reason)
 
 
 def test_variants_are_the_same_for_the_same_seed(engine: Engine) -> None:
@@ -419,6 +451,38 @@ def test_variants_keep_declared_keys_unique_and_references_whole(tmp_path: Path,
             source.discard(built)
             assert joined == len(project)
         assert shrank
+        source.close()
+    finally:
+        opened.close()
+
+
+def test_no_nulls_where_the_ground_truth_orders_or_takes_max_min(tmp_path: Path) -> None:
+    """Where a NULL sorts is the engine's choice: a NULL in an ORDER BY key would make the
+    ground truth's 'youngest' the person without an age."""
+    opened = _open("sqlite_file", tmp_path, KEYED + _keyed_rows("sqlite_file"))
+    try:
+        source = variant_source(opened, "the warehouse")
+        people = next(t for t in source.tables if t.name == "people")
+        # By the whole row but dept_id (a copy gets a fresh id, which may be an unsampled one).
+        before = {
+            (row["id"], row["name"], row["age"], row["mentor"]): row["dept_id"]
+            for row in people.rows
+        }
+        nulled = 0
+        for number in range(30):
+            for order in (set(), {"dept_id"}):
+                variant = make_variant(source.tables, TruthHints({}, order), f"0:{number}")
+                rows = next(t for t in variant if t.name == "people").rows
+                new = sum(
+                    1
+                    for row in rows
+                    if row["dept_id"] is None
+                    and before.get((row["id"], row["name"], row["age"], row["mentor"])) is not None
+                )
+                if order:
+                    assert new == 0, number
+                nulled += new
+        assert nulled > 0  # without the ORDER BY hint, NULLs are placed there
         source.close()
     finally:
         opened.close()
