@@ -10,6 +10,7 @@ refused with one sentence naming the file and statement.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,14 +66,15 @@ def split_statements(sql: str, dialect: str) -> list[str]:
     return statements
 
 
-def temporary_setup(files: list[Path], project_root: Path, dialect: str) -> list[SetupStatement]:
-    """Every statement of the setup files, checked and rewritten to create temporary objects.
+def setup_statements(
+    files: list[Path], project_root: Path, dialect: str
+) -> Iterator[tuple[str, str]]:
+    """Each statement of the setup files in order, as written, with where it is for messages:
+    ``("models.sql (statement 2)", "CREATE VIEW ...")``. A file is read when its turn comes.
 
     Raises:
-        EngineError: a file cannot be read, or a statement is not a CREATE VIEW / CREATE TABLE
-            of an unqualified name.
+        EngineError: a file cannot be read or split into statements.
     """
-    statements: list[SetupStatement] = []
     for path in files:
         shown = _relative(path, project_root)
         try:
@@ -80,9 +82,20 @@ def temporary_setup(files: list[Path], project_root: Path, dialect: str) -> list
         except (OSError, UnicodeDecodeError) as err:
             raise EngineError(f"{shown}: cannot read setup SQL: {err}") from err
         for number, statement in enumerate(split_statements(text, dialect), start=1):
-            where = f"{shown} (statement {number})"
-            statements.append(SetupStatement(_temporary(statement, dialect, where), where))
-    return statements
+            yield f"{shown} (statement {number})", statement
+
+
+def temporary_setup(files: list[Path], project_root: Path, dialect: str) -> list[SetupStatement]:
+    """Every statement of the setup files, checked and rewritten to create temporary objects.
+
+    Raises:
+        EngineError: a file cannot be read, or a statement is not a CREATE VIEW / CREATE TABLE
+            of an unqualified name.
+    """
+    return [
+        SetupStatement(_temporary(statement, dialect, where), where)
+        for where, statement in setup_statements(files, project_root, dialect)
+    ]
 
 
 def _temporary(statement: str, dialect: str, where: str) -> str:

@@ -25,7 +25,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
 
-from sqlbench.engines.setup_sql import split_statements
+from sqlbench.engines.setup_sql import setup_statements
 from sqlbench.errors import EngineError
 from sqlbench.text import one_line
 
@@ -49,30 +49,21 @@ def build_setup(
             ... AS of an unqualified name, or Spark refuses it.
     """
     views: list[str] = []
-    for path in files:
-        shown = _relative(path, project_root)
+    for where, statement in setup_statements(files, project_root, source_dialect):
+        name, query = _view_definition(statement, source_dialect, where)
+        views.extend(_load_files(session, query, project_root, where, len(views)))
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as err:
-            raise EngineError(f"{shown}: cannot read setup SQL: {err}") from err
-        for number, statement in enumerate(split_statements(text, source_dialect), start=1):
-            where = f"{shown} (statement {number})"
-            name, query = _view_definition(statement, source_dialect, where)
-            views.extend(_load_files(session, query, project_root, where, len(views)))
-            try:
-                spark_sql = query.sql(dialect="spark", unsupported_level=ErrorLevel.RAISE)
-            except SqlglotError as err:
-                raise EngineError(
-                    f"{where}: sqlglot cannot transpile it from {source_dialect} to Spark SQL: "
-                    f"{one_line(str(err))}"
-                ) from err
-            try:
-                session.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {spark_sql}")
-            except spark_errors() as err:
-                raise EngineError(
-                    f"{where}: setup SQL failed on Spark: {spark_message(err)}"
-                ) from err
-            views.append(name)
+            spark_sql = query.sql(dialect="spark", unsupported_level=ErrorLevel.RAISE)
+        except SqlglotError as err:
+            raise EngineError(
+                f"{where}: sqlglot cannot transpile it from {source_dialect} to Spark SQL: "
+                f"{one_line(str(err))}"
+            ) from err
+        try:
+            session.sql(f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS {spark_sql}")
+        except spark_errors() as err:
+            raise EngineError(f"{where}: setup SQL failed on Spark: {spark_message(err)}") from err
+        views.append(name)
     return views
 
 
@@ -161,10 +152,3 @@ def spark_message(err: BaseException) -> str:
     """A Spark error as one line: without the JVM stack trace Spark Connect appends."""
     text = str(err).split("\n\nJVM stacktrace:", 1)[0]
     return one_line(text)
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
