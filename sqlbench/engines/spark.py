@@ -13,7 +13,8 @@ The walls around agent SQL (docs/engines.md):
 - ground truth passes the same guard: ``spark.sql`` runs DDL as soon as it is called, and
   Spark has no setting that turns off script ``TRANSFORM`` or ``reflect()``, which run programs
   and Java code on the cluster, so the guard is the only wall against them;
-- timeouts cancel the query's jobs by tag (``addTag`` / ``interruptTag``);
+- timeouts cancel the query's jobs by tag (see ``_JobTags``), from the deadline on until the
+  query has ended; the query's own thread waits for Spark to stop it;
 - rows are limited in Spark (``limit(max_rows + 1)``) before anything is collected, and results
   arrive as Arrow (``toArrow()``) with their types;
 - bytes: a local Spark's ``spark.driver.maxResultSize`` is set from ``run.max_result_mb`` (Spark
@@ -45,6 +46,7 @@ from sqlbench.engines.fetch import (
 from sqlbench.engines.guard import check_read_only
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.text import one_line
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -57,6 +59,9 @@ _LOCAL_SESSIONS: dict[str, SparkSession] = {}
 ``newSession()`` of it, so their temporary views and settings stay their own."""
 _LOCAL_LOCK = threading.Lock()
 _INTERRUPT_EVERY_S = 0.25
+_CONNECT_PLANNING_WAIT_S = 15.0
+"""How long past the deadline a Connect query that has reported no running stage is left to
+plan before it is interrupted anyway (see ``_JobTags``)."""
 
 _SESSION_SETTINGS = {
     # No SQL directly on files (csv.`/path`, parquet.`...`): agent SQL must read only the model.
@@ -226,7 +231,12 @@ class SparkEngine(Engine):
     ) -> ResultSet:
         """The guard, then the query with what is left of the timeout."""
         start = time.monotonic()
-        check_read_only(sql, self.dialect)
+        try:
+            check_read_only(sql, self.dialect)
+        except QueryError as err:
+            if err.kind is QueryErrorKind.SYNTAX:
+                raise self._syntax_error(sql, err) from err
+            raise
         spent = time_spent(start, timeout_s)
         return self._run(
             sql,
@@ -234,6 +244,28 @@ class SparkEngine(Engine):
             max_rows=max_rows,
             max_bytes=max_bytes,
             shown_timeout_s=timeout_s,
+        )
+
+    def _syntax_error(self, sql: str, guard_error: QueryError) -> QueryError:
+        """SQL sqlglot cannot parse: on a local session, Spark's own parser (which builds a plan
+        and runs nothing) says what is wrong; where Spark parses it, sqlglot lacks the syntax:
+        refused as unchecked. Spark Connect has no parse-only call, so there the guard's
+        syntax error stands."""
+        if _is_connect(self._session):
+            return guard_error
+        from pyspark.errors import ParseException
+
+        try:
+            self._session._jsparkSession.sessionState().sqlParser().parsePlan(sql)
+        except ParseException as err:  # PySpark turns the JVM's ParseException into its own
+            text = str(err).split("== SQL ==", 1)[0]
+            return QueryError(QueryErrorKind.SYNTAX, one_line(text))
+        except spark_errors():  # the parser itself failed: the guard's message stands
+            return guard_error
+        return QueryError(
+            QueryErrorKind.NOT_READ_ONLY,
+            f"not a read-only query: {guard_error.message} (Spark itself parses it: sqlglot "
+            "lacks this syntax)",
         )
 
     def _run(
@@ -245,26 +277,27 @@ class SparkEngine(Engine):
         max_bytes: int | None,
         shown_timeout_s: float,
     ) -> ResultSet:
-        tag = f"sqlbench-{uuid.uuid4().hex}"
+        tags = _JobTags.of(self._session)
         fired = threading.Event()
         done = threading.Event()
 
         def interrupt() -> None:
-            # interruptTag cancels the jobs running now; a job that starts later (while Spark
-            # was still planning at the deadline) is caught by the next call.
+            # A cancel reaches only the jobs running at that moment; a job that starts later
+            # (Spark was still planning at the deadline, or runs a later stage as a new job) is
+            # caught by the next call.
             if done.wait(timeout_s):
                 return
             fired.set()
             while not done.is_set():
                 try:
-                    self._session.interruptTag(tag)
+                    tags.cancel()
                 except spark_errors():  # the query may have ended meanwhile
                     return
                 done.wait(_INTERRUPT_EVERY_S)
 
         watchdog = threading.Thread(target=interrupt, name="sqlbench-spark-timeout", daemon=True)
         deadline = time.monotonic() + timeout_s
-        self._session.addTag(tag)
+        tags.add()
         watchdog.start()
         try:
             frame = self._session.sql(sql)
@@ -277,7 +310,8 @@ class SparkEngine(Engine):
             raise _query_error(err) from err
         finally:
             done.set()
-            self._session.removeTag(tag)
+            watchdog.join()
+            tags.remove()
         if fired.is_set() or time.monotonic() > deadline:
             raise timed_out(shown_timeout_s)
         if table.num_rows > max_rows:
@@ -317,11 +351,81 @@ class SparkEngine(Engine):
                 self._session.catalog.dropTempView(name)
             except spark_errors():  # closing must not fail on a lost session
                 continue
-        if type(self._session).__module__.startswith("pyspark.sql.connect"):
+        if _is_connect(self._session):
             try:
                 self._session.stop()
             except spark_errors():  # the server may be gone
                 return
+
+
+class _JobTags:
+    """The tag of one query's Spark jobs, set on the thread that runs it and cancelled from the
+    watchdog thread.
+
+    A local (classic) session tags jobs through its SparkContext: ``addJobTag`` marks the jobs
+    this thread starts and ``cancelJobsWithTag`` cancels them from any thread, with
+    ``setInterruptOnCancel`` so the tasks' threads are interrupted too. (The session-level
+    ``interruptTag`` of a classic session finds only tags added on the calling thread, so from
+    the watchdog it cancelled nothing.) The query's call returns only when its jobs have ended.
+
+    A Connect session tags the operations it sends (``addTag``) and ``interruptTag`` asks the
+    server to interrupt them. The server answers the interrupt at once and forgets the
+    operation; if it was still planning then, its thread goes on to start the query's job,
+    which nothing can reach any more and which runs to its end (measured: a trillion-row range
+    held both cores of a local Connect server for as long as it was watched). So the interrupt
+    waits until the server reports a stage of the query running (Connect's progress messages)
+    and cancels that; a server that reports no progress is interrupted
+    ``_CONNECT_PLANNING_WAIT_S`` after the deadline anyway.
+    """
+
+    def __init__(self, session: SparkSession, tag: str) -> None:
+        self._session = session
+        self._tag = tag
+        self._connect = _is_connect(session)
+        self._stage_seen = threading.Event()
+        self._first_cancel: float | None = None
+
+    @classmethod
+    def of(cls, session: SparkSession) -> _JobTags:
+        """A new tag for one query of ``session``."""
+        return cls(session, f"sqlbench-{uuid.uuid4().hex}")
+
+    def add(self) -> None:
+        """Tag what this thread runs next."""
+        if self._connect:
+            self._session.addTag(self._tag)
+            self._session.registerProgressHandler(cast("Any", self._progress))
+            return
+        context = self._session.sparkContext
+        context.setInterruptOnCancel(True)
+        context.addJobTag(self._tag)
+
+    def cancel(self) -> None:
+        """Cancel the tagged jobs running now (called from the watchdog thread, repeatedly)."""
+        if not self._connect:
+            self._session.sparkContext.cancelJobsWithTag(self._tag)
+            return
+        now = time.monotonic()
+        if self._first_cancel is None:
+            self._first_cancel = now
+        if self._stage_seen.is_set() or now - self._first_cancel >= _CONNECT_PLANNING_WAIT_S:
+            self._session.interruptTag(self._tag)
+
+    def remove(self) -> None:
+        """Stop tagging this thread's jobs."""
+        if self._connect:
+            self._session.removeProgressHandler(cast("Any", self._progress))
+            self._session.removeTag(self._tag)
+        else:
+            self._session.sparkContext.removeJobTag(self._tag)
+
+    def _progress(self, stages: Any, **_: Any) -> None:
+        if stages:
+            self._stage_seen.set()
+
+
+def _is_connect(session: SparkSession) -> bool:
+    return type(session).__module__.startswith("pyspark.sql.connect")
 
 
 def _query_error(err: BaseException) -> QueryError:

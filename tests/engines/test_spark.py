@@ -65,6 +65,18 @@ def test_ground_truth_passes_the_guard_too(spark_warehouse: Warehouse) -> None:
     spark_warehouse.engine.close()
 
 
+def test_agent_syntax_errors_carry_sparks_own_message_and_are_not_run(
+    spark_warehouse: Warehouse,
+) -> None:
+    """sqlglot cannot parse it: Spark's parser (which runs nothing) says what is wrong."""
+    with pytest.raises(QueryError) as caught:
+        spark_warehouse.engine.run_agent("SELEC customer FROM orders", timeout_s=60, max_rows=10)
+    assert caught.value.kind is QueryErrorKind.SYNTAX
+    assert caught.value.message.startswith("[PARSE_SYNTAX_ERROR] Syntax error at or near 'SELEC'")
+    assert "sqlglot" not in caught.value.message and "\n" not in caught.value.message
+    spark_warehouse.engine.close()
+
+
 def test_each_engine_has_its_own_temporary_views(tmp_path: Path) -> None:
     url = _spark_url()
     first = tmp_path / "a.sql"
