@@ -25,6 +25,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.text",
         "sqlbench.verdicts",
         "sqlbench.secrets",
+        "sqlbench.processes",
         "sqlbench.tempdirs",
         "sqlbench.hygiene",
         "sqlbench.sqlstatements",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-from pathlib import Path
+
+from sqlbench.processes import stat_fields
 
 
 def this_host() -> str:
@@ -25,42 +26,12 @@ def process_alive(host: str, pid: int, started: int | None = None) -> bool | Non
         return False
     except PermissionError:
         pass
-    fields = _stat_fields(pid)
+    fields = stat_fields(pid)
     if fields is None:
         return True  # no /proc (not Linux): the pid is all there is to go by
     if fields[0] == "Z":  # the state: a zombie is dead, not yet reaped
         return False
     return started is None or fields[19] == str(started)
-
-
-def process_started(pid: int) -> int | None:
-    """When process ``pid`` started, in clock ticks after boot (field 22 of
-    ``/proc/PID/stat``); None where there is no ``/proc``. With the pid it names one process:
-    a pid reused later has another start time.
-
-    Example:
-        >>> started = process_started(os.getpid())
-        >>> started is None or started == process_started(os.getpid())
-        True
-    """
-    fields = _stat_fields(pid)
-    if fields is None:
-        return None
-    try:
-        return int(fields[19])
-    except ValueError:
-        return None
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """``/proc/PID/stat`` from field 3 (the state) on; None when it cannot be read."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
-    except OSError:
-        return None
-    # The command name (field 2) is in parentheses and may hold spaces or ")".
-    fields = text.rsplit(")", 1)[-1].split()
-    return fields if len(fields) > 19 else None
 
 
 def current_user() -> str:

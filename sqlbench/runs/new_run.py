@@ -9,7 +9,8 @@ import secrets
 import uuid
 from typing import Any
 
-from sqlbench.runs.liveness import current_user, process_started, this_host
+from sqlbench.processes import process_started
+from sqlbench.runs.liveness import current_user, this_host
 from sqlbench.runs.records import utc_now
 
 

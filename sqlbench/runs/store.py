@@ -27,6 +27,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlbench import secrets
 from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
+from sqlbench.processes import process_started
 from sqlbench.runs.database import (
     create_store_engine,
     lock_wait_s,
@@ -36,7 +37,7 @@ from sqlbench.runs.database import (
     store_url,
 )
 from sqlbench.runs.identity import RunIdentity, identity_of
-from sqlbench.runs.liveness import process_alive, process_started
+from sqlbench.runs.liveness import process_alive
 from sqlbench.runs.migrations import (
     SCHEMA_VERSION,
     current_tables,

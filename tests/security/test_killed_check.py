@@ -5,6 +5,7 @@ the killed process left."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -76,7 +77,11 @@ def test_a_check_killed_mid_run_is_resumed_and_its_temp_folders_removed(
             os.killpg(killed.pid, signal.SIGKILL)  # kill -9: sqlbench and its agent
             killed.wait()
     assert started.exists(), (tmp_path / "killed.out").read_text()
-    left = [p.name for p in temp.iterdir() if f"-{killed.pid}-" in p.name]
+
+    def of_killed(folder: Path) -> bool:  # sqlbench-<kind>-<pid>[.<start>]-...
+        return re.match(rf"sqlbench-[a-z]+-{killed.pid}[.-]", folder.name) is not None
+
+    left = [p.name for p in temp.iterdir() if of_killed(p)]
     assert any(name.startswith("sqlbench-tree-") for name in left), left
     assert asked.read_text().splitlines()[-3:] == ["dev q0", "dev q1", "dev q2"]
 
@@ -88,4 +93,4 @@ def test_a_check_killed_mid_run_is_resumed_and_its_temp_folders_removed(
     assert "base: reusing run" in check.stderr
     # Only the questions the killed run had not graded are asked again.
     assert asked.read_text().splitlines() == ["dev q2", "dev q3"]
-    assert not [p.name for p in temp.iterdir() if f"-{killed.pid}-" in p.name]
+    assert not [p.name for p in temp.iterdir() if of_killed(p)]

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from secutil import CANARY, Sqlbench, blob, commit_tree, git, make_repo, mktree
 
+from sqlbench.processes import process_started
+
 QUESTIONS = "eval_questions:\n  - name: one\n    question: One?\n    sql: SELECT 1 AS x\n"
 
 
@@ -148,10 +150,12 @@ def test_temp_folders_of_a_killed_process_are_removed_at_the_next_start(
     temp = tmp_path / "tmp"
     temp.mkdir()
     dead = 2**22 + 12345  # above the default pid_max: no such process
-    for kind in ("tree", "duckdb"):
+    for kind in ("tree", "duckdb", "variants"):
         (temp / f"sqlbench-{kind}-{dead}-main-abc").mkdir()
         (temp / f"sqlbench-{kind}-{dead}-main-abc" / "f").write_text("x")
-    alive = temp / f"sqlbench-tree-{os.getpid()}-main-abc"
+    # A live pid (this test's) whose recorded start time is not its own: the pid was reused.
+    (temp / f"sqlbench-tree-{os.getpid()}.1-main-abc").mkdir()
+    alive = temp / f"sqlbench-tree-{os.getpid()}.{process_started(os.getpid())}-main-abc"
     alive.mkdir()
     proc = sb("validate", "--branch", "main", cwd=repo, env={"TMPDIR": str(temp)})
     assert proc.returncode == 0, proc.stderr
