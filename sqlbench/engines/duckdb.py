@@ -47,6 +47,11 @@ _BATCH_ROWS = 512
 """Rows per Arrow batch: small enough that bytes are counted often (a row may be megabytes),
 large enough to cost little (1M narrow rows: about 0.2 s)."""
 _RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
+VARIANT_MEMORY_LIMIT_MB = 256
+"""DuckDB's memory limit for a data variant's engine (``DuckDBEngine.from_tables``): a
+variant holds a few small tables, so the main engine's minimum is plenty."""
+
+
 _LOCK_SETTINGS = (
     # Types Arrow has no exact equivalent for (UHUGEINT, TIMETZ) come as DuckDB's own bytes,
     # decoded by sqlbench.engines.arrow_values; set again here in case setup changed it.
@@ -357,10 +362,19 @@ class DuckDBEngine(Engine):
         return found, views
 
     @classmethod
-    def from_tables(cls, tables: list[BaseTable], view_sql: list[str]) -> DuckDBEngine:
+    def from_tables(
+        cls,
+        tables: list[BaseTable],
+        view_sql: list[str],
+        *,
+        memory_limit_mb: int = VARIANT_MEMORY_LIMIT_MB,
+    ) -> DuckDBEngine:
         """A new locked in-memory engine holding ``tables`` (rows from ``BaseTable.data``,
-        no constraints) and the views ``view_sql`` creates."""
-        engine = cls(display="data variant")
+        no constraints) and the views ``view_sql`` creates. Agent SQL runs in this process
+        (a variant's tables are small), under DuckDB's ``memory_limit_mb`` (set once the
+        tables are in; DuckDB spills past it to the engine's private temp directory), so a
+        memory bomb on a variant is ``too_large``, not the run's end."""
+        engine = cls(display="data variant", memory_limit_mb=memory_limit_mb)
         con = engine._con
         try:
             for table in tables:

@@ -10,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 import pytest
 
-from sqlbench.engines.duckdb import DuckDBEngine
+from sqlbench.engines.duckdb import BaseTable, DuckDBEngine
 from sqlbench.engines.open import open_engine
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.files import Settings
@@ -207,3 +208,43 @@ def test_agent_syntax_errors_carry_duckdbs_own_message_and_are_not_run() -> None
         engine.run_agent("SELECT lambda x: x + 1", timeout_s=10, max_rows=10)
     assert caught.value.kind is QueryErrorKind.NOT_READ_ONLY
     assert "DuckDB itself parses it: sqlglot lacks this syntax" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        # Each builds ~500 MB inside DuckDB and returns one small value, so only the memory
+        # limit (not the fetch's byte count) can stop it.
+        "SELECT len(list(range)) AS n FROM range(60000000)",
+        "SELECT length(string_agg(repeat('x', 100), ',')) AS n FROM range(5000000)",
+    ],
+)
+def test_a_memory_bomb_on_a_data_variant_is_too_large(bomb: str) -> None:
+    rows = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    table = BaseTable("main", "t", (("id", "BIGINT", True),), (), rows)
+    engine = DuckDBEngine.from_tables([table], [], memory_limit_mb=64)
+    try:
+        assert engine.run_agent("SELECT sum(id) AS s FROM t", timeout_s=30, max_rows=10).table[
+            "s"
+        ].to_pylist() == [6]
+        with pytest.raises(QueryError) as raised:
+            engine.run_agent(bomb, timeout_s=60, max_rows=10, max_bytes=2**20)
+        assert raised.value.kind is QueryErrorKind.TOO_LARGE
+        assert "Out of Memory" in str(raised.value)
+    finally:
+        engine.close()
+
+
+def test_a_data_variant_runs_under_a_memory_limit() -> None:
+    engine = DuckDBEngine.from_tables([], [])
+    try:
+        limit = (
+            engine.run_truth(
+                "SELECT current_setting('memory_limit') AS m", timeout_s=30, max_rows=1
+            )
+            .table["m"][0]
+            .as_py()
+        )
+        assert limit.endswith("MiB") and float(limit.split()[0]) <= 256, limit
+    finally:
+        engine.close()
