@@ -76,7 +76,9 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 class Timed:
-    """A child process's wall time and peak RSS (its own, through wait4)."""
+    """A child process's wall time, CPU time (user + system, its waited-for children's
+    included) and peak RSS (its own), through wait4. On a shared machine the CPU time moves
+    less with the other jobs' load than the wall time does."""
 
     def __init__(self, argv: list[str], cwd: Path | None = None, quiet: bool = True) -> None:
         start = time.perf_counter()
@@ -87,6 +89,7 @@ class Timed:
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         self.seconds = time.perf_counter() - start
+        self.cpu_seconds = usage.ru_utime + usage.ru_stime
         self.peak_mb = usage.ru_maxrss / 1024
         self.returncode = proc.returncode
         if self.returncode != 0:
@@ -259,8 +262,9 @@ def run_spider_official(
 
 def run_bird_official(
     eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
-) -> tuple[float, float]:
-    """Total seconds and the largest peak RSS over one evaluation_ex.py call per file."""
+) -> tuple[float, float, float]:
+    """Total wall and CPU seconds, and the largest peak RSS, over one evaluation_ex.py call
+    per file."""
     source = layout / "mini_dev_sqlite.json"
     if not source.is_file():
         source = layout / "dev.json"
@@ -278,7 +282,7 @@ def run_bird_official(
         ),
         encoding="utf-8",
     )
-    seconds, peak = 0.0, 0.0
+    seconds, cpu, peak = 0.0, 0.0, 0.0
     for path, name, _ in systems:
         preds = json.loads(path.read_text(encoding="utf-8"))
         subset = {str(n): preds[str(i)] for n, i in enumerate(kept)}
@@ -293,8 +297,9 @@ def run_bird_official(
         ]  # fmt: skip
         timed = Timed(argv, cwd=eval_dir / "evaluation")
         seconds += timed.seconds
+        cpu += timed.cpu_seconds
         peak = max(peak, timed.peak_mb)
-    return seconds, peak
+    return seconds, cpu, peak
 
 
 # ---- main ----------------------------------------------------------------------------------
@@ -335,24 +340,38 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
         )
     lines += [
         "",
-        f"sqlbench init --from {corpus}: {init.seconds:.1f} s, peak RSS {init.peak_mb:.0f} MB",
-        f"sqlbench run --agent '*': {run.seconds:.1f} s, peak RSS {run.peak_mb:.0f} MB "
-        f"({1000 * run.seconds / answers:.1f} ms per answer)",
+        f"sqlbench init --from {kind}: {init.seconds:.1f} s (CPU {init.cpu_seconds:.1f} s), "
+        f"peak RSS {init.peak_mb:.0f} MB",
+        f"sqlbench run --agent '*': {run.seconds:.1f} s (CPU {run.cpu_seconds:.1f} s), peak RSS "
+        f"{run.peak_mb:.0f} MB ({1000 * run.seconds / answers:.1f} ms per answer)",
     ]
+    timed_out = [
+        x for r in runs for x in r["results"] if x["reason"].startswith("the agent's SQL timed out")
+    ]
+    if timed_out:
+        waited = sum(x.get("timings_ms", {}).get("agent_sql", 0.0) for x in timed_out) / 1000
+        lines.append(
+            f"answers whose SQL ran into the query timeout: {len(timed_out)} (their query time: "
+            f"{waited:.0f} s, spread over the run's concurrent queries; the official waits them "
+            "out too)"
+        )
     total = init.seconds + run.seconds
+    total_cpu = init.cpu_seconds + run.cpu_seconds
     python = args.official_python
     if corpus == "spider" and args.spider_eval:
         official_run = run_spider_official(Path(args.spider_eval), python, layout, systems, work)
         lines.append(
-            f"official (test-suite-sql-eval eval_exec_match): {official_run.seconds:.1f} s, peak "
-            f"RSS {official_run.peak_mb:.0f} MB; sqlbench init+run / official = "
-            f"{total / official_run.seconds:.2f}x"
+            f"official (test-suite-sql-eval eval_exec_match): {official_run.seconds:.1f} s "
+            f"(CPU {official_run.cpu_seconds:.1f} s), peak RSS {official_run.peak_mb:.0f} MB; "
+            f"sqlbench init+run / official = {total / official_run.seconds:.2f}x wall, "
+            f"{total_cpu / official_run.cpu_seconds:.2f}x CPU"
         )
     elif corpus.startswith("bird") and args.bird_eval:
-        seconds, peak = run_bird_official(Path(args.bird_eval), python, layout, systems, work)
+        seconds, cpu, peak = run_bird_official(Path(args.bird_eval), python, layout, systems, work)
         lines.append(
-            f"official (mini_dev evaluation_ex.py, {len(systems)} calls): {seconds:.1f} s, peak "
-            f"RSS {peak:.0f} MB; sqlbench init+run / official = {total / seconds:.2f}x"
+            f"official (mini_dev evaluation_ex.py, {len(systems)} calls): {seconds:.1f} s "
+            f"(CPU {cpu:.1f} s), peak RSS {peak:.0f} MB; sqlbench init+run / official = "
+            f"{total / seconds:.2f}x wall, {total_cpu / cpu:.2f}x CPU"
         )
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")

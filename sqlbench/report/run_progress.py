@@ -3,6 +3,7 @@ one plain line per graded question otherwise (CI logs, pipes)."""
 
 from __future__ import annotations
 
+import time
 from typing import TextIO
 
 from rich.progress import (
@@ -25,11 +26,14 @@ from sqlbench.runs.events import (
     RunCreated,
     RunNotice,
     RunStarted,
+    RunWaiting,
 )
 from sqlbench.text import one_line
 from sqlbench.verdicts import Verdict
 
 _REASON_WIDTH = 100
+_HELD_LINES = 100
+_HELD_S = 0.5
 
 
 class RateColumn(ProgressColumn):
@@ -82,6 +86,10 @@ class RunProgress:
         self.run_names: list[str] = []
         """Every run started, in order (the Ctrl-C hint under ``run --agent a,b``)."""
         self._width = 0
+        self._held: list[str] = []
+        """Plain lines not written yet: written together (one write, not one per answer, which
+        under a busy run waits for the interpreter lock each time)."""
+        self._written_at = time.monotonic()
 
     def __enter__(self) -> RunProgress:
         return self
@@ -90,12 +98,34 @@ class RunProgress:
         self.close()
 
     def close(self) -> None:
-        """Stop the live display (leaves the last state on screen)."""
+        """Stop the live display (leaves the last state on screen); write held lines."""
+        self.flush()
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
 
+    def flush(self) -> None:
+        """Write the plain lines held back."""
+        if self._held:
+            self.console.file.write("".join(self._held))
+            self.console.file.flush()
+            self._held.clear()
+        self._written_at = time.monotonic()
+
+    def _hold(self, text: str) -> None:
+        """A plain line, written with others at most half a second (or 100 lines) later."""
+        with self.console.capture() as captured:
+            self.console.print(text, markup=False)
+        self._held.append(captured.get())
+        if len(self._held) >= _HELD_LINES or time.monotonic() - self._written_at >= _HELD_S:
+            self.flush()
+
     def __call__(self, event: ProgressEvent) -> None:
+        if isinstance(event, RunWaiting):
+            self.flush()
+            return
+        if not isinstance(event, QuestionGraded):
+            self.flush()  # keep the lines in order
         if isinstance(event, RunCreated):
             self.run_name = event.info.name
         elif isinstance(event, RunStarted):
@@ -166,10 +196,9 @@ class RunProgress:
         trial = f" #{result.trial}" if result.trial else ""
         reason = one_line(result.reason, _REASON_WIDTH)
         latency = latency_text(result.latency_ms)
-        self.console.print(
+        self._hold(
             f"[{event.done:>{self._width}}/{event.total}] {agent}{result.verdict.value:<7} "
             f"{result.full_name}{trial}"
             + (f" ({latency})" if latency else "")
-            + (f": {reason}" if result.verdict is not Verdict.PASS else ""),
-            markup=False,
+            + (f": {reason}" if result.verdict is not Verdict.PASS else "")
         )

@@ -29,7 +29,13 @@ import pyarrow as pa
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
-from sqlbench.runs.events import ProgressCallback, QuestionGraded, RunNotice, RunStarted
+from sqlbench.runs.events import (
+    ProgressCallback,
+    QuestionGraded,
+    RunNotice,
+    RunStarted,
+    RunWaiting,
+)
 from sqlbench.runs.records import RunStatus
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
@@ -252,6 +258,7 @@ class Batch:
                 except queue.Empty:
                     if not any(w.is_alive() for w in workers):
                         break  # every remaining item belonged to a failed run
+                    self._emit(RunWaiting())
                     continue
                 if kind == "notice":
                     self._emit(RunNotice(payload))

@@ -58,5 +58,11 @@ class RunNotice:
     message: str
 
 
-ProgressEvent = RunCreated | RunStarted | QuestionGraded | RunNotice
+@dataclass(frozen=True)
+class RunWaiting:
+    """No answer was graded for a while (half a second): a renderer that holds lines back
+    writes them now."""
+
+
+ProgressEvent = RunCreated | RunStarted | QuestionGraded | RunNotice | RunWaiting
 ProgressCallback = Callable[[ProgressEvent], None]

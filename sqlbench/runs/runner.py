@@ -39,6 +39,7 @@ from sqlbench.runs.events import (
     RunCreated,
     RunNotice,
     RunStarted,
+    RunWaiting,
 )
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.plan import (
@@ -358,6 +359,7 @@ class _Run:
                         raise RuntimeError(
                             "the run's workers stopped before every question was graded"
                         ) from None
+                    self._emit(RunWaiting())
                     continue
                 if kind == "crash":
                     raise payload

@@ -273,3 +273,36 @@ def test_the_live_progress_bar_shows_a_rate_and_an_eta() -> None:
             progress(QuestionGraded(trial(f"q{done}", P, "ok"), done, 20, {Verdict.PASS: done}))
     text = stream.getvalue()
     assert "/min · ETA 0:0" in text
+
+
+def test_plain_progress_lines_are_written_together_and_in_order(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without a terminal, graded lines are held and written together (one write per batch);
+    a notice, a pause (RunWaiting) or the end writes what is held first, so order is kept."""
+    import io
+
+    from sqlbench.report import run_progress
+    from sqlbench.report.run_progress import RunProgress
+    from sqlbench.runs.events import QuestionGraded, RunNotice, RunStarted, RunWaiting
+
+    monkeypatch.setattr(run_progress, "_HELD_S", 3600.0)  # a slow machine must not flush early
+
+    stream = io.StringIO()
+    progress = RunProgress(stream, live=False)
+    progress(RunStarted(info(), 4, 0, {}, False))
+    progress(QuestionGraded(trial("q1", P, "ok"), 1, 4, {Verdict.PASS: 1}))
+    progress(QuestionGraded(trial("q2", P, "ok"), 2, 4, {Verdict.PASS: 2}))
+    held = stream.getvalue()
+    assert "q1" not in held and "q2" not in held  # held back, not one write per answer
+    progress(RunWaiting())
+    assert "q1" in stream.getvalue() and "q2" in stream.getvalue()
+    progress(QuestionGraded(trial("q3", P, "ok"), 3, 4, {Verdict.PASS: 3}))
+    progress(RunNotice("a note"))
+    progress(QuestionGraded(trial("q4", P, "ok"), 4, 4, {Verdict.PASS: 4}))
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    order = [
+        next(i for i, line in enumerate(lines) if key in line) for key in ("q3", "a note", "q4")
+    ]
+    assert order == sorted(order)
