@@ -361,10 +361,26 @@ def _duplicate(
     own = rows[table.qualified]
     if not own or rng.random() >= 0.5:
         return
+    if not schema.keys[table.qualified]:
+        return  # without a key a copy is the same fact twice, not another entity
     refs = schema.ref_columns(table)
     fixed = schema.all_ref_columns(table)
+    own_refs = [
+        (ref, _keys_of(rows[(ref.schema.lower(), ref.table.lower())], ref.target))
+        for child, ref in schema.refs
+        if child.qualified == table.qualified
+    ]
+    whole = [
+        row
+        for row in own
+        if all((k := _ref_key(row, ref.columns)) is None or k in held for ref, held in own_refs)
+    ]
+    if not whole:
+        return
     for _ in range(rng.randint(1, 3)):
-        copy = dict(rng.choice(own))
+        # Copies of rows whose references are whole (a broken one of the real data is not
+        # multiplied).
+        copy = dict(rng.choice(whole))
         if all(
             _make_unique(copy, key, own, refs, fixed, rows, rng)
             for key in schema.keys[table.qualified]
@@ -446,6 +462,9 @@ def _move_values(
                 if isinstance(value, str):
                     # Text the real column never holds is the ground truth's spelling, not
                     # the data's: placing it would fail an answer that spells it otherwise.
+                    # Nor is a name that never repeats given to a second row.
+                    if column in schema.natural[table.qualified]:
+                        continue
                     held = held if held is not None else set(prepared.column(table, column))
                     if value not in held:
                         continue

@@ -163,8 +163,10 @@ def _truth_on(
         truth = engine.run_truth(sql, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows)
     except QueryError:
         return None
-    if truth.num_rows == 0:
-        return None
+    if truth.num_rows == 0 or all(
+        column.null_count == len(column) for column in truth.table.columns
+    ):
+        return None  # nothing to tell apart (MIN over no rows is one NULL)
     for probe, rows, keys in probes:
         try:
             found = engine.run_truth(probe, timeout_s=settings.gold_timeout_s, max_rows=rows + 1)

@@ -505,3 +505,34 @@ def test_a_ground_truth_with_ties_at_its_limit_is_not_used(tmp_path: Path) -> No
         assert suite.rejected > 0  # some candidates tied at the top (ties are aimed at)
     finally:
         opened.close()
+
+
+def test_copies_are_new_entities_never_twins(tmp_path: Path) -> None:
+    """A copied row gets a fresh name where names never repeat, a name constant is not given
+    to a second row, and a table without a key gets no copies (the same fact twice)."""
+    opened = _open(
+        "sqlite_file",
+        tmp_path,
+        SETUP + "CREATE TABLE likes (a INTEGER, b INTEGER);"
+        "INSERT INTO likes VALUES (1, 2), (2, 3), (3, 1);",
+    )
+    try:
+        source = variant_source(opened, "the warehouse")
+        hints = TruthHints({"name": ["sales"], "budget": [100]}, set())
+        copied = False
+        for number in range(30):
+            variant = {t.name: t.rows for t in make_variant(source.tables, hints, f"0:{number}")}
+            names = [row["name"] for row in variant["dept"]]
+            assert len(names) == len(set(names)), (number, names)
+            assert len(variant["likes"]) <= 3
+            copied |= any(name not in ("sales", "ops", "eng") for name in names)
+        assert copied  # departments were copied, each under a fresh name
+        source.close()
+    finally:
+        opened.close()
+
+
+def test_a_ground_truth_of_only_nulls_tells_nothing(engine: Engine) -> None:
+    suite = _suite(engine, "SELECT MIN(age) FROM people WHERE name = 'nobody'")
+    assert suite.variants == ()
+    assert suite.rejected == suite.candidates
