@@ -383,12 +383,17 @@ class ViewSet:
         found = self._dictionaries.get(domain)
         if found is not None:
             return found
-        members: list[tuple[tuple[ResultRole, int], pa.Array, np.ndarray]] = []
+        columns: list[tuple[tuple[ResultRole, int], pa.Array | pa.ChunkedArray]] = []
         for side in ResultRole:
             for col in self.columns[side]:
                 arr = col.text if domain is Domain.TEXT else col.binary
                 if arr is not None:
-                    members.append(((side, col.position), *_encode(arr)))
+                    columns.append(((side, col.position), arr))
+        if sum(arr.nbytes for _, arr in columns) >= RANKED_BYTES:
+            found = self._ranked(columns)
+            self._dictionaries[domain] = found
+            return found
+        members = [(key, *_encode(arr)) for key, arr in columns]
         unified = pc.dictionary_encode(pa.concat_arrays([d for _, d, _ in members]))
         to_global = unified.indices.to_numpy(zero_copy_only=False)
         found = {}
@@ -403,6 +408,36 @@ class ViewSet:
             start += size
         self._dictionaries[domain] = found
         return found
+
+    def _ranked(
+        self, columns: list[tuple[tuple[ResultRole, int], pa.Array | pa.ChunkedArray]]
+    ) -> dict[tuple[ResultRole, int], np.ndarray]:
+        """Codes for large text: each value's dense rank among all the columns' values
+        together (equal values, and only they, share a code). Arrow ranks the columns' own
+        buffers in place, where dictionary encoding copies every distinct value two or three
+        times (two results of 256 MB of distinct megabyte strings: 1.5 GB more)."""
+        chunks: list[pa.Array] = []
+        for _, arr in columns:
+            chunks += arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+        together = pa.chunked_array(chunks, type=chunks[0].type)
+        ranks = pc.rank(together, sort_keys="ascending", tiebreaker="dense")
+        codes_all = ranks.to_numpy(zero_copy_only=False).view(np.int64)
+        found = {}
+        start = 0
+        for (side, pos), arr in columns:
+            codes = codes_all[start : start + len(arr)].copy()
+            null = self.columns[side][pos].null
+            if null.any():
+                codes[null] = 0  # NULL rows carry code 0 in every column, like other domains
+            found[(side, pos)] = codes
+            start += len(arr)
+        return found
+
+
+RANKED_BYTES = 64 * 2**20
+"""Text or binary columns holding this many bytes together (both results) get codes from their
+values' ranks (no copy of the values) instead of a shared dictionary; smaller ones keep the
+dictionary (its codes are the same for every comparison)."""
 
 
 def _encode(arr: pa.Array | pa.ChunkedArray) -> tuple[pa.Array, np.ndarray]:
