@@ -11,9 +11,11 @@ it) together: the sqlbench process's own peak from the kernel when it ends (what
 ``/usr/bin/time -v`` reports) plus the largest sum of the others' resident memory sampled every
 20 ms; each process's own peak (``VmHWM``) is printed too. ``--full``
 adds the issue's full-size reproductions (a 2 GB single value, a 2,000,000-item IN list) on
-DuckDB.
+DuckDB. ``--at-limit`` runs, instead, two questions whose ground truth and answer both come
+just under ``max_result_mb`` (1 MB strings; 2,800,000 narrow rows), so the comparison of a pair
+at the byte limit is measured with everything else.
 
-Usage: python benchmarks/hostile_rss.py [--full] [--engines duckdb,duckdb_memory,sqlite,...]
+Usage: python benchmarks/hostile_rss.py [--full | --at-limit] [--engines duckdb,sqlite,...]
 """
 
 from __future__ import annotations
@@ -50,6 +52,59 @@ FULL = [
         "",
     ),
 ]
+
+
+AT_LIMIT = {  # (ground truth, agent): each result just under max_result_mb=256, on DuckDB
+    "wide_at_limit": (  # 250 distinct 1 MB strings (250 MB); the agent's in reverse
+        "SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS v FROM range(250)",
+        "SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS w FROM range(249, -1, -1)",
+    ),
+    "narrow_at_limit": (  # 2,800,000 rows of (int, float, 64-character text): 235 MB
+        "SELECT range AS i, range * 0.5 AS f, lpad(range::VARCHAR, 64, '0') AS s "
+        "FROM range(2800000)",
+        "SELECT lpad(range::VARCHAR, 64, '0') AS c, range * 0.5 AS b, range AS a "
+        "FROM range(2799999, -1, -1)",
+    ),
+}
+"""``--at-limit``: a question whose ground truth and answer both come just under the default
+``max_result_mb``, so both are fetched and compared (``max_rows`` raised to 5,000,000 for the
+narrow rows)."""
+
+
+def measure_at_limit(concurrency: int) -> dict[str, object]:
+    """Run the two at-the-limit questions (and the good ones) on DuckDB in memory."""
+    with tempfile.TemporaryDirectory(prefix="sqlbench-rss-") as folder:
+        root = Path(folder)
+        write_project(root, "duckdb", None, low_limits=False)
+        settings = (root / "sqlbench.yml").read_text()
+        (root / "sqlbench.yml").write_text(settings + "  max_rows: 5000000\n")
+        questions = [{"name": n, "question": n, "sql": s} for n, s in GOOD.items()] + [
+            {"name": n, "question": n, "sql": truth} for n, (truth, _) in AT_LIMIT.items()
+        ]
+        (root / "eval_questions" / "q.yml").write_text(json.dumps({"eval_questions": questions}))
+        answers = [{"name": n, "sql": s} for n, s in GOOD.items()] + [
+            {"name": n, "sql": agent} for n, (_, agent) in AT_LIMIT.items()
+        ]
+        (root / "agents" / "answers.jsonl").write_text(
+            "".join(json.dumps(a) + "\n" for a in answers)
+        )
+        started = time.monotonic()
+        args = ["run", "-C", str(root), "--agent", "hostile", "--format", "json"]
+        args += ["--concurrency", str(concurrency)]
+        done = run_measured(args, root)
+        wall = time.monotonic() - started
+        verdicts: dict[str, str] = {}
+        if done.stdout.strip().startswith("{"):
+            for result in json.loads(done.stdout)["results"]:
+                verdicts[result["name"]] = f"{result['verdict']}: {result['reason'][:90]}"
+        return {
+            "exit": done.returncode,
+            "peak_mb": done.peak_mb,
+            "processes": done.processes,
+            "wall_s": wall,
+            "verdicts": verdicts,
+            "questions": len(questions),
+        }
 
 
 ENGINE_NAMES = ("duckdb", "duckdb_memory", *ENGINES[1:])
@@ -121,9 +176,22 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="add the issue's full-size cases")
     parser.add_argument("--engines", default=",".join(ENGINE_NAMES))
+    parser.add_argument(
+        "--at-limit",
+        action="store_true",
+        help="only the questions whose two results are both just under max_result_mb",
+    )
+    parser.add_argument("--concurrency", type=int, default=8, help="with --at-limit")
     args = parser.parse_args()
     rows = []
-    for engine in args.engines.split(","):
+    if args.at_limit:
+        rows.append(
+            (
+                f"duckdb_memory (results at the limit, concurrency {args.concurrency})",
+                measure_at_limit(args.concurrency),
+            )
+        )
+    for engine in [] if args.at_limit else args.engines.split(","):
         kind = "duckdb" if engine == "duckdb_memory" else engine
         extra = [Attack("big_rows", BIG_ROWS[kind], "")]
         if args.full and kind == "duckdb":
@@ -133,6 +201,12 @@ def main() -> None:
             print(f"{engine}: skipped (server URL not set)")
             continue
         rows.append((engine, found))
+        print(f"\n{engine}: exit {found['exit']}, {found['questions']} questions")
+        peaks = dict(found["processes"])  # type: ignore[call-overload]
+        print("  peak RSS by process: " + ", ".join(f"{p} {mb:,.0f} MB" for p, mb in peaks.items()))
+        for name, verdict in dict(found["verdicts"]).items():  # type: ignore[call-overload]
+            print(f"  {name:22} {verdict}")
+    for engine, found in rows[:1] if args.at_limit else []:
         print(f"\n{engine}: exit {found['exit']}, {found['questions']} questions")
         peaks = dict(found["processes"])  # type: ignore[call-overload]
         print("  peak RSS by process: " + ", ".join(f"{p} {mb:,.0f} MB" for p, mb in peaks.items()))
