@@ -28,6 +28,7 @@ warehouse is opened.
 from __future__ import annotations
 
 import atexit
+import re
 import tempfile
 import threading
 import time
@@ -306,7 +307,7 @@ class SparkEngine(Engine):
             if fired.is_set():
                 raise timed_out(shown_timeout_s) from err
             if "maxResultSize" in str(err):
-                raise too_large(max_bytes, out_of_memory=spark_message(err)) from err
+                raise _over_max_result_size(err, max_bytes) from err
             raise _query_error(err) from err
         finally:
             done.set()
@@ -426,6 +427,16 @@ class _JobTags:
 
 def _is_connect(session: SparkSession) -> bool:
     return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def _over_max_result_size(err: BaseException, max_bytes: int | None) -> QueryError:
+    """Spark aborted the collect at ``spark.driver.maxResultSize`` (set from
+    ``run.max_result_mb`` on a local Spark): the byte limit's own sentence, else Spark's one
+    sentence about it (the error arrives with a JVM stack trace around it)."""
+    if max_bytes is not None:
+        return too_large(max_bytes)
+    found = re.search(r"Total size of serialized results.*?maxResultSize \([^)]*\)", str(err))
+    return too_large(None, out_of_memory=found.group(0) if found else "spark.driver.maxResultSize")
 
 
 def _query_error(err: BaseException) -> QueryError:

@@ -22,6 +22,7 @@ _WIDE = {  # 2,000 rows of 10 KB: 20 MB
     "SELECT printf('%.*c', 10000, 'x') AS v FROM r",
     "postgres": "SELECT repeat('x', 10000) AS v FROM generate_series(1, 2000)",
     "mariadb": "SELECT repeat('x', 10000) AS v FROM seq_1_to_2000",
+    "spark": "SELECT repeat('x', 10000) AS v FROM range(2000)",
 }
 
 
@@ -78,7 +79,7 @@ def attacks(engine: str) -> list[Attack]:
         found.append(
             Attack("huge_value", "SELECT hex(zeroblob(33554432)) AS v", "string or blob too big")
         )
-    if engine == "postgres":
+    if engine in ("postgres", "spark"):
         found.append(Attack("huge_value", "SELECT repeat('x', 67108864) AS v", "over run."))
     return found
 
