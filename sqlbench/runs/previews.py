@@ -16,6 +16,8 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any, NamedTuple
 
+import pyarrow as pa
+
 from sqlbench.compare import Comparison
 from sqlbench.engines.arrow_values import display_values
 from sqlbench.engines.base import ResultSet
@@ -78,16 +80,53 @@ def result_fingerprint(result: ResultSet) -> str:
         False
     """
     table = result.table
-    columns = [[_canonical(v) for v in display_values(column)] for column in table.columns]
-    rows = sorted(
-        json.dumps(list(row), separators=(",", ":"), ensure_ascii=False)
-        for row in zip(*columns, strict=True)
-    )
+    as_text: set[int] = set()  # columns holding a value Python cannot (see display_values)
+    while True:
+        try:
+            rows = _row_texts(table, as_text)
+            break
+        except _NotPython as err:
+            as_text.add(err.column)
+    rows.sort()  # UTF-8 bytes sort as their text does (by code point)
     digest = hashlib.sha256(f"{table.num_columns}:{table.num_rows}\n".encode())
     for row in rows:
-        digest.update(row.encode("utf-8"))
+        digest.update(row)
         digest.update(b"\n")
     return digest.hexdigest()[:16]
+
+
+FINGERPRINT_BATCH_ROWS = 8192
+"""Rows turned into Python values at a time by ``result_fingerprint``: only each row's JSON
+(as UTF-8 bytes) is kept, not every value as a Python object (3,000,000 narrow rows held
+gigabytes that way)."""
+
+
+class _NotPython(Exception):
+    def __init__(self, column: int) -> None:
+        self.column = column
+
+
+def _row_texts(table: pa.Table, as_text: set[int]) -> list[bytes]:
+    """Each row's canonical JSON, UTF-8; columns in ``as_text`` as Arrow's text of each value
+    (what ``display_values`` gives for the whole column when one value is past Python)."""
+    rows: list[bytes] = []
+    for start in range(0, table.num_rows, FINGERPRINT_BATCH_ROWS):
+        part = table.slice(start, FINGERPRINT_BATCH_ROWS)
+        columns = []
+        for index, column in enumerate(part.columns):
+            if index in as_text:
+                values = column.cast(pa.string()).to_pylist()
+            else:
+                try:
+                    values = column.to_pylist()
+                except (OverflowError, ValueError) as err:
+                    raise _NotPython(index) from err
+            columns.append([_canonical(v) for v in values])
+        rows += (
+            json.dumps(list(row), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+            for row in zip(*columns, strict=True)
+        )
+    return rows
 
 
 def _canonical(value: Any) -> JsonValue:
