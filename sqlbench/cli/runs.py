@@ -40,7 +40,7 @@ def runs_command(
     if ctx.invoked_subcommand is not None:
         return
     with open_project_store(project_dir) as store:
-        runs = store.list_runs(limit=limit)
+        runs = store.list_runs(limit=limit, find_damaged=True)
     if fmt == "json":
         text = runs_to_json(runs)
     else:

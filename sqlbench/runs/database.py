@@ -159,6 +159,9 @@ def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
         # Bytes that are not UTF-8 (a damaged row) read as lone surrogates, never as an
         # error that ends the whole query: the store marks that one run Corrupt.
         dbapi_conn.text_factory = _text_or_surrogates
+        # ``sqlbench_utf8(CAST(x AS BLOB))``: 1 when x's bytes are UTF-8 (SQLite never checks);
+        # listing runs finds the result rows a damaged file made unreadable with it.
+        dbapi_conn.create_function(UTF8_CHECK, 1, _is_utf8, deterministic=True)
         cursor = dbapi_conn.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
         if parsed.database and parsed.database != ":memory:" and not read_only:
@@ -176,6 +179,21 @@ def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
     return engine
+
+
+UTF8_CHECK = "sqlbench_utf8"
+"""The SQL function every SQLite store connection has: ``sqlbench_utf8(blob)`` is 1 when the
+bytes are UTF-8 text, else 0."""
+
+
+def _is_utf8(raw: bytes | None) -> int:
+    if raw is None:
+        return 1
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    return 1
 
 
 def _text_or_surrogates(raw: bytes) -> str:

@@ -29,6 +29,7 @@ from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
 from sqlbench.runs.database import (
+    UTF8_CHECK,
     create_store_engine,
     lock_wait_s,
     mask_url,
@@ -330,8 +331,12 @@ class RunStore:
 
     # --- reading -------------------------------------------------------------------------
 
-    def list_runs(self, *, limit: int | None = None) -> list[RunSummary]:
-        """Every run, newest first, with its effective status and counts so far."""
+    def list_runs(
+        self, *, limit: int | None = None, find_damaged: bool = False
+    ) -> list[RunSummary]:
+        """Every run, newest first, with its effective status and counts so far. With
+        ``find_damaged`` (``sqlbench runs``), a run with a stored result whose bytes are not
+        UTF-8 reads Corrupt (``_unreadable_results``: one more pass over the results' bytes)."""
         r = self._results.c
         counted = r.verdict != Verdict.SKIPPED.value
         totals = (
@@ -354,10 +359,18 @@ class RunStore:
         with self._read() as conn:
             rows = conn.execute(query).all()
             decided = self._decided_counts(conn)
+            unreadable = (
+                self._unreadable_results(conn, None if limit is None else [r.id for r in rows])
+                if find_damaged
+                else {}
+            )
         now = utc_now()
         summaries = []
         for row in rows:
             info = _run_info(row._mapping)
+            damage = unreadable.get(info.id)
+            if damage is not None and info.status is not RunStatus.CORRUPT:
+                info = info.model_copy(update={"status": RunStatus.CORRUPT, "error": damage})
             human, passed_change = decided.get(info.id, (0, 0))
             summaries.append(
                 RunSummary(
@@ -370,6 +383,48 @@ class RunStore:
                 )
             )
         return summaries
+
+    def _unreadable_results(
+        self, conn: Connection, run_ids: Sequence[str] | None
+    ) -> dict[str, str]:
+        """Per run (of ``run_ids``, or every run), the sentence saying which stored result
+        holds bytes that are not UTF-8 (a damaged SQLite file): one pass over the results
+        table's bytes in the database (``sqlbench_utf8``, ``database.create_store_engine``).
+        JSON that does not parse is not looked for here (``json_valid`` over every result
+        costs several times the listing, docs/performance.md): ``trials`` marks that run
+        Corrupt the first time a command reads the row (``_mark_corrupt``)."""
+        if conn.dialect.name != "sqlite" or (run_ids is not None and not run_ids):
+            return {}
+        r = self._results.c
+        not_utf8 = getattr(sa.func, UTF8_CHECK)(sa.cast(r.data, sa.LargeBinary)) == 0
+        query = (
+            sa.select(r.run_id, r.space, r.name, r.trial)
+            .where(not_utf8)
+            .order_by(r.run_id, r.position, r.space, r.name, r.trial)
+        )
+        if run_ids is not None:
+            query = query.where(r.run_id.in_(run_ids))
+        found: dict[str, list[Any]] = {}
+        for row in conn.execute(query):
+            found.setdefault(row.run_id, []).append(row)
+        return {
+            run_id: _unreadable_sentence(rows, "bytes that are not UTF-8 text")
+            for run_id, rows in found.items()
+        }
+
+    def _mark_corrupt(self, run_id: str, sentence: str) -> None:
+        """Record that run ``run_id`` is Corrupt (``sentence`` says why), so that ``runs``
+        lists it so from now on; a read-only store is left as it is (the caller's own
+        sentence still says what is wrong)."""
+        if self.read_only is not None:
+            return
+        runs = self._runs
+        with self._write() as conn:
+            conn.execute(
+                runs.update()
+                .where(runs.c.id == run_id)
+                .values(status=RunStatus.CORRUPT.value, error=sentence)
+            )
 
     def _decided_counts(self, conn: Connection) -> dict[str, tuple[int, int]]:
         """Per run: how many questions a person decided, and how that changes the passed
@@ -449,7 +504,7 @@ class RunStore:
         r = self._results.c
         with self._read() as conn:
             rows = conn.execute(
-                sa.select(r.data)
+                sa.select(r.space, r.name, r.trial, r.data)
                 .where(r.run_id == run_id)
                 .order_by(r.position, r.space, r.name, r.trial)
             ).all()
@@ -460,6 +515,8 @@ class RunStore:
                     raise ValueError("it holds bytes that are not UTF-8 text")
                 trials.append(TrialResult.model_validate_json(row.data))
             except ValueError as err:
+                why = _unreadable_why(row.data, err)
+                self._mark_corrupt(run_id, _unreadable_sentence([row], why))
                 raise StoreError(
                     f"a stored result of run {run_id} in {self.url} cannot be read (corrupt: "
                     f"{one_line(str(err), 120)}); the store's other runs are fine"
@@ -858,6 +915,28 @@ def _undecodable(value: Any) -> bool:
     """Whether a value read from the store held bytes that are not UTF-8 (read as lone
     surrogates, ``database._text_or_surrogates``; the store never writes one)."""
     return isinstance(value, str) and not value.isascii() and _SURROGATE.search(value) is not None
+
+
+def _unreadable_why(data: Any, err: ValueError) -> str:
+    """What is wrong with a stored result that ``TrialResult`` refused with ``err``."""
+    if _undecodable(data):
+        return "bytes that are not UTF-8 text"
+    if isinstance(err, ValidationError) and err.errors()[0]["type"] == "json_invalid":
+        return "JSON that does not parse"
+    return "a record that does not validate"
+
+
+def _unreadable_sentence(rows: Sequence[Any], why: str) -> str:
+    """Why a run whose stored results ``rows`` cannot be read is Corrupt (the first one named)."""
+    first = rows[0]
+    where = valid_text(f"{first.space}/{first.name}")[0]
+    if first.trial:  # counted from 1 for people; a run of one trial names none
+        where += f" (trial {first.trial + 1})"
+    more = f" (and {len(rows) - 1} more)" if len(rows) > 1 else ""
+    return (
+        f"its stored result of question {where} cannot be read ({why})"
+        f"{more}; `show` and `compare` of this run stop there; the store's other runs are fine"
+    )
 
 
 def _corrupt_run(row: Any, err: BaseException) -> RunInfo:

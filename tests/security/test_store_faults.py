@@ -107,6 +107,46 @@ def test_bytes_flipped_in_one_runs_row_mark_it_corrupt(
     assert_the_others_work(sb, proj)
 
 
+@pytest.mark.parametrize(
+    ("find", "replace", "why", "listed_at_once"),
+    [
+        (b'"reason":"MARK-q7"', b'"reason":"MARK\xffq7"', "bytes that are not UTF-8 text", True),
+        (b'"reason":"MARK-q7"', b'"reason"#"MARK-q7"', "JSON that does not parse", False),
+    ],
+    ids=["bytes-not-utf8", "json-broken"],
+)
+def test_bytes_flipped_in_one_result_row_mark_its_run_corrupt(
+    proj: Path, sb: Sqlbench, find: bytes, replace: bytes, why: str, listed_at_once: bool
+) -> None:
+    """Bytes changed inside one stored result of run ``bad`` (not its run row). Bytes that are
+    not UTF-8: ``runs`` lists ``bad`` as Corrupt before anything read that result. Broken
+    JSON: from the first command that reads it on (``json_valid`` over every result would cost
+    ``runs`` several times its listing). ``show`` and ``compare`` of ``bad`` are one sentence,
+    ``runs`` names the question, and the other runs still work."""
+    with sqlite3.connect(store_file(proj)) as conn:
+        # A reason no other row holds, so the bytes to flip occur once in the file.
+        conn.execute(
+            "UPDATE sqlbench_results SET data = json_set(data, '$.reason', 'MARK-q7') "
+            "WHERE name = 'q7' AND run_id = (SELECT id FROM sqlbench_runs WHERE name = 'bad')"
+        )
+    flip_in_file(store_file(proj), find, replace)
+    if listed_at_once:
+        assert statuses(sb, proj)["bad"] == "corrupt"
+    for command in (("show", "bad"), ("compare", "good-a", "bad")):
+        refused = sb(*command, cwd=proj)
+        assert refused.returncode != 0 and "cannot be read" in refused.stderr, refused
+        assert "Traceback" not in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) <= 2, refused.stderr
+    assert statuses(sb, proj) == {"good-a": "completed", "bad": "corrupt", "good-b": "completed"}
+    table = sb("runs", cwd=proj, env={"COLUMNS": "400"})
+    assert table.returncode == 0, table.stderr
+    assert "Corrupt" in table.stdout
+    assert f"bad: its stored result of question auto/q7 cannot be read ({why})" in table.stdout, (
+        table.stdout
+    )
+    assert_the_others_work(sb, proj)
+
+
 def test_a_read_only_store_is_read_and_a_write_is_one_sentence(proj: Path, sb: Sqlbench) -> None:
     folder = proj / ".sqlbench"
     with read_only(store_file(proj), folder):
