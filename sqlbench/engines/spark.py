@@ -434,7 +434,12 @@ def _over_max_result_size(err: BaseException, max_bytes: int | None) -> QueryErr
     ``run.max_result_mb`` on a local Spark): the byte limit's own sentence, else Spark's one
     sentence about it (the error arrives with a JVM stack trace around it)."""
     if max_bytes is not None:
-        return too_large(max_bytes)
+        return QueryError(
+            QueryErrorKind.TOO_LARGE,
+            f"the result is over run.max_result_mb={max_bytes / 2**20:g}; Spark stopped "
+            "collecting it at spark.driver.maxResultSize and it was not compared (raise "
+            "run.max_result_mb in sqlbench.yml if results that large are expected)",
+        )
     found = re.search(r"Total size of serialized results.*?maxResultSize \([^)]*\)", str(err))
     return too_large(None, out_of_memory=found.group(0) if found else "spark.driver.maxResultSize")
 
