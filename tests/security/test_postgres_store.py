@@ -128,3 +128,31 @@ def test_corrupt_json_in_one_runs_row_marks_it_corrupt(
     assert sb("show", "good-a", cwd=proj).returncode == 0
     assert sb("compare", "good-a", "good-b", cwd=proj).returncode == 0
     assert json.loads(sb("export", "good-b", cwd=proj).stdout)["run"]["name"] == "good-b"
+
+
+def test_corrupt_json_in_one_result_row_marks_its_run_corrupt(
+    proj: Path, sb: Sqlbench, pg_store: tuple[str, sa.engine.Engine]
+) -> None:
+    """A result row of its own run: the first command that reads it (``show``) is one sentence
+    and records the run Corrupt, so ``runs`` lists it so, naming the question; the others work.
+    (A PostgreSQL UTF8 database refuses bytes that are not UTF-8, so only JSON can break.)"""
+    run = sb("run", "--name", "bad-result", cwd=proj)
+    assert run.returncode == 0, run.stderr
+    with pg_store[1].begin() as conn:
+        conn.execute(
+            sa.text(
+                "UPDATE sqlbench_results SET data = '{not json' WHERE name = 'q1' AND run_id = "
+                "(SELECT id FROM sqlbench_runs WHERE name = 'bad-result')"
+            )
+        )
+    shown = sb("show", "bad-result", cwd=proj)
+    assert shown.returncode != 0 and "cannot be read" in shown.stderr, shown
+    assert "Traceback" not in shown.stderr and len(shown.stderr.strip().splitlines()) <= 2
+    assert run_names(sb, proj)["bad-result"] == "corrupt"
+    table = sb("runs", cwd=proj, env={"COLUMNS": "400"})
+    assert (
+        "bad-result: its stored result of question auto/q1 cannot be read "
+        "(JSON that does not parse)" in table.stdout
+    ), table.stdout
+    assert sb("show", "good-a", cwd=proj).returncode == 0
+    assert sb("compare", "good-a", "good-b", cwd=proj).returncode == 0
