@@ -179,9 +179,13 @@ def _memory_kb(pid: int) -> tuple[str, int, int] | None:
 
 
 def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = None) -> Measured:
-    """Run ``python -m sqlbench ARGS`` and measure the peak RSS of it and its descendants:
-    the process's own from the kernel when it ends (``wait4``, as ``/usr/bin/time -v``), the
-    descendants' every 20 ms (``VmRSS`` added up; ``VmHWM`` each for ``processes``)."""
+    """Run ``python -m sqlbench ARGS`` and measure the peak RSS of it and its descendants,
+    every 20 ms: the process's own high-water mark (``VmHWM``), the descendants' ``VmRSS``
+    added up (``VmHWM`` each for ``processes``).
+
+    Not ``wait4``'s ``ru_maxrss``: a child started from a large process (a pytest-xdist worker)
+    reports that process's peak, since Linux carries the high-water mark across fork and exec;
+    it is used only when the process ended before its first sample (it can only overstate)."""
     import subprocess
     import sys
     import threading
@@ -194,10 +198,14 @@ def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = No
         )
     peaks: dict[int, tuple[str, int]] = {}
     together = [0]  # the largest sum of the descendants' resident memory at one sample
+    own_kb = [0]  # the sqlbench process's own high-water mark, as last read
     finished = threading.Event()
 
     def sample() -> None:
         while not finished.is_set():
+            mine = _memory_kb(process.pid)
+            if mine is not None:
+                own_kb[0] = max(own_kb[0], mine[2])
             alive = 0
             for pid in _descendants(process.pid):
                 got = _memory_kb(pid)
@@ -223,7 +231,8 @@ def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = No
     finished.set()
     sampler.join()
     process.returncode = os.waitstatus_to_exitcode(status)
-    own = {f"sqlbench ({process.pid})": usage.ru_maxrss / 1024}
+    own_peak_kb = own_kb[0] or usage.ru_maxrss
+    own = {f"sqlbench ({process.pid})": own_peak_kb / 1024}
     own.update({f"{name} ({pid})": kb / 1024 for pid, (name, kb) in peaks.items()})
-    peak = (usage.ru_maxrss + together[0]) / 1024
+    peak = (own_peak_kb + together[0]) / 1024
     return Measured(process.returncode, out.read_text(), err.read_text(), peak, own)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError
@@ -193,11 +193,32 @@ def test_questions_run_concurrently(
             "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
         },
     )
-    fake_agent(FakeAgent(default="SELECT 1", delay_s=0.3))
-    start = time.monotonic()
+    agent = _InFlightAgent(default="SELECT 1", delay_s=0.5)
+    fake_agent(agent)
     run = run_benchmark(load_project(root), "fake", RunOptions(concurrency=10))
-    assert time.monotonic() - start < 2.0  # 10 x 0.3 s one by one would be 3 s
+    # Counted, not timed: a wall-clock bound failed on a busy machine.
+    assert agent.most_in_flight >= 2
     assert run.accuracy.label() == "100% (10/10)"
+
+
+class _InFlightAgent(FakeAgent):
+    """A FakeAgent that counts how many questions it is answering at once."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._count_lock = threading.Lock()
+
+    def answer(self, request: Request) -> Answer:
+        with self._count_lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            return super().answer(request)
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
 
 
 def test_repeat_asks_k_times_and_reports_rates(
