@@ -31,6 +31,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hostile"))
 from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, run_measured, write_project
 
+from sqlbench.project.files import RunSettings
+
 CEILING_MB = 2048
 """SPEC section 1: with the default limits the process stays under 2 GB peak RSS."""
 
@@ -54,16 +56,20 @@ FULL = [
 ]
 
 
-AT_LIMIT = {  # (ground truth, agent): each result just under max_result_mb=256, on DuckDB
-    "wide_at_limit": (  # 250 distinct 1 MB strings (250 MB); the agent's in reverse
-        "SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS v FROM range(250)",
-        "SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS w FROM range(249, -1, -1)",
+_DEFAULT_MB = int(RunSettings().max_result_mb)
+_WIDE = _DEFAULT_MB * 250 // 256  # distinct 1 MB strings
+_NARROW = _DEFAULT_MB * 2_800_000 // 256  # rows of (int, float, 64-character text)
+AT_LIMIT = {  # (ground truth, agent): each result just under the default max_result_mb
+    "wide_at_limit": (  # the agent's rows in reverse
+        f"SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS v FROM range({_WIDE})",
+        f"SELECT lpad(range::VARCHAR, 7, '0') || repeat('x', 999993) AS w "
+        f"FROM range({_WIDE - 1}, -1, -1)",
     ),
-    "narrow_at_limit": (  # 2,800,000 rows of (int, float, 64-character text): 235 MB
-        "SELECT range AS i, range * 0.5 AS f, lpad(range::VARCHAR, 64, '0') AS s "
-        "FROM range(2800000)",
-        "SELECT lpad(range::VARCHAR, 64, '0') AS c, range * 0.5 AS b, range AS a "
-        "FROM range(2799999, -1, -1)",
+    "narrow_at_limit": (
+        f"SELECT range AS i, range * 0.5 AS f, lpad(range::VARCHAR, 64, '0') AS s "
+        f"FROM range({_NARROW})",
+        f"SELECT lpad(range::VARCHAR, 64, '0') AS c, range * 0.5 AS b, range AS a "
+        f"FROM range({_NARROW - 1}, -1, -1)",
     ),
 }
 """``--at-limit``: a question whose ground truth and answer both come just under the default

@@ -113,10 +113,10 @@ def duckdb_query_process_mb(run: RunSettings) -> int:
     """Address space the embedded DuckDB's query process may take beyond its set-up database
     (``sqlbench.engines.agent_process``): DuckDB's memory limit, the result being fetched and
     its copy on the way out (``max_result_mb`` each), and 256 MB for everything else (thread
-    stacks, DuckDB's vectors). With the defaults 1,280 MB.
+    stacks, DuckDB's vectors). With the defaults 768 MB.
 
     Example:
         >>> duckdb_query_process_mb(RunSettings())
-        1280
+        768
     """
     return duckdb_memory_limit_mb(run) + int(2 * run.max_result_mb) + 256

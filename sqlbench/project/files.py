@@ -151,7 +151,7 @@ class RunSettings(_Strict):
     retries: int = Field(2, ge=0, le=MAX_RETRIES)
     """Agent calls retried on transient errors."""
     max_rows: int = Field(100_000, ge=1, le=MAX_ROWS)
-    max_result_mb: float = Field(256, gt=0, le=MAX_RESULT_MB, allow_inf_nan=False)
+    max_result_mb: float = Field(128, gt=0, le=MAX_RESULT_MB, allow_inf_nan=False)
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
     """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
