@@ -28,6 +28,7 @@ warehouse is opened.
 from __future__ import annotations
 
 import atexit
+import os
 import re
 import tempfile
 import threading
@@ -59,6 +60,12 @@ _LOCAL_SESSIONS: dict[str, SparkSession] = {}
 """One local Spark per process and master (a JVM start costs seconds); engines take
 ``newSession()`` of it, so their temporary views and settings stay their own."""
 _LOCAL_LOCK = threading.Lock()
+_CONNECT_MODE_VARIABLE = "SPARK_CONNECT_MODE_ENABLED"
+"""Set by PySpark in a process that opened a Spark Connect session, and inherited by the
+processes it starts: while set, PySpark builds every session as a Connect one, so a local Spark
+fails with "the Spark Connect remote URL has not been set"."""
+_CONNECT_OPENED = threading.Event()
+"""This process opened a Spark Connect session (so the variable above is its own)."""
 _INTERRUPT_EVERY_S = 0.25
 _CONNECT_PLANNING_WAIT_S = 15.0
 """How long past the deadline a Connect query that has reported no running stage is left to
@@ -120,6 +127,7 @@ def local_session(master: str, max_result_mb: int | None = None) -> SparkSession
         )
         if max_result_mb is not None:
             builder = builder.config("spark.driver.maxResultSize", f"{max_result_mb}m")
+        connect_mode = os.environ.pop(_CONNECT_MODE_VARIABLE, None)
         try:
             session = builder.getOrCreate()
         except spark_errors() as err:
@@ -127,6 +135,9 @@ def local_session(master: str, max_result_mb: int | None = None) -> SparkSession
                 f"cannot start a local Spark ({master}): {spark_message(err)}; "
                 "Spark needs Java 17 or later on PATH or JAVA_HOME"
             ) from err
+        finally:
+            if connect_mode is not None and _CONNECT_OPENED.is_set():
+                os.environ[_CONNECT_MODE_VARIABLE] = connect_mode
         session = cast("SparkSession", session)
         _LOCAL_SESSIONS[master] = session
         atexit.register(_stop_quietly, session)
@@ -195,6 +206,7 @@ class SparkEngine(Engine):
                 )
             return local_session(master, self.max_result_mb).newSession()
         pyspark_sql = _import_pyspark()
+        _CONNECT_OPENED.set()
         try:
             return pyspark_sql.SparkSession.builder.remote(url).create()  # type: ignore[no-any-return, unused-ignore]
         except ImportError as err:

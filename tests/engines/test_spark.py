@@ -9,7 +9,9 @@ Spark as on DuckDB.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -175,3 +177,26 @@ def test_the_demo_gives_the_same_verdicts_on_spark_as_on_duckdb(tmp_path: Path) 
         if verdicts["spark"].get(name) != verdict
     }
     assert differing == {}
+
+
+def test_a_local_spark_starts_in_a_process_started_by_one_that_used_spark_connect(
+    tmp_path: Path,
+) -> None:
+    # PySpark sets SPARK_CONNECT_MODE_ENABLED in a process that opened Spark Connect; a sqlbench
+    # started from it (a test runner, a notebook) inherited it and could not start a local Spark.
+    url = env_url("SQLBENCH_TEST_SPARK_URL")
+    pytest.importorskip("pyspark", reason="PySpark is not installed (pip install -e '.[spark]')")
+    script = (
+        "from pathlib import Path\n"
+        "from sqlbench.engines.open import open_engine\n"
+        "from sqlbench.project.files import Settings\n"
+        f"engine = open_engine(Settings(warehouse={url!r}), Path({str(tmp_path)!r}))\n"
+        "result = engine.run_truth('SELECT 41 + 1 AS answer', timeout_s=120, max_rows=10)\n"
+        "print(result.table.to_pylist())\n"
+    )
+    env = {**os.environ, "SPARK_CONNECT_MODE_ENABLED": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "[{'answer': 42}]" in done.stdout
