@@ -191,11 +191,12 @@ def _grade(
     return _compare_all(truths, agent_outcome, options, dialect)
 
 
-def _compare(
+def compare_under(
     expected: ResultSet, actual: ResultSet, options: CompareOptions, sql: str, dialect: str
 ) -> Comparison:
-    """``compare_results`` on the two Arrow tables (every type kept, no pandas detour); large
-    pairs one at a time across the run's threads."""
+    """``compare_results`` under a question's compare options, on the two Arrow tables (every
+    type kept, no pandas detour); large pairs one at a time across the run's threads. The one
+    place options become a comparison (grading and data variants alike)."""
     large = expected.table.nbytes + actual.table.nbytes >= _LARGE_COMPARISON_BYTES
     with _LARGE_COMPARISON if large else _NOTHING_HELD:
         return compare_results(
@@ -219,7 +220,7 @@ def _compare_all(
     for index, truth in enumerate(truths):
         if truth.result is None:
             raise ValueError("every ground truth must have run before grading")
-        comparison = _compare(truth.result, actual, options, truth.sql, dialect)
+        comparison = compare_under(truth.result, actual, options, truth.sql, dialect)
         if comparison.passed:
             reason = (
                 comparison.reason

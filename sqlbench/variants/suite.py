@@ -15,9 +15,10 @@ import hashlib
 import threading
 from dataclasses import dataclass
 
-from sqlbench.compare import Comparison, compare_results
+from sqlbench.compare import Comparison
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.errors import EngineError, QueryError
+from sqlbench.grading import compare_under
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
@@ -70,22 +71,6 @@ class VariantSuite:
     source: VariantSource
     dialect: str
     """The SQL dialect of the variants' databases (the warehouse's)."""
-
-
-def _compare(
-    truth: ResultSet, other: ResultSet, options: CompareOptions, sql: str, dialect: str
-) -> Comparison:
-    return compare_results(
-        truth.table,
-        other.table,
-        order=options.order,
-        rows=options.rows,
-        abs_tol=options.abs_tol,
-        rel_tol=options.rel_tol,
-        columns=options.columns,
-        expected_sql=sql,
-        dialect=dialect,
-    )
 
 
 def build_suite(
@@ -187,7 +172,7 @@ def _truth_on(
             )
         except QueryError:
             return truth
-        if not _compare(first, second, options, sql, dialect).passed:
+        if not compare_under(first, second, options, sql, dialect).passed:
             return None
     return truth
 
@@ -210,7 +195,7 @@ def _told_apart(
             )
         except QueryError:
             continue  # a neighbour that does not run tells nothing
-        if _compare(truth, result, options, sql, dialect).verdict is Verdict.FAIL:
+        if compare_under(truth, result, options, sql, dialect).verdict is Verdict.FAIL:
             killed.add(index)
     return killed
 
@@ -270,7 +255,7 @@ def check(
                 )
             except QueryError as err:
                 return VariantCheck(checked, variant, error=err)
-        comparison = _compare(variant.truth, actual, options, sql, suite.dialect)
+        comparison = compare_under(variant.truth, actual, options, sql, suite.dialect)
         if not comparison.passed and not _another_reading(
             variant.truth, actual, options, sql, suite
         ):
@@ -287,7 +272,7 @@ def _another_reading(
     (A ground truth with DISTINCT, GROUP BY or a set operation still fails an answer that
     repeats rows: a missing DISTINCT.)"""
     as_sets = options.model_copy(update={"rows": "set"})
-    if not _compare(truth, actual, as_sets, sql, suite.dialect).passed:
+    if not compare_under(truth, actual, as_sets, sql, suite.dialect).passed:
         return False
     return not (asks_distinct(sql, suite.dialect) and actual.num_rows > truth.num_rows)
 
