@@ -39,7 +39,7 @@ from sqlbench.engines.fetch import (
     too_large,
     too_many_rows,
 )
-from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.guard import check_read_only, unchecked_syntax
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.tempdirs import make_temp
 
@@ -265,11 +265,7 @@ class DuckDBEngine(Engine):
             return guard_error
         finally:
             cursor.close()
-        return QueryError(
-            QueryErrorKind.NOT_READ_ONLY,
-            f"not a read-only query: {guard_error.message} (DuckDB itself parses it: sqlglot "
-            "lacks this syntax)",
-        )
+        return unchecked_syntax(guard_error, "DuckDB")
 
     def _run(
         self,

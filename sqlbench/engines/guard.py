@@ -227,6 +227,22 @@ _EXECUTABLE_COMMENT = re.compile(r"/\*M?!")
 _FILE_LIKE_TABLE = re.compile(r"[./\\:*?]")
 
 
+def unchecked_syntax(guard_error: QueryError, engine: str) -> QueryError:
+    """The refusal of SQL that ``engine``'s own parser accepts but sqlglot cannot parse
+    (``guard_error``, kind SYNTAX), so the guard cannot check it: it is not run.
+
+    Example:
+        >>> err = QueryError(QueryErrorKind.SYNTAX, "no parse")
+        >>> print(unchecked_syntax(err, "DuckDB").message)
+        not a read-only query: no parse (DuckDB itself parses it: sqlglot lacks this syntax)
+    """
+    return QueryError(
+        QueryErrorKind.NOT_READ_ONLY,
+        f"not a read-only query: {guard_error.message} ({engine} itself parses it: sqlglot "
+        "lacks this syntax)",
+    )
+
+
 def check_read_only(sql: str, dialect: str) -> None:
     """Refuse ``sql`` unless it is exactly one read-only query in ``dialect``.
 

@@ -45,7 +45,7 @@ from sqlbench.engines.fetch import (
     too_large,
     too_many_rows,
 )
-from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.guard import check_read_only, unchecked_syntax
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.text import one_line
@@ -275,11 +275,7 @@ class SparkEngine(Engine):
             return QueryError(QueryErrorKind.SYNTAX, one_line(text))
         except spark_errors():  # the parser itself failed: the guard's message stands
             return guard_error
-        return QueryError(
-            QueryErrorKind.NOT_READ_ONLY,
-            f"not a read-only query: {guard_error.message} (Spark itself parses it: sqlglot "
-            "lacks this syntax)",
-        )
+        return unchecked_syntax(guard_error, "Spark")
 
     def _run(
         self,
