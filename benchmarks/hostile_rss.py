@@ -77,6 +77,27 @@ AT_LIMIT = {  # (ground truth, agent): each result just under the default max_re
 narrow rows)."""
 
 
+def _measured_run(root: Path, concurrency: int, questions: int) -> dict[str, object]:
+    """``sqlbench run --agent hostile`` on the project in ``root``, measured: exit code, peak
+    RSS (sqlbench and its processes), wall time and each question's verdict."""
+    started = time.monotonic()
+    args = ["run", "-C", str(root), "--agent", "hostile", "--format", "json"]
+    done = run_measured([*args, "--concurrency", str(concurrency)], root)
+    wall = time.monotonic() - started
+    verdicts: dict[str, str] = {}
+    if done.stdout.strip().startswith("{"):
+        for result in json.loads(done.stdout)["results"]:
+            verdicts[result["name"]] = f"{result['verdict']}: {result['reason'][:90]}"
+    return {
+        "exit": done.returncode,
+        "peak_mb": done.peak_mb,
+        "processes": done.processes,
+        "wall_s": wall,
+        "verdicts": verdicts,
+        "questions": questions,
+    }
+
+
 def measure_at_limit(concurrency: int) -> dict[str, object]:
     """Run the two at-the-limit questions (and the good ones) on DuckDB in memory."""
     with tempfile.TemporaryDirectory(prefix="sqlbench-rss-") as folder:
@@ -94,23 +115,7 @@ def measure_at_limit(concurrency: int) -> dict[str, object]:
         (root / "agents" / "answers.jsonl").write_text(
             "".join(json.dumps(a) + "\n" for a in answers)
         )
-        started = time.monotonic()
-        args = ["run", "-C", str(root), "--agent", "hostile", "--format", "json"]
-        args += ["--concurrency", str(concurrency)]
-        done = run_measured(args, root)
-        wall = time.monotonic() - started
-        verdicts: dict[str, str] = {}
-        if done.stdout.strip().startswith("{"):
-            for result in json.loads(done.stdout)["results"]:
-                verdicts[result["name"]] = f"{result['verdict']}: {result['reason'][:90]}"
-        return {
-            "exit": done.returncode,
-            "peak_mb": done.peak_mb,
-            "processes": done.processes,
-            "wall_s": wall,
-            "verdicts": verdicts,
-            "questions": len(questions),
-        }
+        return _measured_run(root, concurrency, len(questions))
 
 
 ENGINE_NAMES = ("duckdb", "duckdb_memory", *ENGINES[1:])
@@ -148,34 +153,7 @@ def measure(engine: str, extra: list[Attack]) -> dict[str, object] | None:
             (root / "agents" / "answers.jsonl").write_text(
                 "".join(json.dumps(a) + "\n" for a in answers)
             )
-        started = time.monotonic()
-        done = run_measured(
-            [
-                "run",
-                "-C",
-                str(root),
-                "--agent",
-                "hostile",
-                "--concurrency",
-                "8",
-                "--format",
-                "json",
-            ],
-            root,
-        )
-        wall = time.monotonic() - started
-        verdicts: dict[str, str] = {}
-        if done.stdout.strip().startswith("{"):
-            for result in json.loads(done.stdout)["results"]:
-                verdicts[result["name"]] = f"{result['verdict']}: {result['reason'][:90]}"
-        return {
-            "exit": done.returncode,
-            "peak_mb": done.peak_mb,
-            "processes": done.processes,
-            "wall_s": wall,
-            "verdicts": verdicts,
-            "questions": len(corpus) + len(GOOD),
-        }
+        return _measured_run(root, 8, len(corpus) + len(GOOD))
 
 
 def main() -> None:
