@@ -1,20 +1,27 @@
-"""Agent SQL on the embedded DuckDB, run in a child process with an address-space limit.
+"""Agent SQL run in a child process whose memory is watched: the embedded DuckDB, PostgreSQL and
+MySQL/MariaDB.
 
 DuckDB bounds what its buffer manager holds (``memory_limit``), but not the vectors a query
 builds on the way: 2,048 rows of a 1 MB string are 2 GB of memory before the first batch comes
-out, and ``repeat('x', 2000000000)`` is one 2 GB allocation. In the run's own process nothing
-can stop them. So agent SQL on the embedded DuckDB runs in one child process per engine (the
-*query process*) that holds the same database (the same warehouse file attached read-only, the
-same setup SQL run again) under ``RLIMIT_AS``: an allocation past the limit fails inside DuckDB
-as out of memory, which is that query's ``too_large`` verdict, and the run's process never holds
+out, and ``repeat('x', 2000000000)`` is one 2 GB allocation. A server's driver is no better:
+libpq (PostgreSQL) receives a whole row before Python sees it, so ``SELECT repeat('x',
+1000000000)`` is a gigabyte in the client, held about three times over once converted; PyMySQL
+reads the first chunk of rows (64) whole, each up to the server's ``max_allowed_packet``. In the
+run's own process nothing can stop them. So agent SQL on these engines runs in one child process
+per engine (the *query process*) that holds the same database: for DuckDB, the same warehouse
+file attached read-only and the same setup SQL run again; for a server, its own connection pool
+with the same URL and credentials, the same setup (temporary views) and the same per-query
+limits (read-only transaction, server-side timeout, ``max_rows``, bytes counted while fetching,
+the statement guard). The query process watches its resident memory and stops itself past its
+allowance; the query that took it there gets ``too_large``, and the run's process never holds
 more than the results that came back (each within ``run.max_result_mb``).
 
-The query process serves the engine's threads at once (one thread and one DuckDB cursor per
-query, as in-process) and sends each result back as Arrow IPC. It is forked from a
-``multiprocessing`` fork server whose interpreter has DuckDB, pyarrow and sqlglot imported
-already, so starting one takes tens of milliseconds plus the setup SQL. If it dies mid-query
-(it should not: allocations past the limit fail cleanly), the queries it was running are retried
-once on a new one; a second loss is that query's error.
+The query process serves the engine's threads at once (one thread per query, as in-process) and
+sends each result back as Arrow IPC. It is forked from a small "zygote" whose interpreter has
+DuckDB, pyarrow and sqlglot imported already (a server's SQLAlchemy dialect and driver are
+imported in the query process, once), so starting one takes tens of milliseconds plus the setup.
+If it dies mid-query, the queries that were running beside the culprit are retried alone on a
+new one, so only the culprit is blamed.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sqlbench.engines.base import Engine
 from sqlbench.engines.fetch import timed_out
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 
@@ -63,9 +71,34 @@ class QueryProcessSpec:
     display: str
     memory_limit_mb: int | None
     address_space_mb: int
-    """Address space the query process may take beyond what it holds once set up."""
+    """Resident memory the query process may take beyond what it holds once set up."""
     project_root: Path | None = None
     setup_files: tuple[Path, ...] = ()
+    server: ServerSpec | None = None
+    """For a server reached through SQLAlchemy (PostgreSQL, MySQL/MariaDB): how to connect;
+    None for the embedded DuckDB."""
+
+    @property
+    def label(self) -> str:
+        """The engine, as messages name its query process ("sqlbench's DuckDB query process")."""
+        return "DuckDB" if self.server is None else self.server.label
+
+    @property
+    def holding(self) -> str:
+        """What the query process holds once set up, for the memory sentence."""
+        return "its database" if self.server is None else "its connections"
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    """How a query process connects to a server warehouse: the resolved URL (credentials
+    included; it stays in memory, sent over the private socket to the child), the dialect and
+    the pool size (the run's concurrency)."""
+
+    url: str = field(repr=False)
+    dialect: str
+    pool_size: int
+    label: str
 
 
 @dataclass
@@ -140,11 +173,11 @@ class QueryProcess:
     def run_agent(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
     ) -> pa.Table:
-        """Run agent SQL in the query process (guard, DuckDB's checks, the query, the fetch
+        """Run agent SQL in the query process (guard, the engine's checks, the query, the fetch
         within ``max_rows`` and ``max_bytes``); its table, or the ``QueryError`` it raised.
 
         Raises:
-            QueryError: as ``DuckDBEngine.run_agent``; TOO_LARGE when the query took the query
+            QueryError: as the engine's ``run_agent``; TOO_LARGE when the query took the query
                 process past its memory limit; CONNECTION when the query process stopped
                 otherwise while running it alone.
             EngineError: the query process cannot start (its setup failed).
@@ -164,16 +197,17 @@ class QueryProcess:
             raise self._lost_error(lost) from lost
 
     def _lost_error(self, lost: _ProcessLost) -> QueryError:
+        spec = self.spec
         if lost.over_memory:
             return QueryError(
                 QueryErrorKind.TOO_LARGE,
-                "it took sqlbench's DuckDB query process past the memory it may use "
-                f"({self.spec.address_space_mb:,} MB beyond its database); the process was "
+                f"it took sqlbench's {spec.label} query process past the memory it may use "
+                f"({spec.address_space_mb:,} MB beyond {spec.holding}); the process was "
                 "stopped",
             )
         return QueryError(
             QueryErrorKind.CONNECTION,
-            f"sqlbench's DuckDB query process stopped while running it ({lost})",
+            f"sqlbench's {spec.label} query process stopped while running it ({lost})",
         )
 
     def _attempt(
@@ -201,12 +235,12 @@ class QueryProcess:
             raise QueryError(QueryErrorKind(reply[1]), reply[2])
         if kind == "lost":
             raise _ProcessLost(reply[1], over_memory=reply[2], alone=reply[3])
-        raise RuntimeError(f"in sqlbench's DuckDB query process: {reply[1]}")
+        raise RuntimeError(f"in sqlbench's {self.spec.label} query process: {reply[1]}")
 
     def _submit(self) -> tuple[Connection, _Pending, int]:
         with self._lock:
             if self._closed:
-                raise EngineError("the DuckDB engine is closed")
+                raise EngineError(f"the {self.spec.label} engine is closed")
             if self._conn is None:
                 self._start()
             assert self._conn is not None
@@ -225,19 +259,24 @@ class QueryProcess:
         try:
             conn.send(self.spec)
             if not conn.poll(_START_TIMEOUT_S):
-                raise EngineError("sqlbench's DuckDB query process did not start in time")
+                raise EngineError(
+                    f"sqlbench's {self.spec.label} query process did not start in time"
+                )
             first = conn.recv()
         except (OSError, EOFError) as err:
             conn.close()
             raise EngineError(
-                f"sqlbench's DuckDB query process could not start ({err or 'it stopped'})"
+                f"sqlbench's {self.spec.label} query process could not start "
+                f"({err or 'it stopped'})"
             ) from err
         except EngineError:
             conn.close()
             raise
         if first[0] != "ready":
             conn.close()
-            raise EngineError(f"sqlbench's DuckDB query process could not start: {first[1]}")
+            raise EngineError(
+                f"sqlbench's {self.spec.label} query process could not start: {first[1]}"
+            )
         self._conn = conn
         self._finalizer = weakref.finalize(self, _stop, conn)
         threading.Thread(
@@ -316,9 +355,7 @@ class _Zygote:
                 socket.send_fds(self._control, [b"f"], [theirs.fileno()])
             except OSError as err:
                 self._process = None
-                raise EngineError(
-                    f"sqlbench's DuckDB query process could not start ({err})"
-                ) from err
+                raise EngineError(f"sqlbench's query process could not start ({err})") from err
             finally:
                 theirs.close()
         return Connection(ours.detach())
@@ -335,7 +372,7 @@ class _Zygote:
             )
         except OSError as err:
             ours.close()
-            raise EngineError(f"cannot start sqlbench's DuckDB query process: {err}") from err
+            raise EngineError(f"cannot start sqlbench's query process: {err}") from err
         finally:
             theirs.close()
         if self._control is not None:
@@ -374,16 +411,8 @@ def _zygote_main(control_fd: int) -> None:
 def serve(conn: Connection, spec: QueryProcessSpec) -> None:
     """The query process: build the engine's database, limit the address space, then run
     each query the parent sends on a thread of its own until told to stop."""
-    from sqlbench.engines.duckdb import DuckDBEngine
-
     try:
-        engine = DuckDBEngine(
-            spec.database, display=spec.display, memory_limit_mb=spec.memory_limit_mb
-        )
-        if spec.project_root is not None:
-            engine.setup(spec.project_root, list(spec.setup_files))
-        else:
-            engine.lock()
+        engine = _open(spec)
     except Exception as err:
         conn.send(("failed", str(err)))
         return
@@ -416,8 +445,8 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
                 "query_error",
                 request,
                 QueryErrorKind.TOO_LARGE.value,
-                "it passed the memory sqlbench's DuckDB query process may use "
-                f"({spec.address_space_mb:,} MB beyond the database) and was stopped",
+                f"it passed the memory sqlbench's {spec.label} query process may use "
+                f"({spec.address_space_mb:,} MB beyond {spec.holding}) and was stopped",
             )
         except Exception as err:
             reply("crash", request, f"{type(err).__name__}: {err}")
@@ -435,6 +464,35 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
     closing = threading.Thread(target=engine.close, daemon=True)  # removes its spill folder
     closing.start()
     closing.join(5)
+
+
+def _open(spec: QueryProcessSpec) -> Engine:
+    """The engine the query process runs agent SQL on, set up as its parent's (with no query
+    process of its own)."""
+    if spec.server is not None:
+        # Imported here, not in the zygote: only a server's query process needs SQLAlchemy
+        # and its driver.
+        from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
+
+        server = SqlAlchemyEngine(
+            spec.server.url,
+            display=spec.display,
+            dialect=spec.server.dialect,
+            project_root=spec.project_root or Path.cwd(),
+            pool_size=spec.server.pool_size,
+        )
+        if spec.setup_files:
+            assert spec.project_root is not None
+            server.setup(spec.project_root, list(spec.setup_files))
+        return server
+    from sqlbench.engines.duckdb import DuckDBEngine
+
+    engine = DuckDBEngine(spec.database, display=spec.display, memory_limit_mb=spec.memory_limit_mb)
+    if spec.project_root is not None:
+        engine.setup(spec.project_root, list(spec.setup_files))
+    else:
+        engine.lock()
+    return engine
 
 
 def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int) -> None:

@@ -120,3 +120,17 @@ def duckdb_query_process_mb(run: RunSettings) -> int:
         768
     """
     return duckdb_memory_limit_mb(run) + int(2 * run.max_result_mb) + 256
+
+
+def server_query_process_mb(run: RunSettings) -> int:
+    """Resident memory the query process of a PostgreSQL or MySQL/MariaDB warehouse may take
+    beyond what it holds once connected (``sqlbench.engines.agent_process``): the fetched rows
+    as Python values and their Arrow table (``max_result_mb`` each; rows are counted while
+    fetching, so neither passes it by more than a chunk), and 256 MB for the rest (the chunk
+    the driver holds, the result's copy on its way out, threads). With the defaults 512 MB.
+
+    Example:
+        >>> server_query_process_mb(RunSettings())
+        512
+    """
+    return int(2 * run.max_result_mb) + 256

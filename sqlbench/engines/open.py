@@ -14,7 +14,11 @@ import re
 from pathlib import Path
 
 from sqlbench.engines.base import Engine
-from sqlbench.engines.limits import duckdb_memory_limit_mb, duckdb_query_process_mb
+from sqlbench.engines.limits import (
+    duckdb_memory_limit_mb,
+    duckdb_query_process_mb,
+    server_query_process_mb,
+)
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
@@ -102,6 +106,7 @@ def _sqlalchemy(
         dialect=dialect,
         project_root=project_root,
         pool_size=settings.run.concurrency,
+        query_process_mb=server_query_process_mb(settings.run),
     )
 
 

@@ -12,8 +12,9 @@ session-temporary objects only, replayed on every new pooled connection.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,6 +24,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import QueuePool
 
+from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, ServerSpec
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     driver_message,
@@ -39,6 +41,10 @@ from sqlbench.project.envvars import redact
 
 _DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
 """Drivers sqlbench installs with its extras, used when a URL names none."""
+
+_PROCESS_LABELS = {"postgresql": "PostgreSQL", "mysql": "MariaDB", "mariadb": "MariaDB"}
+"""Backends whose agent SQL runs in a query process (tested against real servers), and how
+its messages name it (MySQL when the server is not MariaDB)."""
 
 _INSTALL_HINTS = {
     "postgresql": "pip install 'psycopg[binary]>=3.1'",
@@ -76,7 +82,14 @@ class SqlAlchemyEngine(Engine):
     """
 
     def __init__(
-        self, url: str, *, display: str, dialect: str, project_root: Path, pool_size: int = 8
+        self,
+        url: str,
+        *,
+        display: str,
+        dialect: str,
+        project_root: Path,
+        pool_size: int = 8,
+        query_process_mb: int | None = None,
     ) -> None:
         self.display = display
         self.dialect = dialect
@@ -99,6 +112,25 @@ class SqlAlchemyEngine(Engine):
             ) from err
         if isinstance(self._profile, MySqlProfile):
             self._profile.mariadb = bool(getattr(self._sa.dialect, "is_mariadb", False))
+        self._query_process: QueryProcess | None = None
+        label = _PROCESS_LABELS.get(backend)
+        if query_process_mb is not None and label is not None and sys.platform == "linux":
+            # Agent SQL runs in a memory-watched child with its own connections (see
+            # sqlbench.engines.agent_process): the driver holds a whole row, however large,
+            # before sqlbench can count it.
+            if isinstance(self._profile, MySqlProfile) and not self._profile.mariadb:
+                label = "MySQL"
+            server = ServerSpec(url, dialect=dialect, pool_size=pool_size, label=label)
+            self._query_process = QueryProcess(
+                QueryProcessSpec(
+                    database=None,
+                    display=display,
+                    memory_limit_mb=None,
+                    address_space_mb=query_process_mb,
+                    project_root=project_root,
+                    server=server,
+                )
+            )
 
     def _parse_url(self, url: str) -> URL:
         try:
@@ -166,6 +198,13 @@ class SqlAlchemyEngine(Engine):
         if sql_files and refusal is not None:
             raise EngineError(refusal)
         self._setup = temporary_setup(sql_files, project_root, self.dialect)
+        if self._query_process is not None and sql_files:
+            # The query process builds the same temporary objects on its own connections.
+            spec = self._query_process.spec
+            self._query_process.close()
+            self._query_process = QueryProcess(
+                replace(spec, project_root=project_root, setup_files=tuple(sql_files))
+            )
         # Connections made before setup lack its objects: start the pool afresh.
         self._sa.dispose()
         # A failing setup statement raises EngineError (file and statement) from the listener.
@@ -192,7 +231,13 @@ class SqlAlchemyEngine(Engine):
     def run_agent(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
-        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
+        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``. With a query
+        process (PostgreSQL, MySQL/MariaDB on Linux), all of it runs there."""
+        if self._query_process is not None:
+            table = self._query_process.run_agent(
+                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
+            )
+            return ResultSet(table)
         start = time.monotonic()
         check_read_only(sql, self.dialect)
         spent = time_spent(start, timeout_s)
@@ -325,7 +370,10 @@ class SqlAlchemyEngine(Engine):
             raise EngineError(f"cannot connect to the warehouse {self.display}: {lost}") from lost
 
     def close(self) -> None:
-        """Close every pooled connection (their temporary objects go with them)."""
+        """Close every pooled connection (their temporary objects go with them) and stop the
+        query process."""
+        if self._query_process is not None:
+            self._query_process.close()
         self._sa.dispose()
 
     def _message(self, err: BaseException) -> str:

@@ -79,7 +79,23 @@ def attacks(engine: str) -> list[Attack]:
         found.append(
             Attack("huge_value", "SELECT hex(zeroblob(33554432)) AS v", "string or blob too big")
         )
-    if engine in ("postgres", "spark"):
+    if engine == "postgres":
+        found.append(
+            Attack(  # received whole by libpq before sqlbench sees it, held ~3x in-process
+                "huge_value",
+                "SELECT repeat('x', 400000000) AS v",
+                "took sqlbench's PostgreSQL query process past the memory it may use",
+            )
+        )
+    if engine == "mariadb":
+        found.append(
+            Attack(  # each value within max_allowed_packet (16 MB); the first chunk is 64 rows
+                "big_values",
+                "SELECT repeat('x', 15000000) AS v FROM seq_1_to_64",
+                "took sqlbench's MariaDB query process past the memory it may use",
+            )
+        )
+    if engine == "spark":
         found.append(Attack("huge_value", "SELECT repeat('x', 67108864) AS v", "over run."))
     return found
 
