@@ -265,7 +265,8 @@ _MYSQL_SETUP_REFUSED = (
 class SqliteProfile(Profile):
     """SQLite: the file opened read-only (``mode=ro``), ``PRAGMA query_only``, an authorizer
     that allows only reads while any query runs, a progress handler for the timeout, setup as
-    TEMP views."""
+    TEMP views; for agent SQL, no text or blob longer than ``max_bytes``
+    (``SQLITE_LIMIT_LENGTH``: "string or blob too big")."""
 
     label = "SQLite"
     temporary_setup = True
@@ -279,8 +280,11 @@ class SqliteProfile(Profile):
         agent: bool,
         max_bytes: int | None = None,
     ) -> None:
-        # No single text or blob past the result limit: SQLite builds them in this process.
-        if max_bytes is not None:
+        # No text or blob in agent SQL past the result limit: SQLite builds them in this
+        # process, whole, before a row can be counted. Not for ground truth: it is trusted, and
+        # a value past the limit that is only measured (length(group_concat(...))) must keep
+        # its result; a value it returns past the limit is refused by the byte count anyway.
+        if agent and max_bytes is not None:
             dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1, min(max_bytes, _SQLITE_LENGTH)))
         deadline = time.monotonic() + timeout_s
         dbapi.set_progress_handler(lambda: int(time.monotonic() > deadline), 1000)
