@@ -18,6 +18,12 @@ declared FOREIGN KEY refers to; in a table that declares none, a first column na
 or a tie, and stay unique. A declared foreign-key column only takes values its referenced
 column holds (or NULL where it allows NULLs), so a reference the original data keeps, the
 variant keeps too. References the original data itself breaks are left as they are.
+
+Symmetric relations: a table with two columns referring to the same parent column whose real
+rows hold every pair both ways (a bond listed from each of its atoms, a route and its return)
+stays so in every variant: a row is sampled, kept, dropped and copied together with its mirror
+(the two columns swapped), those two columns are never moved, and the other columns the two
+directions agree on in the real data stay equal in both.
 """
 
 from __future__ import annotations
@@ -142,6 +148,11 @@ class _Schema:
                 if guessed is not None:
                     sets.append((guessed,))
             self.keys[table.qualified] = sets
+        self.mirrors: dict[tuple[str, str], _Mirror] = {}
+        for table in tables:
+            mirror = _find_mirror(table, self.refs)
+            if mirror is not None:
+                self.mirrors[table.qualified] = mirror
         self.natural: dict[tuple[str, str], list[str]] = {}
         for table in tables:
             keys = self.key_columns(table)
@@ -165,6 +176,77 @@ class _Schema:
             if child.qualified == table.qualified and len(ref.columns) == 1:
                 found[ref.columns[0]] = (self.by_name[(ref.schema.lower(), ref.table.lower())], ref)
         return found
+
+
+@dataclass(frozen=True)
+class _Mirror:
+    """A symmetric relation: ``pair`` holds each pair of values both ways in the real data,
+    and the two rows of a pair agree on ``same``."""
+
+    pair: tuple[str, str]
+    same: tuple[str, ...]
+
+
+def _pair_key(row: Row, pair: tuple[str, str]) -> tuple[object, object] | None:
+    first, second = _norm(row.get(pair[0])), _norm(row.get(pair[1]))
+    return None if first is None or second is None else (first, second)
+
+
+def _find_mirror(table: Table, refs: list[tuple[Table, Reference]]) -> _Mirror | None:
+    """The symmetric pair of ``table``: two single-column references to the same parent
+    column such that every real row's pair is also there reversed (at least two rows whose two
+    values differ)."""
+    by_target: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
+    for child, ref in refs:
+        if child.qualified == table.qualified and len(ref.columns) == 1:
+            target = (ref.schema.lower(), ref.table.lower(), ref.target)
+            by_target.setdefault(target, []).append(ref.columns[0])
+    for columns in by_target.values():
+        for i, first in enumerate(columns):
+            for second in columns[i + 1 :]:
+                pair = (first, second)
+                rows: dict[tuple[object, object], Row] = {}
+                for row in table.rows:
+                    key = _pair_key(row, pair)
+                    if key is not None:
+                        rows.setdefault(key, row)
+                crossing = [k for k in rows if k[0] != k[1]]
+                if len(crossing) < 2 or any((b, a) not in rows for a, b in crossing):
+                    continue
+                same = tuple(
+                    c
+                    for c, _, _ in table.columns
+                    if c not in pair
+                    and all(
+                        _norm(row.get(c)) == _norm(rows[(b, a)].get(c))
+                        for (a, b), row in rows.items()
+                    )
+                )
+                return _Mirror(pair, same)
+    return None
+
+
+def _mirrored(row: Row, mirror: _Mirror) -> Row:
+    """The row with its pair's two values swapped."""
+    first, second = mirror.pair
+    return {**row, first: row.get(second), second: row.get(first)}
+
+
+def _keep_mirrored(schema: _Schema, rows: dict[tuple[str, str], list[Row]]) -> bool:
+    """Drop the rows of symmetric tables whose mirror is gone; whether any was dropped."""
+    dropped = False
+    for name, mirror in schema.mirrors.items():
+        own = rows[name]
+        present = {k for row in own if (k := _pair_key(row, mirror.pair)) is not None}
+        kept = [
+            row
+            for row in own
+            if (k := _pair_key(row, mirror.pair)) is None or (k[1], k[0]) in present
+        ]
+        if len(kept) != len(own):
+            rows[name] = kept
+            dropped = True
+    return dropped
 
 
 def _all_distinct(rows: list[Row], column: str) -> bool:
@@ -201,12 +283,19 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
     rows = _sample(tables, prepared, hints, rng)
     sampled = _valid_keys(schema, rows)
     for table in tables:
-        rows[table.qualified] = _subset(rows[table.qualified], rng)
+        mirror = schema.mirrors.get(table.qualified)
+        rows[table.qualified] = _subset(
+            rows[table.qualified], rng, None if mirror is None else mirror.pair
+        )
     _drop_dangling(schema, rows, sampled)
     for table in tables:
         _duplicate(table, schema, rows, rng)
     for table in tables:
         _move_values(table, prepared, rows, hints, rng)
+    # A symmetric relation's pairs leave together (a reference broken by a subset took one
+    # direction only).
+    while _keep_mirrored(schema, rows):
+        _drop_dangling(schema, rows, sampled)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
 
 
@@ -228,6 +317,17 @@ class _Prepared:
                 if key is not None:
                     index.setdefault(key, []).append(i)
             self.parents.append(index)
+        self.mirror_rows: dict[tuple[str, str], dict[tuple[object, object], list[int]]] = {}
+        for table in tables:
+            mirror = self.schema.mirrors.get(table.qualified)
+            if mirror is None:
+                continue
+            by_pair: dict[tuple[object, object], list[int]] = {}
+            for i, row in enumerate(table.rows):
+                key = _pair_key(row, mirror.pair)
+                if key is not None:
+                    by_pair.setdefault(key, []).append(i)
+            self.mirror_rows[table.qualified] = by_pair
         self._columns: dict[tuple[tuple[str, str], str], list[object]] = {}
 
     def column(self, table: Table, column: str) -> list[object]:
@@ -273,6 +373,14 @@ def _sample(
         chosen = set(wanted)
         rest = [i for i in range(count) if i not in chosen]
         chosen.update(rng.sample(rest, MAX_ROWS - len(chosen)))
+        mirror = schema.mirrors.get(table.qualified)
+        if mirror is not None:
+            # Each sampled pair comes with its other direction.
+            by_pair = prepared.mirror_rows[table.qualified]
+            for i in list(chosen):
+                key = _pair_key(table.rows[i], mirror.pair)
+                if key is not None:
+                    chosen.update(by_pair.get((key[1], key[0]), ()))
         kept[table.qualified] = sorted(chosen)
     # Parents of kept rows join the sample (a few rounds: chains of references).
     for _ in range(3):
@@ -345,12 +453,30 @@ def _keys_of(rows: Iterable[Row], columns: tuple[str, ...]) -> set[tuple[object,
     return {k for row in rows if (k := _ref_key(row, columns)) is not None}
 
 
-def _subset(rows: list[Row], rng: random.Random) -> list[Row]:
+def _subset(rows: list[Row], rng: random.Random, pair: tuple[str, str] | None = None) -> list[Row]:
+    """A random part of the rows (of a symmetric table, both directions of a pair or
+    neither)."""
     if len(rows) <= 1 or rng.random() >= 0.5:
         return rows
     keep = rng.choice((0.5, 0.8))
-    kept = [row for row in rows if rng.random() < keep]
-    return kept or [rng.choice(rows)]
+    if pair is None:
+        kept = [row for row in rows if rng.random() < keep]
+        return kept or [rng.choice(rows)]
+    decided: dict[object, bool] = {}
+
+    def group(row: Row) -> object:
+        key = _pair_key(row, pair)
+        return id(row) if key is None else frozenset(key)
+
+    for row in rows:
+        name = group(row)
+        if name not in decided:
+            decided[name] = rng.random() < keep
+    kept = [row for row in rows if decided[group(row)]]
+    if kept:
+        return kept
+    chosen = group(rng.choice(rows))
+    return [row for row in rows if group(row) == chosen]
 
 
 def _duplicate(
@@ -377,6 +503,7 @@ def _duplicate(
     ]
     if not whole:
         return
+    mirror = schema.mirrors.get(table.qualified)
     for _ in range(rng.randint(1, 3)):
         # Copies of rows whose references are whole (a broken one of the real data is not
         # multiplied).
@@ -387,12 +514,35 @@ def _duplicate(
         ):
             # A column whose values never repeat in the real data (a name) gets a fresh
             # value too: a copy is another entity, not a twin of one.
-            for column in schema.natural[table.qualified]:
-                if column not in fixed:
-                    fresh = _fresh(column, own)
-                    if fresh is not None:
-                        copy[column] = fresh
-            own.append(copy)
+            _fresh_names(copy, schema.natural[table.qualified], fixed, own)
+            if mirror is None:
+                own.append(copy)
+                continue
+            key = _pair_key(copy, mirror.pair)
+            if key is None or key[0] == key[1]:
+                own.append(copy)
+                continue
+            # A new pair of a symmetric relation comes with its other direction (its own
+            # values where a key or a name needs them).
+            back = _mirrored(copy, mirror)
+            both = [*own, copy]
+            unpaired = {c: r for c, r in refs.items() if c not in mirror.pair}
+            if all(
+                _make_unique(back, k, both, unpaired, fixed | set(mirror.pair), rows, rng)
+                for k in schema.keys[table.qualified]
+                if tuple(_norm(back.get(c)) for c in k)
+                in {tuple(_norm(r.get(c)) for c in k) for r in both}
+            ) and _pair_key(back, mirror.pair) == (key[1], key[0]):
+                _fresh_names(back, schema.natural[table.qualified], fixed, both)
+                own.extend((copy, back))
+
+
+def _fresh_names(copy: Row, natural: list[str], fixed: set[str], own: list[Row]) -> None:
+    for column in natural:
+        if column not in fixed:
+            fresh = _fresh(column, own)
+            if fresh is not None:
+                copy[column] = fresh
 
 
 def _make_unique(
@@ -439,7 +589,11 @@ def _move_values(
     keys = schema.key_columns(table)
     refs = schema.ref_columns(table)
     multi = schema.all_ref_columns(table) - set(refs)
-    changeable = [c for c, _, _ in table.columns if c not in keys and c not in multi]
+    mirror = schema.mirrors.get(table.qualified)
+    pair = set(mirror.pair) if mirror is not None else set()
+    changeable = [
+        c for c, _, _ in table.columns if c not in keys and c not in multi and c not in pair
+    ]
 
     def allowed(column: str) -> set[object] | None:
         """The values a reference column may take (None: any)."""
@@ -491,6 +645,27 @@ def _move_values(
             continue
         if any(row.get(column) is None for row in table.rows):
             rng.choice(own)[column] = None
+    if mirror is not None:
+        _resync(own, mirror, set(changeable))
+
+
+def _resync(own: list[Row], mirror: _Mirror, changeable: set[str]) -> None:
+    """Give each pair's second direction the values of its first in the columns the two
+    directions share in the real data."""
+    columns = [c for c in mirror.same if c in changeable]
+    if not columns:
+        return
+    first: dict[tuple[object, object], Row] = {}
+    for row in own:
+        key = _pair_key(row, mirror.pair)
+        if key is None:
+            continue
+        source = first.get((key[1], key[0]))
+        if source is None:
+            first.setdefault(key, row)
+        elif source is not row:
+            for column in columns:
+                row[column] = source[column]
 
 
 def _fresh(column: str, rows: list[Row]) -> object | None:

@@ -536,3 +536,80 @@ def test_a_ground_truth_of_only_nulls_tells_nothing(engine: Engine) -> None:
     suite = _suite(engine, "SELECT MIN(age) FROM people WHERE name = 'nobody'")
     assert suite.variants == ()
     assert suite.rejected == suite.candidates
+
+
+def _bonds() -> str:
+    """Atoms in a chain and rings; each bond listed from both of its atoms (as BIRD
+    toxicology's ``connected``), with a bond id and a weight both directions share."""
+    atoms = ", ".join(f"('a{i}', '{'CHO'[i % 3]}')" for i in range(1, 401))
+    pairs = [(i, i + 1) for i in range(1, 400)] + [(i, i + 7) for i in range(1, 390, 5)]
+    bonds = ", ".join(f"('b{a}_{b}', '{'-='[(a + b) % 2]}')" for a, b in pairs)
+    rows = []
+    for a, b in pairs:
+        bond = "NULL" if (a * b) % 11 == 0 else f"'b{a}_{b}'"
+        weight = (a + b) % 6
+        rows += [f"('a{a}', 'a{b}', {bond}, {weight})", f"('a{b}', 'a{a}', {bond}, {weight})"]
+    return (
+        "CREATE TABLE atom (atom_id VARCHAR PRIMARY KEY, element VARCHAR NOT NULL);\n"
+        "CREATE TABLE bond (bond_id VARCHAR PRIMARY KEY, bond_type VARCHAR NOT NULL);\n"
+        "CREATE TABLE connected (\n"
+        "    atom_id VARCHAR NOT NULL REFERENCES atom (atom_id),\n"
+        "    atom_id2 VARCHAR NOT NULL REFERENCES atom (atom_id),\n"
+        "    bond_id VARCHAR REFERENCES bond (bond_id), weight INTEGER,\n"
+        "    PRIMARY KEY (atom_id, atom_id2)\n"
+        ");\n"
+        f"INSERT INTO atom VALUES {atoms};\nINSERT INTO bond VALUES {bonds};\n"
+        f"INSERT INTO connected VALUES {', '.join(rows)};\n"
+    )
+
+
+@pytest.mark.parametrize("kind", ("embedded", "sqlite_file"))
+def test_a_symmetric_relation_stays_symmetric(tmp_path: Path, kind: str) -> None:
+    """A table whose real rows hold every pair both ways (a bond from each of its atoms) keeps
+    both directions in every variant: sampled, dropped and copied together, and agreeing on
+    what the real directions agree on (bond id, weight), whatever values move."""
+    opened = _open(kind, tmp_path, _bonds())
+    try:
+        source = variant_source(opened, "the warehouse")
+        original = next(t for t in source.tables if t.name == "connected").rows
+        real = {(r["atom_id"], r["atom_id2"]) for r in original}
+        hints = TruthHints({"atom_id": ["a5"], "weight": [3], "bond_id": ["b4_5"]}, {"weight"})
+        shrank = copied = moved = False
+        for number in range(30):
+            variant = {t.name: t.rows for t in make_variant(source.tables, hints, f"0:{number}")}
+            rows = variant["connected"]
+            by_pair = {(r["atom_id"], r["atom_id2"]): r for r in rows}
+            assert len(by_pair) == len(rows), number  # the key stays unique
+            for (a, b), row in by_pair.items():
+                back = by_pair.get((b, a))
+                assert back is not None, (number, a, b)
+                assert (back["bond_id"], back["weight"]) == (row["bond_id"], row["weight"])
+            atoms = {r["atom_id"] for r in variant["atom"]}
+            assert all(r["atom_id"] in atoms and r["atom_id2"] in atoms for r in rows)
+            shrank |= len(rows) < min(len(original), MAX_ROWS)
+            copied |= any(pair not in real for pair in by_pair)
+            moved |= any(
+                r["weight"] != (int(r["atom_id"][1:]) + int(r["atom_id2"][1:])) % 6 for r in rows
+            )
+        assert shrank and copied and moved  # subsets, copies and moved values were all made
+        source.close()
+    finally:
+        opened.close()
+
+
+def test_reading_the_other_direction_of_a_symmetric_relation_passes(tmp_path: Path) -> None:
+    """Counting an atom's bonds by either column is the same question on such data: it passes
+    on every variant."""
+    opened = _open("sqlite_file", tmp_path, _bonds())
+    try:
+        truth = "SELECT COUNT(*) FROM connected WHERE atom_id = 'a5'"
+        agent = "SELECT COUNT(*) FROM connected WHERE atom_id2 = 'a5'"
+        assert _passes_on_original(opened, truth, agent)
+        suite = _suite(opened, truth, count=6)
+        assert suite.variants  # the check below is not vacuous
+        found = check(
+            suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+        )
+        assert found.variant is None, found.comparison and found.comparison.reason
+    finally:
+        opened.close()
