@@ -14,9 +14,23 @@ wall time of each), and prints per system:
 
 Every new fail is written to ``WORK/new_fails.jsonl`` (question, gold SQL, predicted SQL, the
 reason and the variant's previews). ``--sample K`` draws K of them at random (``--seed``) and
-writes those not yet judged to ``WORK/sample_to_judge.jsonl``; the judgements, made by reading
-both SQL texts, live in ``benchmarks/variants_precision_sample.csv`` (corpus, system, question,
-real_error yes/no, reason). Precision = real errors / judged.
+writes those not yet judged to ``WORK/sample_to_judge.jsonl``; the judgements live in
+``benchmarks/variants_precision_sample.csv``, one row per sampled new fail, by a rubric that
+keeps the variant's fairness apart from the gold's quality:
+
+- ``variant_fair`` (yes/no): the variant that failed the answer is a database the schema and
+  the real data's own invariants allow (keys and references kept, no twin a real table could
+  not hold, no value a column never holds, undeclared invariants the data keeps, such as a
+  symmetric relation, kept), judged from the variant's rows the reason shows;
+- ``differs_from_gold`` (yes/no): on such databases the prediction and the gold SQL compute
+  different things (a careful reading of both SQL texts);
+- ``wrong_for_question`` (prediction/gold/both): read against the question (and BIRD's
+  evidence), the prediction is wrong, the gold is wrong and the prediction right, or both
+  readings are defensible;
+- ``real_error`` (yes/no, the earlier column): the prediction is wrong for the question.
+
+It prints two precisions over the judged sample: against the ground truth (fair and differs)
+and against the question (fair, differs and the prediction wrong).
 
 Usage: ``python benchmarks/variants_corpus.py [--root DIR] [--work DIR] [--variants 5]
 [--corpus spider,bird] [--sample 60] [--seed 0]``. Not part of the test suite; skipped (exit 0
@@ -271,14 +285,44 @@ def analyze(
     return lines, new_fails
 
 
-def judged() -> dict[tuple[str, str, str], tuple[str, str]]:
+def judged() -> dict[tuple[str, str, str], dict[str, str]]:
+    """The judged sample rows by (corpus, system, question); rows missing a rubric column
+    count as not judged."""
     if not SAMPLE_FILE.is_file():
         return {}
+    rubric = ("variant_fair", "differs_from_gold", "wrong_for_question")
     with open(SAMPLE_FILE, encoding="utf-8", newline="") as handle:
         return {
-            (row["corpus"], row["system"], row["question"]): (row["real_error"], row["reason"])
+            (row["corpus"], row["system"], row["question"]): row
             for row in csv.DictReader(handle)
+            if all(row.get(c) for c in rubric)
         }
+
+
+def precision_lines(label: str, marks: list[dict[str, str]]) -> list[str]:
+    """The two precisions of judged sample rows."""
+    if not marks:
+        return [f"{label}: nothing judged"]
+    n = len(marks)
+    fair = sum(m["variant_fair"] == "yes" for m in marks)
+    truth = sum(m["variant_fair"] == "yes" and m["differs_from_gold"] == "yes" for m in marks)
+    question = sum(
+        m["variant_fair"] == "yes"
+        and m["differs_from_gold"] == "yes"
+        and m["wrong_for_question"] == "prediction"
+        for m in marks
+    )
+    gold = sum(m["wrong_for_question"] == "gold" for m in marks)
+    both = sum(m["wrong_for_question"] == "both" for m in marks)
+
+    def share(k: int) -> str:
+        return f"{k}/{n} = {100 * k / n:.0f}%"
+
+    return [
+        f"{label}: {n} judged; fair variant {fair}/{n}; precision against the ground truth "
+        f"(fair and differs) {share(truth)}; against the question (and the prediction wrong) "
+        f"{share(question)} (gold wrong {gold}, both readings defensible {both})"
+    ]
 
 
 def main() -> None:
@@ -330,16 +374,21 @@ def main() -> None:
     with open(work / "sample_to_judge.jsonl", "w", encoding="utf-8") as handle:
         for fail in todo:
             handle.write(json.dumps(fail) + "\n")
-    marks = [
-        known[k][0] for f in sample if (k := (f["corpus"], f["system"], f["question"])) in known
-    ]
-    real = sum(m == "yes" for m in marks)
+    marks = [known[k] for f in sample if (k := (f["corpus"], f["system"], f["question"])) in known]
     print(f"new fails: {len(fails)} (written to {work / 'new_fails.jsonl'})")
     print(
-        f"sample of {len(sample)} (seed {args.seed}): {len(marks)} judged, {real} real errors"
-        + (f", precision {100 * real / len(marks):.0f}%" if marks else "")
+        f"sample of {len(sample)} (seed {args.seed})"
         + (f"; {len(todo)} to judge in {work / 'sample_to_judge.jsonl'}" if todo else "")
     )
+    for line in precision_lines("sample", marks):
+        print(line)
+    parts = sorted({m["corpus"] for m in marks})
+    if len(parts) > 1:
+        for part in parts:
+            for line in precision_lines(
+                f"  of which {part}", [m for m in marks if m["corpus"] == part]
+            ):
+                print(line)
 
 
 if __name__ == "__main__":
