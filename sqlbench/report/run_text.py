@@ -13,6 +13,7 @@ from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
 from sqlbench.report.metric_format import metric_detail, metric_lines
+from sqlbench.report.plain_table import Cell, Column, PlainTable
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
@@ -87,17 +88,19 @@ def render_run(
         )
     shown = run.questions if questions is None else list(questions)
     repeat = run.info.repeat > 1
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("Question", no_wrap=True)
-    table.add_column("Verdict", no_wrap=True)
+    # A corpus run shows thousands of rows: drawn as rich would, without rich's per-cell cost.
+    columns = [Column("Question", no_wrap=True), Column("Verdict", no_wrap=True)]
     if repeat:
-        table.add_column("Pass rate", justify="right", no_wrap=True)
-    table.add_column("Reason", overflow="fold", ratio=1)
-    table.add_column("Latency", justify="right", no_wrap=True)
+        columns.append(Column("Pass rate", justify="right", no_wrap=True))
+    columns += [
+        Column("Reason", overflow="fold", ratio=1),
+        Column("Latency", justify="right", no_wrap=True),
+    ]
+    table = PlainTable(columns)
     for question in shown:
-        cells: list[RenderableType] = [
+        cells: list[Cell] = [
             question.full_name,
-            Text(verdict_text(question), style=VERDICT_STYLES[question.verdict]),
+            (verdict_text(question), VERDICT_STYLES[question.verdict]),
         ]
         if repeat:
             cells.append("" if question.pass_rate is None else percent(question.pass_rate))
