@@ -30,11 +30,13 @@ from sqlbench.text import joined_lines, one_line
 from sqlbench.verdicts import Verdict
 
 __all__ = [
+    "LIMITS_REACHED",
     "AgentOutcome",
     "Grade",
     "TruthOutcome",
     "Verdict",
     "agent_problem",
+    "agent_sql_reason",
     "grade",
     "grade_skipped",
     "truth_problem",
@@ -47,6 +49,11 @@ to about 0.7 times its inputs (two 256 MB results of narrow rows: 333 MB more; l
 coded by rank, not copied), so eight at once would hold eight times that."""
 _LARGE_COMPARISON = threading.Lock()
 _NOTHING_HELD = contextlib.nullcontext()
+
+LIMITS_REACHED = frozenset(
+    {QueryErrorKind.TIMEOUT, QueryErrorKind.TOO_MANY_ROWS, QueryErrorKind.TOO_LARGE}
+)
+"""Limits that make agent SQL ``fail`` when it reaches them (SPEC section 3)."""
 
 _AGENT_SQL_PROBLEM = {
     QueryErrorKind.SYNTAX: "the agent's SQL has a syntax error",
@@ -185,7 +192,7 @@ def _grade(
         return Grade(Verdict.REVIEW, _no_sql_reason(answer))
     if isinstance(agent_outcome, QueryError):
         verdict = Verdict.ERROR if agent_outcome.kind is QueryErrorKind.CONNECTION else Verdict.FAIL
-        return Grade(verdict, _agent_sql_reason(agent_outcome))
+        return Grade(verdict, agent_sql_reason(agent_outcome))
     if agent_outcome is None:
         raise ValueError("grade() needs the agent's SQL outcome when the answer has SQL")
     return _compare_all(truths, agent_outcome, options, dialect)
@@ -276,7 +283,9 @@ def _no_sql_reason(answer: Answer) -> str:
     return "the agent gave no SQL and no answer (declined)"
 
 
-def _agent_sql_reason(error: QueryError) -> str:
+def agent_sql_reason(error: QueryError) -> str:
+    """Why the agent's SQL did not run, one line led by what kind of problem it is ("the
+    agent's SQL result is too large: ...")."""
     problem = _AGENT_SQL_PROBLEM.get(error.kind, "the agent's SQL did not run")
     message = error.message.strip()
     if message.lower().startswith(problem.lower()):

@@ -101,6 +101,26 @@ class ServerSpec:
     label: str
 
 
+@dataclass(frozen=True)
+class VariantData:
+    """A data variant's tables (a few hundred rows each), sent with a query to run on them: the
+    query process builds the variant's database (``DuckDBEngine.from_tables``) beside its own,
+    runs the query there and closes it."""
+
+    tables: tuple[Any, ...]
+    """``sqlbench.engines.duckdb.BaseTable`` each (Arrow rows, pickled as Arrow buffers)."""
+    views: tuple[str, ...]
+    nbytes: int
+    """The tables' Arrow bytes."""
+
+
+_VARIANT_HELD_MB = 16
+"""Resident memory allowed for a variant's database while a query runs on it, beyond
+``_VARIANT_HELD`` times its Arrow bytes (an empty in-memory DuckDB takes about 5 MB)."""
+_VARIANT_HELD = 4
+"""Its tables in DuckDB and the Arrow copy they came in, as a multiple of their Arrow bytes."""
+
+
 @dataclass
 class _Pending:
     done: threading.Event = field(default_factory=threading.Event)
@@ -171,10 +191,17 @@ class QueryProcess:
         self._solo = _Solo()
 
     def run_agent(
-        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
+        self,
+        sql: str,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        variant: VariantData | None = None,
     ) -> pa.Table:
         """Run agent SQL in the query process (guard, the engine's checks, the query, the fetch
         within ``max_rows`` and ``max_bytes``); its table, or the ``QueryError`` it raised.
+        With ``variant``, on that data variant's database instead of the engine's.
 
         Raises:
             QueryError: as the engine's ``run_agent``; TOO_LARGE when the query took the query
@@ -184,7 +211,7 @@ class QueryProcess:
         """
         try:
             with self._solo.shared():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
         except _ProcessLost as lost:
             if lost.alone:
                 raise self._lost_error(lost) from lost
@@ -192,7 +219,7 @@ class QueryProcess:
         # that takes the query process down, only it is told so.
         try:
             with self._solo.alone():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
         except _ProcessLost as lost:
             raise self._lost_error(lost) from lost
 
@@ -211,12 +238,17 @@ class QueryProcess:
         )
 
     def _attempt(
-        self, sql: str, timeout_s: float, max_rows: int, max_bytes: int | None
+        self,
+        sql: str,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        variant: VariantData | None,
     ) -> pa.Table:
         conn, pending, request = self._submit()
         try:
             with self._send_lock:
-                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes))
+                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes, variant))
         except (OSError, EOFError, ValueError) as err:
             self._forget(request)
             raise _ProcessLost(str(err), over_memory=False, alone=False) from err
@@ -417,18 +449,31 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
         conn.send(("failed", str(err)))
         return
     send_lock = threading.Lock()
+    held = _Held()
     _limit_address_space(spec.address_space_mb + _RESERVED_MB)
     threading.Thread(
-        target=_watch_memory, args=(conn, send_lock, spec.address_space_mb), daemon=True
+        target=_watch_memory, args=(conn, send_lock, spec.address_space_mb, held), daemon=True
     ).start()
 
     def reply(*message: Any) -> None:
         with send_lock, contextlib.suppress(OSError, ValueError):
             conn.send(message)
 
-    def answer(request: int, sql: str, timeout_s: float, rows: int, size: int | None) -> None:
+    def answer(
+        request: int,
+        sql: str,
+        timeout_s: float,
+        rows: int,
+        size: int | None,
+        variant: VariantData | None = None,
+    ) -> None:
         try:
-            table = engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size).table
+            if variant is None:
+                table = engine.run_agent(
+                    sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size
+                ).table
+            else:
+                table = _on_variant(variant, held, sql, timeout_s, rows, size)
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, table.schema) as writer:
                 writer.write_table(table)
@@ -495,11 +540,51 @@ def _open(spec: QueryProcessSpec) -> Engine:
     return engine
 
 
-def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int) -> None:
-    """Stop this process the moment its resident memory passes what it held once set up
-    plus ``extra_mb`` (checked every 10 ms), telling the parent why first."""
+class _Held:
+    """Bytes the query process holds for the data variants its queries run on now."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.bytes = 0
+
+    @contextlib.contextmanager
+    def holding(self, size: int) -> Iterator[None]:
+        with self._lock:
+            self.bytes += size
+        try:
+            yield
+        finally:
+            with self._lock:
+                self.bytes -= size
+
+
+def _on_variant(
+    variant: VariantData,
+    held: _Held,
+    sql: str,
+    timeout_s: float,
+    rows: int,
+    size: int | None,
+) -> pa.Table:
+    """Agent SQL on a data variant's database, built here for it and closed after; the memory
+    watch allows for the database while it is open."""
+    from sqlbench.engines.duckdb import DuckDBEngine
+
+    allowance = _VARIANT_HELD_MB * 2**20 + _VARIANT_HELD * variant.nbytes
+    with held.holding(allowance):
+        engine = DuckDBEngine.from_tables(list(variant.tables), list(variant.views))
+        try:
+            return engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size).table
+        finally:
+            engine.close()
+
+
+def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int, held: _Held) -> None:
+    """Stop this process the moment its resident memory passes what it held once set up plus
+    ``extra_mb`` plus what the data variants in use are allowed (checked every 10 ms), telling
+    the parent why first."""
     limit = _resident_bytes() + extra_mb * 2**20
-    while _resident_bytes() <= limit:
+    while _resident_bytes() <= limit + held.bytes:
         time.sleep(_WATCH_INTERVAL_S)
     if send_lock.acquire(timeout=0.05):
         with contextlib.suppress(OSError, ValueError):

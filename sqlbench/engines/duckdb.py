@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec
+from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, VariantData
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     concat_batches,
@@ -366,10 +366,11 @@ class DuckDBEngine(Engine):
         memory_limit_mb: int = VARIANT_MEMORY_LIMIT_MB,
     ) -> DuckDBEngine:
         """A new locked in-memory engine holding ``tables`` (rows from ``BaseTable.data``,
-        no constraints) and the views ``view_sql`` creates. Agent SQL runs in this process
-        (a variant's tables are small), under DuckDB's ``memory_limit_mb`` (set once the
-        tables are in; DuckDB spills past it to the engine's private temp directory), so a
-        memory bomb on a variant is ``too_large``, not the run's end."""
+        no constraints) and the views ``view_sql`` creates, under DuckDB's ``memory_limit_mb``
+        (set once the tables are in; DuckDB spills past it to the engine's private temp
+        directory). Its queries run in the process that calls this: ground truth in sqlbench's;
+        agent SQL in the warehouse engine's query process where it has one
+        (``run_agent_on_variant``), since ``memory_limit`` does not bound one huge value."""
         engine = cls(display="data variant", memory_limit_mb=memory_limit_mb)
         con = engine._con
         try:
@@ -389,6 +390,37 @@ class DuckDBEngine(Engine):
             raise EngineError(f"cannot build a data variant: {driver_message(str(err))}") from err
         engine.lock()
         return engine
+
+    def run_agent_on_variant(
+        self,
+        tables: list[BaseTable],
+        view_sql: list[str],
+        sql: str,
+        *,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None = None,
+    ) -> ResultSet | None:
+        """Run agent SQL on a data variant of this engine's tables in this engine's query
+        process, watched as agent SQL on the engine itself is (the variant's database is built
+        there for the query, ``from_tables``, and closed after); None when this engine has no
+        query process (the caller runs it in-process).
+
+        Raises:
+            QueryError: As ``run_agent``.
+        """
+        if self._query_process is None:
+            return None
+        self.lock()
+        variant = VariantData(
+            tables=tuple(tables),
+            views=tuple(view_sql),
+            nbytes=sum(table.data.nbytes for table in tables),
+        )
+        table = self._query_process.run_agent(
+            sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes, variant=variant
+        )
+        return ResultSet(table)
 
     def tables(self) -> list[TableInfo]:
         """Tables and views in the in-memory database (setup's, and the attached file's)."""

@@ -17,9 +17,11 @@ from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import QueryError
 from sqlbench.grading import (
+    LIMITS_REACHED,
     AgentOutcome,
     Grade,
     TruthOutcome,
+    agent_sql_reason,
     grade,
     grade_skipped,
     truth_problem,
@@ -310,6 +312,12 @@ def grade_on_variants(
         reason = one_line(f"{graded.reason} ({note})", _MAX_REASON)
         return OnVariant(replace(graded, reason=reason), record)
     where = f"data variant #{found.variant.number} ({found.variant.fingerprint})"
+    if found.error is not None and found.error.kind in LIMITS_REACHED:
+        # A limit reached there fails the answer, as on the original data (a query that blows
+        # up only on some data is wrong for that data).
+        reason = f"matches on the original data, but on {where} {agent_sql_reason(found.error)}"
+        failed = Grade(Verdict.FAIL, one_line(reason, _MAX_REASON), compared_truth=index)
+        return OnVariant(failed, record, found.variant.truth)
     if found.error is not None:
         reason = (
             f"matches on the original data, but on {where} the agent's SQL did not run "

@@ -28,10 +28,11 @@ from urllib.parse import quote
 
 import pyarrow as pa
 
-from sqlbench.engines.base import Engine
+from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.duckdb import BaseTable, DuckDBEngine
 from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
 from sqlbench.errors import EngineError, SqlbenchError
+from sqlbench.project.files import RunSettings
 from sqlbench.tempdirs import make_temp
 from sqlbench.variants.generate import Reference, Table
 
@@ -59,6 +60,22 @@ class VariantSource(ABC):
     @contextmanager
     def database(self, built: object) -> Iterator[Engine]:
         """An engine over a built variant, closed on exit."""
+
+    def run_agent(self, built: object, sql: str, settings: RunSettings) -> ResultSet:
+        """The agent's SQL on a built variant, within the run's limits, bounded like agent SQL
+        on the warehouse: here, in this process, on a database opened for it (a SQLite
+        variant is read through the SQLite engine, whose longest value is ``max_result_mb``).
+
+        Raises:
+            QueryError: As ``Engine.run_agent``.
+        """
+        with self.database(built) as engine:
+            return engine.run_agent(
+                sql,
+                timeout_s=settings.query_timeout_s,
+                max_rows=settings.max_rows,
+                max_bytes=settings.max_result_bytes,
+            )
 
     @abstractmethod
     def discard(self, built: object) -> None:
@@ -92,12 +109,16 @@ def variant_source(engine: Engine, display: str) -> VariantSource:
 
 
 class DuckDBSource(VariantSource):
-    """Setup's tables and an attached DuckDB file's, as in-memory DuckDB variants."""
+    """Setup's tables and an attached DuckDB file's, as in-memory DuckDB variants. Where the
+    warehouse's engine runs agent SQL in a query process, agent SQL on its variants runs in
+    there too (``DuckDBEngine.run_agent_on_variant``): a single huge value on a variant is that
+    answer's ``too_large``, not the run's memory."""
 
     dialect = "duckdb"
 
     def __init__(self, engine: DuckDBEngine) -> None:
         base, self._views = engine.base_tables(READ_ROWS)
+        self._engine = engine
         self.tables = [
             Table(
                 schema=t.schema,
@@ -135,6 +156,19 @@ class DuckDBSource(VariantSource):
             yield engine
         finally:
             engine.close()
+
+    def run_agent(self, built: object, sql: str, settings: RunSettings) -> ResultSet:
+        """In the warehouse engine's query process when it has one, else here."""
+        assert isinstance(built, list)
+        found = self._engine.run_agent_on_variant(
+            built,
+            self._views,
+            sql,
+            timeout_s=settings.query_timeout_s,
+            max_rows=settings.max_rows,
+            max_bytes=settings.max_result_bytes,
+        )
+        return found if found is not None else super().run_agent(built, sql, settings)
 
     def discard(self, built: object) -> None:
         """Nothing to remove: the data is only in memory."""

@@ -245,16 +245,10 @@ def check(
     at the first that does not pass."""
     sql = transpile_truth(truth_sql, truth_dialect, suite.dialect)
     for checked, variant in enumerate(suite.variants, start=1):
-        with suite.source.database(variant.built) as engine:
-            try:
-                actual = engine.run_agent(
-                    agent_sql,
-                    timeout_s=settings.query_timeout_s,
-                    max_rows=settings.max_rows,
-                    max_bytes=settings.max_result_bytes,
-                )
-            except QueryError as err:
-                return VariantCheck(checked, variant, error=err)
+        try:
+            actual = suite.source.run_agent(variant.built, agent_sql, settings)
+        except QueryError as err:
+            return VariantCheck(checked, variant, error=err)
         comparison = compare_under(variant.truth, actual, options, sql, suite.dialect)
         if not comparison.passed and not _another_reading(
             variant.truth, actual, options, sql, suite

@@ -18,7 +18,7 @@ from sqlbench.compare import compare_results
 from sqlbench.engines.base import Engine
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
-from sqlbench.errors import SqlbenchError
+from sqlbench.errors import QueryErrorKind, SqlbenchError
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
@@ -613,3 +613,57 @@ def test_reading_the_other_direction_of_a_symmetric_relation_passes(tmp_path: Pa
         assert found.variant is None, found.comparison and found.comparison.reason
     finally:
         opened.close()
+
+
+# Right on the original data (5 people, ages adding up to 177); on any variant that changes
+# them, one value of a gigabyte.
+BLOWS_UP = (
+    "SELECT name FROM people WHERE age >= 30 AND length(repeat('x', (SELECT CASE WHEN "
+    "count(*) <> 5 OR sum(age) <> 177 THEN 1000000000 ELSE 1 END FROM people))) > 0"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["embedded", "duckdb_file"])
+def test_a_huge_value_only_on_a_variant_is_too_large_in_the_query_process(
+    tmp_path: Path, kind: str
+) -> None:
+    """Agent SQL on a DuckDB variant runs in the warehouse engine's query process, so one
+    huge value there stops that process (too_large), not sqlbench's; the next answer runs."""
+    if kind == "embedded":
+        (tmp_path / "setup.sql").write_text(SETUP, encoding="utf-8")
+        engine = DuckDBEngine(memory_limit_mb=256, query_process_mb=256)
+        engine.setup(tmp_path, [tmp_path / "setup.sql"])
+    else:
+        with duckdb.connect(tmp_path / "w.duckdb") as con:
+            con.execute(SETUP)
+        engine = DuckDBEngine(tmp_path / "w.duckdb", memory_limit_mb=256, query_process_mb=256)
+        engine.setup(tmp_path, [])
+    try:
+        truth = ACCIDENTAL["boundary"][0]
+        assert _passes_on_original(engine, truth, BLOWS_UP)
+        suite = _suite(engine, truth)
+        assert suite.variants
+        found = check(
+            suite,
+            BLOWS_UP,
+            truth,
+            truth_dialect="duckdb",
+            options=CompareOptions(),
+            settings=SETTINGS,
+        )
+        assert found.variant is not None and found.error is not None
+        assert found.error.kind is QueryErrorKind.TOO_LARGE, found.error.message
+        assert "query process past the memory it may use" in found.error.message
+        rewrite = EQUIVALENT["not_less"][1]
+        again = check(
+            suite,
+            rewrite,
+            truth,
+            truth_dialect="duckdb",
+            options=CompareOptions(),
+            settings=SETTINGS,
+        )
+        assert again.variant is None and again.checked == len(suite.variants)
+    finally:
+        engine.close()
