@@ -306,3 +306,34 @@ def test_plain_progress_lines_are_written_together_and_in_order(
         next(i for i, line in enumerate(lines) if key in line) for key in ("q3", "a note", "q4")
     ]
     assert order == sorted(order)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "[ 3/972] agent_a fail    db/q3 (0 ms): 2 columns expected, 1 returned",
+        "[ 4/972] agent_a fail    db/q4 (12.3 s): expected 'São Paulo' got '名前' → cut…",
+        "[ 5/972] agent_a fail    db/q5: a tab\there",
+        "[ 6/972] agent_a error   db/q6: escape \x1b[2K and bell \x07",
+        "[ 6/972] agent_a error   db/q6: bidi \u202eflip",
+        "[ 7/972] agent_a fail    db/q7: two\nlines",
+        "",
+    ],
+)
+def test_plain_progress_lines_read_as_rich_prints_them(line: str) -> None:
+    """A plain line that needs no treatment skips rich; every line reads as rich prints it
+    (control codes dropped or shown, tabs expanded)."""
+    import io
+
+    from sqlbench.hygiene import SafeConsole
+    from sqlbench.report.run_progress import RunProgress
+
+    stream = io.StringIO()
+    progress = RunProgress(stream, live=False)
+    progress._hold(line)
+    progress.close()
+    expected = io.StringIO()
+    SafeConsole(
+        file=expected, force_terminal=False, no_color=True, highlight=False, soft_wrap=True
+    ).print(line, markup=False)
+    assert stream.getvalue() == expected.getvalue()
