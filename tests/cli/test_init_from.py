@@ -369,6 +369,54 @@ def test_a_failing_agent_fails_its_run_alone(tmp_path: Path, invoke) -> None:
     assert statuses == {"first": "completed", "middle": "failed", "last": "completed"}
 
 
+def test_a_run_that_crashes_mid_way_fails_alone(
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sqlbench bug while grading one run's answer, after that run has graded others: that
+    run is Failed with one sentence (what it graded before stays stored), the runs beside it
+    complete and are stored, and the exit code is 2."""
+    from sqlbench.runs import runner
+
+    bench = _spider(tmp_path)
+    pairs = []
+    for name in ("first", "middle", "last"):
+        path = _lines(tmp_path / f"{name}.sql", ["SELECT count(*) FROM singer"] * 5)
+        pairs += ["--predictions", str(path), "--agent", name]
+    project = tmp_path / "proj"
+    invoke("init", str(project), "--from", "spider", str(bench), *pairs)
+    grade = runner._Run._grade
+
+    def crashing(self: runner._Run, warehouses, agent, item, shared=None):  # type: ignore[no-untyped-def]
+        if self.info.agent_name == "middle" and item.position == 1:
+            raise KeyError("a sqlbench bug")
+        return grade(self, warehouses, agent, item, shared)
+
+    monkeypatch.setattr(runner._Run, "_grade", crashing)
+    result = invoke(
+        "run",
+        "-C",
+        str(project),
+        "--agent",
+        "first,middle,last",
+        "--concurrency",
+        "1",
+        exit_code=2,
+    )
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "(agent middle) failed: KeyError: 'a sqlbench bug'" in errors[0]
+    assert "Traceback" not in result.output
+    summary = result.stdout.split("\n\n")[-1]
+    rows = {line.split()[0]: line for line in summary.splitlines()[2:]}
+    assert "33.3% (1/3)" in rows["first"] and "33.3% (1/3)" in rows["last"]
+    assert "failed" in rows["middle"]
+    listing = json.loads(invoke("runs", "-C", str(project), "--format", "json").stdout)
+    statuses = {r["agent"]: r["status"] for r in listing["runs"]}
+    assert statuses == {"first": "completed", "middle": "failed", "last": "completed"}
+    middle = next(r["name"] for r in listing["runs"] if r["agent"] == "middle")
+    shown = json.loads(invoke("show", "-C", str(project), middle, "--format", "json").stdout)
+    assert [r["name"] for r in shown["results"]] == ["dev_0000"]  # graded before the crash
+
+
 def test_published_predictions_run_as_published(tmp_path: Path) -> None:
     """A prediction in a Markdown fence is a syntax error for the official evaluators: the
     imported replay agent runs it as published (sql_as_recorded), where a live agent's fenced
