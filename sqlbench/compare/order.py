@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import cast
 
 import numpy as np
@@ -47,6 +48,12 @@ class OrderPlan:
 IGNORE = OrderPlan(strict=False)
 
 
+PLANS_KEPT = 512
+"""Order plans remembered (by ground-truth SQL, dialect, order and column names): every
+answer to a question is compared with the same ground truth, and parsing it is most of the
+plan's cost."""
+
+
 def plan_order(
     order: str, expected_sql: str | None, dialect: str | None, column_names: list[str]
 ) -> OrderPlan:
@@ -62,6 +69,15 @@ def plan_order(
         return IGNORE
     if expected_sql is None:
         return OrderPlan(strict=True, source="order: strict")
+    return _planned(order, expected_sql, dialect, tuple(column_names))
+
+
+@lru_cache(maxsize=PLANS_KEPT)
+def _planned(
+    order: str, expected_sql: str, dialect: str | None, column_names: tuple[str, ...]
+) -> OrderPlan:
+    """``plan_order`` for a ground truth's SQL, parsed once per distinct input (the plan is
+    immutable and depends on nothing else)."""
     try:
         node = _outermost(expected_sql, dialect)
     except _Unparseable as err:
@@ -76,7 +92,7 @@ def plan_order(
         if order == "auto":
             return OrderPlan(strict=False, source="order: auto (no outermost ORDER BY)")
         return OrderPlan(strict=True, source="order: strict")
-    keys = key_positions(node, column_names, dialect)
+    keys = key_positions(node, list(column_names), dialect)
     prefix: list[int] = []
     for key in keys:
         if key is None:

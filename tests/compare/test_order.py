@@ -132,3 +132,28 @@ def test_strict_without_sql_is_positional() -> None:
 
 def test_ignore_never_parses() -> None:
     assert not plan_order("ignore", "SELEC garbage", None, ["a"]).strict
+
+
+def test_a_ground_truth_is_parsed_once_for_all_its_comparisons(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every answer to a question is compared with the same ground truth: its order plan is
+    # made once (parsing is most of its cost), and a new SQL, dialect or column list is new.
+    import sqlbench.compare.order as order_module
+
+    parses: list[str] = []
+    real_parse = order_module.sqlglot.parse
+
+    def counting(sql: str, **kwargs: object) -> object:
+        parses.append(sql)
+        return real_parse(sql, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(order_module.sqlglot, "parse", counting)
+    sql = "SELECT a, b FROM t_parsed_once ORDER BY b"
+    first = plan_order("auto", sql, "sqlite", ["a", "b"])
+    assert plan_order("auto", sql, "sqlite", ["a", "b"]) is first
+    assert first.keys == (1,) and parses == [sql]
+    plan_order("auto", sql, "sqlite", ["a", "c"])
+    assert plan_order("auto", sql, "duckdb", ["a", "b"]).keys == (1,)
+    assert plan_order("strict", sql, "sqlite", ["a", "b"]).source.startswith("order: strict")
+    assert parses == [sql] * 4
