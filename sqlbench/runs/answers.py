@@ -166,7 +166,9 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 graded = Grade(Verdict.ERROR, fault_reason("grading on data variants", err))
             timings["variants"] = round((time.perf_counter() - start) * 1000.0, 3)
         try:
-            trial = _trial(base, graded, truths, answer, outcome, timings, on_variant)
+            trial = _trial(
+                base, graded, truths, answer, outcome, timings, on_variant, context.truths
+            )
         except Exception as err:  # keep the verdict, leave out what failed
             reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
             trial = TrialResult(
@@ -359,9 +361,12 @@ def _trial(
     outcome: AgentOutcome,
     timings: dict[str, float],
     on_variant: OnVariant | None = None,
+    cache: TruthCache | None = None,
 ) -> TrialResult:
     """The stored result: verdict, reason, both previews (differing rows marked), trace.
-    A verdict decided on a data variant shows that variant's results."""
+    A verdict decided on a data variant shows that variant's results. The ground truth's
+    fingerprint comes from ``cache`` (made once for every answer sharing that ground truth)
+    when given."""
     unmatched = unmatched_rows(graded.comparison)
     expected = truths[graded.compared_truth or 0].result if truths else None
     if on_variant is not None and on_variant.expected is not None:
@@ -377,7 +382,9 @@ def _trial(
     if main is not None:
         # The main ground truth's answer, whichever truth the agent matched: the answer a
         # comparison of two runs checks for changes.
-        fingerprint = result_fingerprint(main)
+        fingerprint = (
+            cache.fingerprint(truths[0]) if cache is not None else result_fingerprint(main)
+        )
     if isinstance(outcome, ResultSet):
         actual_preview = make_preview(
             outcome, unmatched.actual, differing_count=unmatched.actual_count

@@ -15,6 +15,7 @@ from sqlbench.engines.base import Engine
 from sqlbench.errors import QueryError
 from sqlbench.grading import TruthOutcome
 from sqlbench.runs.faults import stage_error
+from sqlbench.runs.previews import result_fingerprint
 from sqlbench.truth import transpile_truth
 
 
@@ -22,6 +23,7 @@ class _Entry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.outcome: TruthOutcome | None = None
+        self.fingerprint: str | None = None
 
 
 class TruthCache:
@@ -83,6 +85,24 @@ class TruthCache:
                 if self._pending[sql] <= 0:
                     self._pending.pop(sql, None)
                     self._entries.pop(sql, None)
+
+    def fingerprint(self, outcome: TruthOutcome) -> str:
+        """``result_fingerprint`` of a ground truth's result (``outcome`` from ``get``),
+        computed once for all the answers that share it while it is held.
+
+        Raises:
+            ValueError: ``outcome`` holds no result.
+        """
+        if outcome.result is None:
+            raise ValueError(f"the ground truth {outcome.sql!r} has no result to fingerprint")
+        with self._lock:
+            entry = self._entries.get(outcome.sql)
+        if entry is None or entry.outcome is not outcome:
+            return result_fingerprint(outcome.result)  # not (or no longer) held here
+        with entry.lock:
+            if entry.fingerprint is None:
+                entry.fingerprint = result_fingerprint(outcome.result)
+            return entry.fingerprint
 
     def cached(self) -> int:
         """Results held right now."""

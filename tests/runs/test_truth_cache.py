@@ -5,9 +5,13 @@ from __future__ import annotations
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
+
 from sqlbench.engines.base import ResultSet
 from sqlbench.engines.duckdb import DuckDBEngine
 from sqlbench.errors import QueryErrorKind
+from sqlbench.grading import TruthOutcome
+from sqlbench.runs.previews import result_fingerprint
 from sqlbench.runs.truth_cache import TruthCache
 
 
@@ -87,4 +91,33 @@ def test_ground_truth_in_another_dialect_is_transpiled_or_an_error() -> None:
     assert outcome.sql == month  # kept as written (ORDER BY detection reads it)
     (broken,), _ = cache.get(["SELECT FROM WHERE"])
     assert broken.error is not None and broken.error.kind is QueryErrorKind.SYNTAX
+    engine.close()
+
+
+def test_a_held_ground_truth_is_fingerprinted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every answer's record carries its ground truth's fingerprint: one ground truth shared by
+    # nine agents' answers is fingerprinted once, the same as fingerprinting it each time.
+    import sqlbench.runs.truth_cache as module
+
+    fingerprinted: list[ResultSet] = []
+
+    def counting(result: ResultSet) -> str:
+        fingerprinted.append(result)
+        return result_fingerprint(result)
+
+    monkeypatch.setattr(module, "result_fingerprint", counting)
+    engine = CountingEngine()
+    sql = "SELECT 42 AS answer UNION ALL SELECT 7"
+    cache = TruthCache(engine, timeout_s=10, max_rows=100, uses=[sql] * 3)
+    outcome = cache.get([sql])[0][0]
+    assert outcome.result is not None
+    prints = {cache.fingerprint(cache.get([sql])[0][0]) for _ in range(3)}
+    assert prints == {result_fingerprint(outcome.result)} and len(fingerprinted) == 1
+    for _ in range(3):
+        cache.release([sql])
+    # Released (or never held here): computed afresh, never a stale value.
+    assert cache.fingerprint(outcome) == result_fingerprint(outcome.result)
+    assert len(fingerprinted) == 2
+    with pytest.raises(ValueError, match="no result"):
+        cache.fingerprint(TruthOutcome(sql="SELECT nothing"))
     engine.close()
