@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 
 import click
@@ -26,6 +27,7 @@ from sqlbench.cli.options import (
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.files import MAX_VARIANTS, Project
 from sqlbench.report import run_json, run_junit, run_markdown, run_text
+from sqlbench.runs.accuracy import Accuracy
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.scores import RunResult
 from sqlbench.validation import load_project
@@ -42,11 +44,12 @@ def render_run(run: RunResult, fmt: str, *, color: bool = False, width: int | No
     return run_text.render_run(run, color=color, width=width)
 
 
-def under_threshold(run: RunResult, fail_under: float | None) -> str | None:
-    """Why the run is under ``--fail-under`` (a fraction of 1), or None when it is not."""
+def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
+    """Why a run of ``accuracy`` is under ``--fail-under`` (a fraction of 1), or None when it
+    is not."""
     if fail_under is None:
         return None
-    value = run.accuracy.value
+    value = accuracy.value
     if value is None:
         return f"no question was graded, so accuracy cannot reach --fail-under {fail_under:.0%}"
     if value < fail_under:
@@ -202,14 +205,14 @@ def run_command(
     write_output(render_run(run, fmt, color=color, width=width), output)
     if output is not None:
         click.echo(f"{run_text_summary(run)}; wrote {output}", err=True)
-    problem = under_threshold(run, fail_under)
+    problem = under_threshold(run.accuracy, fail_under)
     if problem is not None:
         click.echo(f"Failed: {problem}.", err=True)
         ctx.exit(ExitCode.FAIL)
     ctx.exit(ExitCode.OK)
 
 
-def run_text_summary(run: RunResult) -> str:
+def run_text_summary(run: RunResult | run_text.RunTally) -> str:
     """``Run NAME: Accuracy: NN% (passed/total)`` for stderr when the report goes to a file."""
     return f"Run {run.info.name}: Accuracy: {run.accuracy.label()}"
 
@@ -227,26 +230,29 @@ def _run_several(
     per run; a run that failed is named with its reason (exit 2), and exit 1 when any run is
     under ``--fail-under``."""
     from sqlbench.runs.records import RunStatus
-    from sqlbench.runs.runner import run_benchmarks
+    from sqlbench.runs.runner import open_store, run_benchmarks_stored
 
     if fmt == "junit":
         raise click.UsageError("--format junit holds one run: give --agent one agent")
     display = progress_display()
-    try:
-        with stdout_to_stderr(), display:
-            runs = run_benchmarks(project, names, options, progress=display)
-    except KeyboardInterrupt:
-        if display.run_names:
-            click.echo(
-                f"Interrupted: runs {', '.join(display.run_names)} keep what was graded; finish "
-                "each with `sqlbench run --resume NAME`.",
-                err=True,
-            )
-        else:
-            click.echo("Interrupted.", err=True)
-        ctx.exit(ExitCode.INTERRUPTED)
-    color = fmt == "table" and output is None and sys.stdout.isatty()
-    write_output(render_runs_several(runs, fmt, color=color), output)
+    with open_store(project, options) as store:
+        try:
+            with stdout_to_stderr(), display:
+                ids = run_benchmarks_stored(project, names, options, progress=display, store=store)
+        except KeyboardInterrupt:
+            if display.run_names:
+                click.echo(
+                    f"Interrupted: runs {', '.join(display.run_names)} keep what was graded; "
+                    "finish each with `sqlbench run --resume NAME`.",
+                    err=True,
+                )
+            else:
+                click.echo("Interrupted.", err=True)
+            ctx.exit(ExitCode.INTERRUPTED)
+        color = fmt == "table" and output is None and sys.stdout.isatty()
+        # One run loaded at a time, rendered, and dropped (its line in the summary kept).
+        text, runs = render_runs_several((store.load_run(i) for i in ids), fmt, color=color)
+    write_output(text, output)
     if output is not None:
         for run in runs:
             click.echo(run_text_summary(run), err=True)
@@ -258,7 +264,9 @@ def _run_several(
             err=True,
         )
     completed = [run for run in runs if run.status is not RunStatus.FAILED]
-    failed = [p for p in (under_threshold(run, fail_under) for run in completed) if p is not None]
+    failed = [
+        p for p in (under_threshold(run.accuracy, fail_under) for run in completed) if p is not None
+    ]
     for problem in failed:
         click.echo(f"Failed: {problem}.", err=True)
     if broken:
@@ -266,19 +274,30 @@ def _run_several(
     ctx.exit(ExitCode.FAIL if failed else ExitCode.OK)
 
 
-def render_runs_several(runs: list[RunResult], fmt: str, *, color: bool = False) -> str:
-    """Several runs (``--agent a,b``) in one ``--format`` (JSON: ``{schema_version, runs}``)."""
+def render_runs_several(
+    runs: Iterable[RunResult], fmt: str, *, color: bool = False
+) -> tuple[str, list[run_text.RunTally]]:
+    """Several runs (``--agent a,b``) in one ``--format`` (JSON: ``{schema_version, runs}``),
+    and each run's tally. Each run is rendered on its own, so ``runs`` may load them one at a
+    time."""
+    parts: list[str] = []
+    tallies: list[run_text.RunTally] = []
+    for run in runs:
+        if fmt == "json":
+            # Each run's text is made on its own (run_json.dumps_run), indented into the list.
+            parts.append(textwrap.indent(run_json.dumps_run(run_json.run_to_json(run)), "    "))
+        else:
+            parts.append(render_run(run, fmt, color=color))
+        tallies.append(run_text.RunTally.of(run))
+        del run  # the next run loads while this one is freed
     if fmt == "json":
-        # Each run's text is made on its own (run_json.dumps_run), indented into the list.
-        parts = [
-            textwrap.indent(run_json.dumps_run(run_json.run_to_json(run)), "    ") for run in runs
-        ]
-        return (
+        text = (
             f'{{\n  "schema_version": {run_json.SCHEMA_VERSION},\n  "runs": [\n'
             + ",\n".join(parts)
             + "\n  ]\n}\n"
         )
-    parts = [render_run(run, fmt, color=color) for run in runs]
-    if fmt == "markdown":
-        return "\n".join(parts)
-    return "\n".join(parts) + "\n" + run_text.render_agents_summary(runs)
+    elif fmt == "markdown":
+        text = "\n".join(parts)
+    else:
+        text = "\n".join(parts) + "\n" + run_text.render_agents_summary(tallies)
+    return text, tallies

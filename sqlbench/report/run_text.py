@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from rich import box
 from rich.console import RenderableType
@@ -29,7 +30,8 @@ from sqlbench.report.run_format import (
     warehouse_lines,
     when_text,
 )
-from sqlbench.runs.records import Preview, RunStatus, RunSummary, TrialResult
+from sqlbench.runs.accuracy import Accuracy
+from sqlbench.runs.records import Preview, RunInfo, RunStatus, RunSummary, TrialResult
 from sqlbench.runs.scores import QuestionResult, RunResult, pick_trial
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
@@ -136,7 +138,22 @@ def render_run(
     return _render(parts, color=color, width=width)
 
 
-def render_agents_summary(runs: Sequence[RunResult], *, width: int | None = None) -> str:
+class RunTally(NamedTuple):
+    """What the line of a run in ``render_agents_summary`` needs, kept once the run's
+    results are dropped (``run --agent a,b`` renders and drops one run at a time)."""
+
+    info: RunInfo
+    status: RunStatus
+    accuracy: Accuracy
+    counts: dict[Verdict, int]
+    """Questions per verdict (``RunResult.counts``)."""
+
+    @classmethod
+    def of(cls, run: RunResult) -> RunTally:
+        return cls(run.info, run.status, run.accuracy, run.counts())
+
+
+def render_agents_summary(runs: Sequence[RunResult | RunTally], *, width: int | None = None) -> str:
     """After ``run --agent a,b``: one row per run, with accuracy to a tenth of a percent (the
     precision papers report) and the verdict counts."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
@@ -145,7 +162,7 @@ def render_agents_summary(runs: Sequence[RunResult], *, width: int | None = None
             header, no_wrap=True, justify="left" if header in ("Agent", "Run") else "right"
         )
     for run in runs:
-        counts = run.counts()
+        counts = run.counts if isinstance(run, RunTally) else run.counts()
         acc = run.accuracy
         value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total})"
         if run.status is RunStatus.FAILED:

@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from sqlbench.project.files import Project, Question
     from sqlbench.runs.plan import RunOptions
     from sqlbench.runs.runner import _Item, _Run
-    from sqlbench.runs.scores import RunResult
     from sqlbench.runs.store import RunStore
     from sqlbench.runs.warehouses import RunWarehouses
 
@@ -170,9 +169,10 @@ class Batch:
         if self._progress is not None:
             self._progress(event)
 
-    def execute(self) -> list[RunResult]:
+    def execute(self) -> list[str]:
         """Prepare each run's agent (a run whose agent cannot be built fails alone), grade
-        every answer, and finish each run; every run as stored, in the given order."""
+        every answer, and finish each run; the runs' ids, in the given order (each run is
+        stored: ``store.load_run``)."""
         agents: dict[str, Agent] = {}
         items: dict[str, list[_Item]] = {}
         started: list[_Run] = []
@@ -207,7 +207,7 @@ class Batch:
         for run in started:
             if run.info.id not in self._failed:
                 self.store.finish(run.info.id, RunStatus.COMPLETED)
-        return [self.store.load_run(run.info.id) for run in self.runs]
+        return [run.info.id for run in self.runs]
 
     def _fail(self, run: _Run, err: BaseException) -> None:
         from sqlbench.runs.runner import describe_error

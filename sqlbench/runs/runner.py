@@ -124,6 +124,8 @@ def run_benchmarks(
 
     Returns:
         Every run as stored, in ``agent_names`` order (check ``status`` for failed ones).
+        ``run_benchmarks_stored`` returns their ids instead, for a caller that loads one at a
+        time.
 
     Raises:
         SqlbenchError: No agent, ``--resume`` (one run at a time), an unknown agent (before
@@ -131,6 +133,28 @@ def run_benchmarks(
             set up.
         KeyboardInterrupt: Ctrl-C; every unfinished run is recorded as Interrupted first.
     """
+    own_store = store is None
+    active = store if store is not None else open_store(project, options)
+    try:
+        ids = run_benchmarks_stored(project, agent_names, options, progress=progress, store=active)
+        return [active.load_run(run_id) for run_id in ids]
+    finally:
+        if own_store:
+            active.close()
+
+
+def run_benchmarks_stored(
+    project: Project,
+    agent_names: Sequence[str],
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressCallback | None = None,
+    store: RunStore,
+) -> list[str]:
+    """``run_benchmarks`` without loading the runs back: their ids, in ``agent_names`` order,
+    every run stored in ``store`` (``store.load_run(id)``). A caller that renders one run at a
+    time holds one run's results instead of all (a Spider corpus run: 10 MB each, 9 runs).
+    The warehouses are closed before it returns."""
     options = options or RunOptions()
     if not agent_names:
         raise SqlbenchError("no agent to run")
@@ -142,28 +166,22 @@ def run_benchmarks(
     questions = pick_questions(project, options.select, options.space, options.shard)
     repeat = options.repeat or 1
     answers = [q for q in questions for _ in range(1 if q.skip is not None else repeat)]
-    own_store = store is None
-    active = store if store is not None else open_store(project, options)
+    shared = RunWarehouses(project, answers * len(agent_names))
     try:
-        shared = RunWarehouses(project, answers * len(agent_names))
+        runs: list[_Run] = []
         try:
-            runs: list[_Run] = []
-            try:
-                for name in agent_names:
-                    plan = plan_run(project, name, named(options, name), active)
-                    run = _Run(project, plan, named(options, name), active, progress, shared)
-                    run._emit(RunCreated(plan.info))
-                    runs.append(run)
-            except BaseException as err:
-                for run in runs:  # created before the failing one: not left Running
-                    active.finish(run.info.id, RunStatus.FAILED, error=describe_error(err))
-                raise
-            return Batch(project, runs, shared, active, options, progress).execute()
-        finally:
-            shared.close()
+            for name in agent_names:
+                plan = plan_run(project, name, named(options, name), store)
+                run = _Run(project, plan, named(options, name), store, progress, shared)
+                run._emit(RunCreated(plan.info))
+                runs.append(run)
+        except BaseException as err:
+            for run in runs:  # created before the failing one: not left Running
+                store.finish(run.info.id, RunStatus.FAILED, error=describe_error(err))
+            raise
+        return Batch(project, runs, shared, store, options, progress).execute()
     finally:
-        if own_store:
-            active.close()
+        shared.close()
 
 
 @dataclass(frozen=True)
