@@ -4,16 +4,18 @@ For each engine (embedded DuckDB over a DuckDB file and in memory, a SQLite file
 and MariaDB as the least-privilege reader when SQLBENCH_TEST_*_READER_URL (else the admin URL)
 are set) it writes a project whose replay agent answers with the red-team corpus
 (tests/hostile/corpus.py) plus two good answers, runs ``sqlbench run --concurrency 8`` at the
-default limits (max_result_mb 256, max_sql_kb 64), and prints the peak resident memory, the wall
+default limits (max_result_mb 128, max_sql_kb 64), and prints the peak resident memory, the wall
 time and each hostile question's verdict. The peak is that of the sqlbench process and every
-process it starts (on DuckDB, the query process agent SQL runs in and the process that forks
-it) together: the sqlbench process's own peak from the kernel when it ends (what
-``/usr/bin/time -v`` reports) plus the largest sum of the others' resident memory sampled every
-20 ms; each process's own peak (``VmHWM``) is printed too. ``--full``
-adds the issue's full-size reproductions (a 2 GB single value, a 2,000,000-item IN list) on
-DuckDB. ``--at-limit`` runs, instead, two questions whose ground truth and answer both come
-just under ``max_result_mb`` (1 MB strings; 2,800,000 narrow rows), so the comparison of a pair
-at the byte limit is measured with everything else.
+process it starts (on DuckDB, PostgreSQL and MariaDB, the query process agent SQL runs in and
+the process that forks it) together: the sqlbench process's own peak from the kernel when it
+ends (what ``/usr/bin/time -v`` reports) plus the largest sum of the others' resident memory
+sampled every 20 ms; each process's own peak (``VmHWM``) is printed too. ``--full`` adds the
+issue's full-size reproductions: on DuckDB a 2 GB single value and a 2,000,000-item IN list; on
+PostgreSQL a 1 GB single value (its largest); on SQLite a 1 GB single value (its default
+largest); on MariaDB 64 values of 16 MB (each within its ``max_allowed_packet``).
+``--at-limit`` runs, instead, two questions whose ground truth and answer both come just under
+``max_result_mb`` (1 MB strings; 2,800,000 narrow rows), so the comparison of a pair at the byte
+limit is measured with everything else.
 
 Usage: python benchmarks/hostile_rss.py [--full | --at-limit] [--engines duckdb,sqlite,...]
 """
@@ -55,6 +57,15 @@ FULL = [
     ),
 ]
 
+FULL_SINGLE = {
+    "postgres": Attack("issue_one_1gb_value", "SELECT repeat('x', 1000000000) AS v", ""),
+    "sqlite": Attack("issue_one_1gb_value", "SELECT hex(zeroblob(500000000)) AS v", ""),
+    "mariadb": Attack(
+        "issue_64_values_of_16mb", "SELECT repeat('x', 16000000) AS v FROM seq_1_to_64", ""
+    ),
+}
+"""``--full`` on the other engines: the largest single value each returns by default (on
+MariaDB, a first chunk of rows each within ``max_allowed_packet``)."""
 
 _DEFAULT_MB = int(RunSettings().max_result_mb)
 _WIDE = _DEFAULT_MB * 250 // 256  # distinct 1 MB strings
@@ -180,6 +191,8 @@ def main() -> None:
         extra = [Attack("big_rows", BIG_ROWS[kind], "")]
         if args.full and kind == "duckdb":
             extra += FULL
+        if args.full and kind in FULL_SINGLE:
+            extra.append(FULL_SINGLE[kind])
         found = measure(engine, extra)
         if found is None:
             print(f"{engine}: skipped (server URL not set)")

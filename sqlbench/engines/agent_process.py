@@ -58,6 +58,8 @@ _RESERVED_MB = 3072
 """Address space allowed beyond the memory limit: what DuckDB's and Arrow's allocators reserve
 without touching (measured: about 1.8 GB with a few hundred MB resident). The address-space
 limit is a backstop; the resident-memory watch is the limit."""
+_GIVE_BACK_BYTES = 16 * 2**20
+"""After sending a result this large, the query process returns freed memory to the system."""
 _M_ARENA_MAX = -8
 """glibc's ``mallopt`` parameter for the number of malloc arenas (each reserves 64 MB of
 address space per thread that gets one, which would eat the address-space limit unused)."""
@@ -483,6 +485,9 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
                 # The header, then the bytes as they are (no pickled copy on either side).
                 conn.send(("table", request))
                 conn.send_bytes(memoryview(payload))
+            if payload.size >= _GIVE_BACK_BYTES:
+                del payload
+                _give_back()
         except QueryError as err:
             reply("query_error", request, err.kind.value, err.message)
         except MemoryError:
@@ -577,6 +582,14 @@ def _on_variant(
             return engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size).table
         finally:
             engine.close()
+
+
+def _give_back() -> None:
+    """Return freed memory to the system (glibc's heap and Arrow's pool keep it otherwise), so
+    the query process does not stay at the size of its largest result."""
+    pa.default_memory_pool().release_unused()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
 
 
 def _watch_memory(conn: Connection, send_lock: threading.Lock, extra_mb: int, held: _Held) -> None:

@@ -85,7 +85,7 @@ def test_a_huge_value_on_a_server_is_too_large_and_a_query_beside_it_keeps_its_r
         err = found["huge"]
         assert isinstance(err, QueryError) and err.kind is QueryErrorKind.TOO_LARGE, err
         assert err.message == (
-            f"it took sqlbench's {label} query process past the memory it may use (258 MB "
+            f"it took sqlbench's {label} query process past the memory it may use (260 MB "
             "beyond its connections); the process was stopped"
         )
         kept = found["beside"]
