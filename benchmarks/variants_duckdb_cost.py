@@ -176,11 +176,10 @@ def timed_run(
 
 
 def verdicts(out: Path) -> dict[tuple[str, str], tuple[str, str]]:
-    data = json.loads(out.read_text(encoding="utf-8"))
-    runs = data if isinstance(data, list) else data.get("runs", [data])
+    """(system, question) -> (verdict, reason), over every system's run."""
     found = {}
-    for run in runs:
-        agent = str(run.get("agent", "?"))
+    for run in json.loads(out.read_text(encoding="utf-8"))["runs"]:
+        agent = str(run["run"]["agent"]["name"])
         for result in run["results"]:
             found[(agent, str(result["name"]))] = (str(result["verdict"]), str(result["reason"]))
     return found
