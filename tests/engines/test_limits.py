@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import time
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from engine_warehouses import Warehouse
@@ -309,3 +310,46 @@ def test_agent_sql_over_max_sql_kb_or_too_deep_is_not_parsed_or_run(
     # Under the limits, the same engine still answers.
     fine = run_agent_sql(warehouse.engine, "SELECT " + "(" * 30 + "1" + ")" * 30 + " AS x", run)
     assert fine.table.column(0).to_pylist() == [1]
+
+
+def test_sqlite_checks_its_deadline_without_taking_the_gil_every_few_instructions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The deadline check is a Python call: each takes the GIL from the run's other threads.
+    # It runs once per SQLITE_PROGRESS_OPS instructions (every 1,000 had SQLite queries hold
+    # the GIL 17% of the workers' time on BIRD), and a runaway query still stops in time (above).
+    import sqlite3
+
+    from sqlbench.engines import profiles
+    from sqlbench.engines.open import open_engine
+    from sqlbench.project.files import Settings
+
+    path = tmp_path / "w.sqlite"
+    sqlite3.connect(path).close()
+    sql = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 300000) "
+    sql += "SELECT sum(i) AS s FROM r"
+    counter = sqlite3.connect(":memory:")
+    ops: list[int] = []
+    counter.set_progress_handler(lambda: ops.append(1) or 0, 100)
+    counter.execute(sql).fetchall()
+    instructions = 100 * len(ops)
+    assert instructions > 1_000_000
+
+    checks: list[float] = []
+
+    class CountingTime:
+        @staticmethod
+        def monotonic() -> float:
+            checks.append(1.0)
+            return time.monotonic()
+
+    engine = open_engine(Settings(warehouse=f"sqlite:///{path}"), tmp_path)
+    try:
+        engine.run_agent("SELECT 1 AS one", timeout_s=30, max_rows=10)  # the pool is warm
+        monkeypatch.setattr(profiles, "time", CountingTime)
+        result = engine.run_agent(sql, timeout_s=30, max_rows=10)
+    finally:
+        engine.close()
+    assert result.table.column(0).to_pylist() == [300000 * 300001 // 2]
+    assert len(checks) <= instructions // profiles.SQLITE_PROGRESS_OPS + 2
+    assert len(checks) < instructions // 10_000
