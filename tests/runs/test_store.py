@@ -493,3 +493,27 @@ def test_runs_are_deleted_and_pruned_but_never_while_running(
     store.delete_runs(store.prune_candidates(keep_last=0))
     assert [s.info.name for s in store.list_runs()] == ["live"]
     assert store.trials(old.id) == []
+
+
+def test_a_result_is_made_json_once_when_written(
+    store: RunStore, make_info: Any, make_trial: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The text checked for secrets is the text stored (a corpus run writes 8,748 results)."""
+    from sqlbench.runs.records import TrialResult
+
+    info = make_info(name="once")
+    store.create_run(info)
+    dumps = []
+    dump = TrialResult.model_dump_json
+
+    def counted(self: TrialResult, **kwargs: Any) -> str:
+        dumps.append(self.name)
+        return dump(self, **kwargs)
+
+    monkeypatch.setattr(TrialResult, "model_dump_json", counted)
+    store.record(info.id, make_trial("q0", reason="see http://u:hunter22@db/x"))
+    store.record(info.id, make_trial("q1"))
+    assert dumps == ["q0", "q0", "q1"]  # q0 held a password: dumped again once scrubbed
+    monkeypatch.undo()
+    reasons = [q.reason for q in store.load_run("once").questions]
+    assert reasons[0] == "see http://u:***@db/x"
