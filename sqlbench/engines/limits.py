@@ -126,9 +126,10 @@ def server_query_process_mb(run: RunSettings) -> int:
     """Resident memory the query process of a PostgreSQL or MySQL/MariaDB warehouse may take
     beyond what it holds once connected (``sqlbench.engines.agent_process``): four times
     ``max_result_mb`` plus 256 MB, 768 MB with the defaults. A result just under the byte
-    limit is held about 3.3 times there at its peak (measured: 126 rows of 1 MB took 422 MB on
-    PostgreSQL, 311 MB on MariaDB: the driver's chunk, the rows as Python values, their Arrow
-    table and its copy on the way out), so such a result passes at any ``max_result_mb``.
+    limit is held 3.5 to 4 times there at its peak (measured: 126 rows of 1 MB, 8 times in a
+    row, up to +500 MB on PostgreSQL and +466 MB on MariaDB: the driver's chunk, the rows as
+    Python values, their Arrow table and its copy on the way out), so such a result passes at
+    any ``max_result_mb``.
 
     Example:
         >>> server_query_process_mb(RunSettings())
