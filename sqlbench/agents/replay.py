@@ -14,7 +14,9 @@ error for that question, never the untranslated text run as if it were the wareh
 
 from __future__ import annotations
 
+import io
 import json
+import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -81,18 +83,50 @@ def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]
     """
     if file.suffix.lower() not in _SUFFIXES:
         raise ProjectError(f"a replay file must end in {', '.join(_SUFFIXES)}", shown)
+    jsonl = file.suffix.lower() == ".jsonl"
     try:
-        if file.suffix.lower() == ".jsonl":
-            items = _jsonl_items(file, shown)
+        size = file.stat().st_size
+        if size > (MAX_REPLAY_BYTES if jsonl else MAX_YAML_BYTES):
+            if jsonl:
+                raise ProjectError(
+                    f"the replay file is {size / 2**20:,.0f} MB, over sqlbench's limit of "
+                    f"{MAX_REPLAY_BYTES // 2**20} MB; split it",
+                    shown,
+                )
+            raise ProjectError(str(too_big(size, shown).message), shown)
+        data = file.read_bytes()
+        key = (str(file), shown)
+        with _read_lock:
+            cached = _read.get(key)
+        if cached is not None and cached[0] == data:
+            return cached[1]
+        if jsonl:
+            items = _jsonl_items(data, shown)
         else:
-            if file.stat().st_size > MAX_YAML_BYTES:
-                raise ProjectError(str(too_big(file.stat().st_size, shown).message), shown)
-            text = file.read_text(encoding="utf-8")
+            # As read_text reads it: universal newlines.
+            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
             items = _document_items(text, shown, yaml=file.suffix.lower() in _YAML_SUFFIXES)
     except FileNotFoundError:
         raise ProjectError("the replay file does not exist", shown) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProjectError(f"cannot read the replay file: {err}", shown) from err
+    records = _records(items, shown)
+    with _read_lock:
+        _read[key] = (data, records)
+        while len(_read) > _READ_KEPT:
+            del _read[next(iter(_read))]
+    return records
+
+
+_read: dict[tuple[str, str], tuple[bytes, dict[tuple[str | None, str], Record]]] = {}
+"""Replay files read by this process, with their bytes: the same bytes are not parsed again
+(validation, planning and building the agent each load the file; a Spider corpus run has 9
+files of 972 answers)."""
+_read_lock = threading.Lock()
+_READ_KEPT = 64
+
+
+def _records(items: list[tuple[Any, int]], shown: str) -> dict[tuple[str | None, str], Record]:
     records: dict[tuple[str | None, str], Record] = {}
     for value, line in items:
         if not isinstance(value, dict):
@@ -125,18 +159,11 @@ MAX_REPLAY_BYTES = 512 * 2**20
 """Largest JSONL replay file (read line by line, so only one line is held at a time)."""
 
 
-def _jsonl_items(file: Path, shown: str) -> list[tuple[Any, int]]:
-    """One recorded answer per line, read line by line with a bounded line length, total
-    size and nesting depth (the same limits as YAML)."""
-    size = file.stat().st_size
-    if size > MAX_REPLAY_BYTES:
-        raise ProjectError(
-            f"the replay file is {size / 2**20:,.0f} MB, over sqlbench's limit of "
-            f"{MAX_REPLAY_BYTES // 2**20} MB; split it",
-            shown,
-        )
+def _jsonl_items(data: bytes, shown: str) -> list[tuple[Any, int]]:
+    """One recorded answer per line, read line by line with a bounded line length and nesting
+    depth (the same limits as YAML; the caller checks the total size)."""
     items: list[tuple[Any, int]] = []
-    with file.open("rb") as stream:
+    with io.BytesIO(data) as stream:
         number = 0
         while True:
             raw = stream.readline(MAX_JSONL_LINE_BYTES + 1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -246,3 +247,28 @@ def test_an_unknown_replay_dialect_is_a_validation_error(tmp_path: Path) -> None
     assert [p.message for p in problems] == [
         "agent 'recorded': `dialect`: 'duckbd' is not a sqlglot dialect"
     ]
+
+
+def test_a_replay_file_is_parsed_once_until_its_bytes_change(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Validation, planning and the agent each load the file: unchanged bytes are not parsed
+    again; any edit (even of the same size, in the same second) is."""
+    from sqlbench.agents import replay
+
+    parsed = []
+    items = replay._jsonl_items
+
+    def counted(data: bytes, shown: str) -> Any:
+        parsed.append(data)
+        return items(data, shown)
+
+    monkeypatch.setattr(replay, "_jsonl_items", counted)
+    file = tmp_path / "answers.jsonl"
+    file.write_text('{"name": "q1", "sql": "SELECT 1"}\n')
+    first = replay.load_records(file, "answers.jsonl")
+    assert replay.load_records(file, "answers.jsonl") is first
+    assert len(parsed) == 1
+    file.write_text('{"name": "q1", "sql": "SELECT 2"}\n')
+    assert replay.load_records(file, "answers.jsonl")[(None, "q1")].fields["sql"] == "SELECT 2"
+    assert len(parsed) == 2
