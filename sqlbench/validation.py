@@ -35,19 +35,25 @@ def check_project(path: Path | str = ".", *, branch: str | None = None) -> Proje
     return load.check_project(path, branch=branch, validate_agent=validate_agent_config)
 
 
-def load_project(path: Path | str = ".", *, branch: str | None = None) -> Project:
+def load_project(
+    path: Path | str = ".", *, branch: str | None = None, sql_warnings: bool = True
+) -> Project:
     """Load a project (``project.load.load_project``) with the agents' kind and key checks.
 
     Args:
         path: The project folder (default: the current folder).
         branch: A git ref to load the project as committed there, the checkout untouched.
+        sql_warnings: False leaves the ground-truth SQL warnings out of ``project.warnings``
+            (see ``project.load.check_project``).
 
     Raises:
         ProjectInvalid: Any validation error (carries every problem).
         ProjectError: ``path`` holds no project.
         GitError: ``branch`` cannot be read.
     """
-    return load.load_project(path, branch=branch, validate_agent=validate_agent_config)
+    return load.load_project(
+        path, branch=branch, validate_agent=validate_agent_config, sql_warnings=sql_warnings
+    )
 
 
 @dataclass(frozen=True)

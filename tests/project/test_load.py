@@ -315,3 +315,58 @@ def test_the_project_object_survives_garbage_collection_of_checks(tmp_path: Path
     project = load_project(tmp_path)
     gc.collect()
     assert project.root.is_dir()  # a working-tree project owns nothing to clean up
+
+
+def test_ground_truth_sql_warnings_can_be_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run` shows no warning: it loads without parsing every ground truth; `validate` and the
+    default load still warn."""
+    from sqlbench.project import rules
+
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "dialect: duckdb\n",
+            "eval_questions/a.yml": (
+                "eval_questions:\n  - name: a\n    question: x\n    sql: SELEC 1 FROM\n"
+            ),
+        },
+    )
+    assert any("does not parse as duckdb SQL" in str(w) for w in load_project(tmp_path).warnings)
+
+    def refuse(*args: object) -> list[object]:
+        raise AssertionError("every ground truth parsed")
+
+    monkeypatch.setattr(rules, "ground_truth_warnings", refuse)
+    project = load_project(tmp_path, sql_warnings=False)
+    assert [q.name for q in project.questions] == ["a"] and project.warnings == []
+
+
+def test_run_does_not_parse_every_ground_truth_to_warn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from sqlbench.cli.main import cli
+    from sqlbench.project import rules
+
+    write_project(
+        tmp_path,
+        {
+            "sqlbench.yml": "dialect: duckdb\n",
+            "eval_questions/a.yml": (
+                "eval_questions:\n  - name: a\n    question: x\n    sql: SELECT 1\n"
+            ),
+            "agents/r.yml": "agents:\n  - {name: r, kind: replay, path: r.jsonl}\n",
+            "agents/r.jsonl": '{"name": "a", "sql": "SELECT 1"}\n',
+        },
+    )
+
+    def refuse(*args: object) -> list[object]:
+        raise AssertionError("every ground truth parsed")
+
+    monkeypatch.setattr(rules, "ground_truth_warnings", refuse)
+    result = CliRunner().invoke(cli, ["run", "-C", str(tmp_path), "--agent", "r"])
+    assert result.exit_code == 0, result.output
+    assert "Accuracy: 100% (1/1)" in result.output
