@@ -517,3 +517,17 @@ def test_a_result_is_made_json_once_when_written(
     monkeypatch.undo()
     reasons = [q.reason for q in store.load_run("once").questions]
     assert reasons[0] == "see http://u:***@db/x"
+
+
+def test_default_run_names_never_repeat_in_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs named in the same second (run --agent a,b,...) get different suffixes even when
+    the random draw repeats."""
+    from datetime import UTC, datetime
+
+    from sqlbench.runs import new_run
+
+    draws = iter(["abcd", "abcd", "abcd", "ef01"])
+    monkeypatch.setattr(new_run.secrets, "token_hex", lambda n: next(draws))
+    monkeypatch.setattr(new_run, "utc_now", lambda: datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC))
+    names = [new_run.default_run_name(), new_run.default_run_name()]
+    assert names == ["20310102-030405-abcd", "20310102-030405-ef01"]
