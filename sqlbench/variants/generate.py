@@ -23,7 +23,15 @@ Symmetric relations: a table with two columns referring to the same parent colum
 rows hold every pair both ways (a bond listed from each of its atoms, a route and its return)
 stays so in every variant: a row is sampled, kept, dropped and copied together with its mirror
 (the two columns swapped), those two columns are never moved, and the other columns the two
-directions agree on in the real data stay equal in both.
+directions agree on in the real data stay equal in both. A copy of such a row is made only where
+it needs no value that names one pair alone in the real data (a bond id shared by the two
+directions of one bond): a copy reusing it would give one bond three atoms.
+
+Mandatory children: where every row of a parent table of at least ``MANDATORY_MIN_ROWS`` rows
+has a row of a child table referring to it in the real data (a molecule and its atoms, a bond
+and its two connected atoms), every parent row in a variant keeps at least one: sampling takes
+one of its children along, and a parent whose children all left (a subset, a moved reference,
+a copy with a fresh key) leaves too.
 """
 
 from __future__ import annotations
@@ -50,6 +58,10 @@ __all__ = [
 MAX_ROWS = 300
 """Rows sampled per table in a variant (parents referred to may add some): each variant costs
 little."""
+
+MANDATORY_MIN_ROWS = 50
+"""A parent table this large whose every row has a child in the real data keeps that in its
+variants (in a smaller table it can be chance: three pets, each with an owner)."""
 
 Row = dict[str, Any]
 
@@ -148,6 +160,12 @@ class _Schema:
                 if guessed is not None:
                     sets.append((guessed,))
             self.keys[table.qualified] = sets
+        self.mandatory: list[int] = [
+            index
+            for index, (child, ref) in enumerate(self.refs)
+            if _every_parent_has_a_child(child, ref, self.by_name)
+        ]
+        """Indexes in ``refs`` of the references whose parents all have children."""
         self.mirrors: dict[tuple[str, str], _Mirror] = {}
         for table in tables:
             mirror = _find_mirror(table, self.refs)
@@ -178,6 +196,18 @@ class _Schema:
         return found
 
 
+def _every_parent_has_a_child(
+    child: Table, ref: Reference, by_name: dict[tuple[str, str], Table]
+) -> bool:
+    parent = by_name[(ref.schema.lower(), ref.table.lower())]
+    if parent.qualified == child.qualified:
+        return False
+    wanted = _keys_of(parent.rows, ref.target)
+    if len(wanted) < MANDATORY_MIN_ROWS:
+        return False
+    return wanted <= _keys_of(child.rows, ref.columns)
+
+
 @dataclass(frozen=True)
 class _Mirror:
     """A symmetric relation: ``pair`` holds each pair of values both ways in the real data,
@@ -185,6 +215,8 @@ class _Mirror:
 
     pair: tuple[str, str]
     same: tuple[str, ...]
+    naming: tuple[str, ...] = ()
+    """Of ``same``, the columns whose every value belongs to one pair alone (a bond id)."""
 
 
 def _pair_key(row: Row, pair: tuple[str, str]) -> tuple[object, object] | None:
@@ -222,14 +254,64 @@ def _find_mirror(table: Table, refs: list[tuple[Table, Reference]]) -> _Mirror |
                         for (a, b), row in rows.items()
                     )
                 )
-                return _Mirror(pair, same)
+                return _Mirror(pair, same, _naming(table.rows, pair, same))
     return None
+
+
+def _naming(rows: list[Row], pair: tuple[str, str], same: tuple[str, ...]) -> tuple[str, ...]:
+    """The columns of ``same`` whose values (NULLs aside) each belong to one unordered pair."""
+    found = []
+    for column in same:
+        owner: dict[object, object] = {}
+        alone = True
+        for row in rows:
+            value, key = _norm(row.get(column)), _pair_key(row, pair)
+            if value is None or key is None:
+                continue
+            group = frozenset(key)
+            if owner.setdefault(value, group) != group:
+                alone = False
+                break
+        if alone and owner:
+            found.append(column)
+    return tuple(found)
 
 
 def _mirrored(row: Row, mirror: _Mirror) -> Row:
     """The row with its pair's two values swapped."""
     first, second = mirror.pair
     return {**row, first: row.get(second), second: row.get(first)}
+
+
+def _settle(
+    schema: _Schema,
+    rows: dict[tuple[str, str], list[Row]],
+    sampled: list[set[tuple[object, ...]]],
+) -> None:
+    """Drop rows until the invariants hold again: references whole, a symmetric relation's
+    pairs in both directions, parents with mandatory children keeping one."""
+    while True:
+        _drop_dangling(schema, rows, sampled)
+        mirrored = _keep_mirrored(schema, rows)
+        childless = _drop_childless(schema, rows)
+        if not mirrored and not childless:
+            return
+
+
+def _drop_childless(schema: _Schema, rows: dict[tuple[str, str], list[Row]]) -> bool:
+    """Drop the parent rows left without a child where every real one has one; whether any
+    was dropped."""
+    dropped = False
+    for index in schema.mandatory:
+        child, ref = schema.refs[index]
+        name = (ref.schema.lower(), ref.table.lower())
+        present = _keys_of(rows[child.qualified], ref.columns)
+        own = rows[name]
+        kept = [row for row in own if (k := _ref_key(row, ref.target)) is None or k in present]
+        if len(kept) != len(own):
+            rows[name] = kept
+            dropped = True
+    return dropped
 
 
 def _keep_mirrored(schema: _Schema, rows: dict[tuple[str, str], list[Row]]) -> bool:
@@ -287,15 +369,12 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
         rows[table.qualified] = _subset(
             rows[table.qualified], rng, None if mirror is None else mirror.pair
         )
-    _drop_dangling(schema, rows, sampled)
+    _settle(schema, rows, sampled)
     for table in tables:
         _duplicate(table, schema, rows, rng)
     for table in tables:
         _move_values(table, prepared, rows, hints, rng)
-    # A symmetric relation's pairs leave together (a reference broken by a subset took one
-    # direction only).
-    while _keep_mirrored(schema, rows):
-        _drop_dangling(schema, rows, sampled)
+    _settle(schema, rows, sampled)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
 
 
@@ -317,6 +396,13 @@ class _Prepared:
                 if key is not None:
                     index.setdefault(key, []).append(i)
             self.parents.append(index)
+        self.children: dict[int, dict[tuple[object, ...], list[int]]] = {}
+        for number in self.schema.mandatory:
+            by_key: dict[tuple[object, ...], list[int]] = {}
+            for i, found in enumerate(self.child_keys[number]):
+                if found is not None:
+                    by_key.setdefault(found, []).append(i)
+            self.children[number] = by_key
         self.mirror_rows: dict[tuple[str, str], dict[tuple[object, object], list[int]]] = {}
         for table in tables:
             mirror = self.schema.mirrors.get(table.qualified)
@@ -373,18 +459,42 @@ def _sample(
         chosen = set(wanted)
         rest = [i for i in range(count) if i not in chosen]
         chosen.update(rng.sample(rest, MAX_ROWS - len(chosen)))
-        mirror = schema.mirrors.get(table.qualified)
-        if mirror is not None:
-            # Each sampled pair comes with its other direction.
-            by_pair = prepared.mirror_rows[table.qualified]
-            for i in list(chosen):
-                key = _pair_key(table.rows[i], mirror.pair)
-                if key is not None:
-                    chosen.update(by_pair.get((key[1], key[0]), ()))
         kept[table.qualified] = sorted(chosen)
-    # Parents of kept rows join the sample (a few rounds: chains of references).
-    for _ in range(3):
+    # Rows the kept ones need join the sample, until none is missing (a few rounds: chains):
+    # the other direction of a symmetric pair, the parents referred to, and one child of a
+    # parent that has children in every real row.
+    for _ in range(12):
         added = False
+        for table in tables:
+            mirror = schema.mirrors.get(table.qualified)
+            if mirror is None:
+                continue
+            by_pair = prepared.mirror_rows[table.qualified]
+            have = set(kept[table.qualified])
+            extra = {
+                j
+                for i in kept[table.qualified]
+                if (key := _pair_key(table.rows[i], mirror.pair)) is not None
+                for j in by_pair.get((key[1], key[0]), ())
+                if j not in have
+            }
+            if extra:
+                kept[table.qualified] = sorted(have | extra)
+                added = True
+        for index in schema.mandatory:
+            child, ref = schema.refs[index]
+            parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
+            keys = prepared.child_keys[index]
+            present = {k for c in kept[child.qualified] if (k := keys[c]) is not None}
+            extra = set()
+            for i in kept[parent.qualified]:
+                needed = _ref_key(parent.rows[i], ref.target)
+                if needed is not None and needed not in present:
+                    extra.add(prepared.children[index][needed][0])
+                    present.add(needed)
+            if extra:
+                kept[child.qualified] = sorted(set(kept[child.qualified]) | extra)
+                added = True
         for index, (child, ref) in enumerate(schema.refs):
             parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
             keys = prepared.child_keys[index]
@@ -518,6 +628,14 @@ def _duplicate(
             if mirror is None:
                 own.append(copy)
                 continue
+            if any(c in fixed for c in mirror.naming):
+                # The copy would share the pair's own reference (one bond, three atoms).
+                return
+            for column in mirror.naming:
+                fresh = _fresh(column, own)
+                if fresh is None:
+                    return
+                copy[column] = fresh
             key = _pair_key(copy, mirror.pair)
             if key is None or key[0] == key[1]:
                 own.append(copy)
@@ -590,7 +708,8 @@ def _move_values(
     refs = schema.ref_columns(table)
     multi = schema.all_ref_columns(table) - set(refs)
     mirror = schema.mirrors.get(table.qualified)
-    pair = set(mirror.pair) if mirror is not None else set()
+    # A symmetric pair's own columns, and the values that name one pair alone, stay put.
+    pair = set(mirror.pair) | set(mirror.naming) if mirror is not None else set()
     changeable = [
         c for c, _, _ in table.columns if c not in keys and c not in multi and c not in pair
     ]

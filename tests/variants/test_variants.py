@@ -419,8 +419,11 @@ def test_variants_keep_declared_keys_unique_and_references_whole(tmp_path: Path,
         for number in range(30):
             variant = {t.name: t for t in make_variant(source.tables, hints, f"0:{number}")}
             dept, people, project = (variant[n].rows for n in ("dept", "people", "project"))
-            # A sample, plus the rows its references need (and up to 3 copies).
-            assert len(project) <= MAX_ROWS + 3 and len(people) <= 2 * MAX_ROWS + 3
+            # A sample, plus the rows its references need (and up to 3 copies), plus one
+            # project for each person and department kept: every real one has one.
+            assert len(project) <= MAX_ROWS + 3 + len(dept) + len(people)
+            assert {row["person_id"] for row in project} == {row["id"] for row in people}
+            assert {row["dept_id"] for row in project} == {row["id"] for row in dept}
             for rows, key in (
                 (dept, ("id",)),
                 (dept, ("code",)),
@@ -558,8 +561,14 @@ def _bonds() -> str:
         "    bond_id VARCHAR REFERENCES bond (bond_id), weight INTEGER,\n"
         "    PRIMARY KEY (atom_id, atom_id2)\n"
         ");\n"
+        "CREATE TABLE near (\n"
+        "    atom_id VARCHAR NOT NULL REFERENCES atom (atom_id),\n"
+        "    atom_id2 VARCHAR NOT NULL REFERENCES atom (atom_id), weight INTEGER,\n"
+        "    PRIMARY KEY (atom_id, atom_id2)\n"
+        ");\n"
         f"INSERT INTO atom VALUES {atoms};\nINSERT INTO bond VALUES {bonds};\n"
         f"INSERT INTO connected VALUES {', '.join(rows)};\n"
+        f"INSERT INTO near SELECT atom_id, atom_id2, weight FROM connected;\n"
     )
 
 
@@ -567,7 +576,8 @@ def _bonds() -> str:
 def test_a_symmetric_relation_stays_symmetric(tmp_path: Path, kind: str) -> None:
     """A table whose real rows hold every pair both ways (a bond from each of its atoms) keeps
     both directions in every variant: sampled, dropped and copied together, and agreeing on
-    what the real directions agree on (bond id, weight), whatever values move."""
+    what the real directions agree on (bond id, weight), whatever values move. A copy never
+    shares the bond id that names one pair (one bond, three atoms)."""
     opened = _open(kind, tmp_path, _bonds())
     try:
         source = variant_source(opened, "the warehouse")
@@ -577,20 +587,32 @@ def test_a_symmetric_relation_stays_symmetric(tmp_path: Path, kind: str) -> None
         shrank = copied = moved = False
         for number in range(30):
             variant = {t.name: t.rows for t in make_variant(source.tables, hints, f"0:{number}")}
-            rows = variant["connected"]
-            by_pair = {(r["atom_id"], r["atom_id2"]): r for r in rows}
-            assert len(by_pair) == len(rows), number  # the key stays unique
-            for (a, b), row in by_pair.items():
-                back = by_pair.get((b, a))
-                assert back is not None, (number, a, b)
-                assert (back["bond_id"], back["weight"]) == (row["bond_id"], row["weight"])
             atoms = {r["atom_id"] for r in variant["atom"]}
-            assert all(r["atom_id"] in atoms and r["atom_id2"] in atoms for r in rows)
-            shrank |= len(rows) < min(len(original), MAX_ROWS)
-            copied |= any(pair not in real for pair in by_pair)
-            moved |= any(
-                r["weight"] != (int(r["atom_id"][1:]) + int(r["atom_id2"][1:])) % 6 for r in rows
-            )
+            for name in ("connected", "near"):
+                rows = variant[name]
+                by_pair = {(r["atom_id"], r["atom_id2"]): r for r in rows}
+                assert len(by_pair) == len(rows), number  # the key stays unique
+                for (a, b), row in by_pair.items():
+                    back = by_pair.get((b, a))
+                    assert back is not None, (number, name, a, b)
+                    assert {k: back[k] for k in row if k not in ("atom_id", "atom_id2")} == {
+                        k: row[k] for k in row if k not in ("atom_id", "atom_id2")
+                    }
+                assert all(r["atom_id"] in atoms and r["atom_id2"] in atoms for r in rows)
+                shrank |= len(rows) < min(len(original), MAX_ROWS)
+                moved |= any(
+                    r["weight"] != (int(r["atom_id"][1:]) + int(r["atom_id2"][1:])) % 6
+                    for r in rows
+                )
+                if name == "near":
+                    copied |= any(pair not in real for pair in by_pair)
+            pairs_of_bond: dict[str, set[frozenset[str]]] = {}
+            for r in variant["connected"]:
+                if r["bond_id"] is not None:
+                    pairs_of_bond.setdefault(r["bond_id"], set()).add(
+                        frozenset((r["atom_id"], r["atom_id2"]))
+                    )
+            assert all(len(p) == 1 for p in pairs_of_bond.values()), number
         assert shrank and copied and moved  # subsets, copies and moved values were all made
         source.close()
     finally:
@@ -667,3 +689,42 @@ def test_a_huge_value_only_on_a_variant_is_too_large_in_the_query_process(
         assert again.variant is None and again.checked == len(suite.variants)
     finally:
         engine.close()
+
+
+def _molecules() -> str:
+    """60 molecules of 8 atoms each: every real molecule has atoms."""
+    molecules = ", ".join(f"('m{i}', '{'+-'[i % 2]}')" for i in range(60))
+    atoms = ", ".join(
+        f"('m{i}_{j}', 'm{i}', '{'CHON'[j % 4]}')" for i in range(60) for j in range(8)
+    )
+    return (
+        "CREATE TABLE molecule (molecule_id VARCHAR PRIMARY KEY, label VARCHAR NOT NULL);\n"
+        "CREATE TABLE atom (\n"
+        "    atom_id VARCHAR PRIMARY KEY,\n"
+        "    molecule_id VARCHAR NOT NULL REFERENCES molecule (molecule_id),\n"
+        "    element VARCHAR NOT NULL\n"
+        ");\n"
+        f"INSERT INTO molecule VALUES {molecules};\nINSERT INTO atom VALUES {atoms};\n"
+    )
+
+
+def test_a_parent_whose_every_row_has_children_keeps_them(tmp_path: Path) -> None:
+    """Every real molecule has atoms: counting molecules through their atoms or without them is
+    the same question on such data, and passes on every variant (no variant holds a molecule
+    without atoms, sampled, subset or copied)."""
+    opened = _open("sqlite_file", tmp_path, _molecules())
+    try:
+        truth = (
+            "SELECT COUNT(DISTINCT m.molecule_id) FROM molecule m "
+            "JOIN atom a ON a.molecule_id = m.molecule_id WHERE m.label = '+'"
+        )
+        agent = "SELECT COUNT(*) FROM molecule WHERE label = '+'"
+        assert _passes_on_original(opened, truth, agent)
+        suite = _suite(opened, truth, count=6)
+        assert suite.variants  # the check below is not vacuous
+        found = check(
+            suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+        )
+        assert found.variant is None, found.comparison and found.comparison.reason
+    finally:
+        opened.close()
