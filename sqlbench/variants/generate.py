@@ -40,6 +40,7 @@ import datetime as dt
 import hashlib
 import json
 import random
+import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -632,7 +633,7 @@ def _duplicate(
                 # The copy would share the pair's own reference (one bond, three atoms).
                 return
             for column in mirror.naming:
-                fresh = _fresh(column, own)
+                fresh = _fresh(column, own, copy.get(column))
                 if fresh is None:
                     return
                 copy[column] = fresh
@@ -658,7 +659,7 @@ def _duplicate(
 def _fresh_names(copy: Row, natural: list[str], fixed: set[str], own: list[Row]) -> None:
     for column in natural:
         if column not in fixed:
-            fresh = _fresh(column, own)
+            fresh = _fresh(column, own, copy.get(column))
             if fresh is not None:
                 copy[column] = fresh
 
@@ -675,7 +676,7 @@ def _make_unique(
     taken = {tuple(_norm(r.get(c)) for c in key) for r in own}
     free = [c for c in key if c not in fixed]
     for column in free:
-        fresh = _fresh(column, own)
+        fresh = _fresh(column, own, copy.get(column))
         if fresh is not None:
             copy[column] = fresh
             return True
@@ -787,12 +788,32 @@ def _resync(own: list[Row], mirror: _Mirror, changeable: set[str]) -> None:
                 row[column] = source[column]
 
 
-def _fresh(column: str, rows: list[Row]) -> object | None:
+_NUMBERED = re.compile(r"^(.*?)(\d+)$")
+
+
+def _fresh(column: str, rows: list[Row], like: object = None) -> object | None:
+    """A value of ``column`` no row holds. Text shaped like ``like`` (the copied row's own
+    value) where that ends in a number: the next number after its prefix ('TR372_5' becomes
+    'TR372_39' where the rows go up to 'TR372_38'), as the column's own values are made; a
+    value of another shape ('v12') would be one the column never holds, and a query reading
+    the value's parts (SUBSTR(atom_id, -2)) would read it as something else."""
     values = [row[column] for row in rows if row[column] is not None]
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
         return max(values, default=0) + 1
     if all(isinstance(v, str) for v in values):
         taken = set(values)
+        shaped = _NUMBERED.match(like) if isinstance(like, str) else None
+        if shaped is not None:
+            prefix = shaped.group(1)
+            numbers = [
+                int(m.group(2))
+                for v in values
+                if (m := _NUMBERED.match(v)) is not None and m.group(1) == prefix
+            ]
+            n = max(numbers, default=0) + 1
+            while f"{prefix}{n}" in taken:
+                n += 1
+            return f"{prefix}{n}"
         n = len(values)
         while f"v{n}" in taken:
             n += 1

@@ -728,3 +728,27 @@ def test_a_parent_whose_every_row_has_children_keeps_them(tmp_path: Path) -> Non
         assert found.variant is None, found.comparison and found.comparison.reason
     finally:
         opened.close()
+
+
+def test_copies_take_fresh_values_of_the_column_s_own_shape(tmp_path: Path) -> None:
+    """A copied atom gets a fresh id shaped as the real ones ('m7_8' after 'm7_0'..'m7_7'),
+    not one the column never holds ('v312'): a query reading the id's parts (SUBSTR(atom_id,
+    -2)) reads a copy as it reads a real atom."""
+    opened = _open("sqlite_file", tmp_path, _molecules())
+    try:
+        source = variant_source(opened, "the warehouse")
+        real = {r["atom_id"] for t in source.tables if t.name == "atom" for r in t.rows}
+        copied = 0
+        for number in range(30):
+            variant = {
+                t.name: t.rows
+                for t in make_variant(source.tables, TruthHints({}, set()), f"0:{number}")
+            }
+            for row in variant["atom"]:
+                prefix, _, n = row["atom_id"].partition("_")
+                assert prefix == row["molecule_id"] and n.isdigit(), (number, row)
+                copied += row["atom_id"] not in real
+        assert copied  # atoms were copied
+        source.close()
+    finally:
+        opened.close()
