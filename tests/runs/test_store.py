@@ -511,7 +511,7 @@ def test_a_result_is_made_json_once_when_written(
         return dump(self, **kwargs)
 
     monkeypatch.setattr(TrialResult, "model_dump_json", counted)
-    store.record(info.id, make_trial("q0", reason="see http://u:hunter22@db/x"))
+    store.record(info.id, make_trial("q0", reason="see http://u:zq7-only-in-this-test@db/x"))
     store.record(info.id, make_trial("q1"))
     assert dumps == ["q0", "q0", "q1"]  # q0 held a password: dumped again once scrubbed
     monkeypatch.undo()
