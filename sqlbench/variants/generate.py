@@ -373,9 +373,12 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
     _settle(schema, rows, sampled)
     for table in tables:
         _duplicate(table, schema, rows, rng)
+    before = {id(row): dict(row) for own in rows.values() for row in own}
     for table in tables:
         _move_values(table, prepared, rows, hints, rng)
+    _keep_derived(schema, prepared.derived, rows, before)
     _settle(schema, rows, sampled)
+    _recompute_totals(schema, prepared.derived, rows)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
 
 
@@ -416,6 +419,7 @@ class _Prepared:
                     by_pair.setdefault(key, []).append(i)
             self.mirror_rows[table.qualified] = by_pair
         self._columns: dict[tuple[tuple[str, str], str], list[object]] = {}
+        self.derived = _find_derived(self.schema, tables)
 
     def column(self, table: Table, column: str) -> list[object]:
         """A column's values as references compare them."""
@@ -851,3 +855,456 @@ def _near(constant: object, rows: list[Row], column: str) -> list[object]:
     if isinstance(sample, str) and isinstance(constant, int | float):
         return [str(constant)]
     return []
+
+
+# Derived values: columns the real data computes from others, kept so in every variant.
+
+_MONTHS = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_WORD = re.compile(r"[a-z]+")
+_ISO_MONTH = re.compile(r"^\d{4}-(\d{2})")
+
+_MIN_EVIDENCE = 5
+"""Rows an invariant must hold on in the real data (with two distinct values) before
+variants keep it: on fewer it can be chance."""
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A child column equal, in every real row, to a column of the parent its reference
+    ``ref`` (an index in ``_Schema.refs``) reaches (an event's status copied into its budget)."""
+
+    ref: int
+    column: str
+    source: str
+
+
+@dataclass(frozen=True)
+class _Agree:
+    """The two rows a row of one table refers to through ``first`` and ``second`` (indexes in
+    ``_Schema.refs``) agree in every real row: ``first``'s parent's ``first_column`` equals
+    ``second``'s parent's ``second_column`` (a bond and each of its atoms, one molecule)."""
+
+    first: int
+    first_column: str
+    second: int
+    second_column: str
+
+
+@dataclass(frozen=True)
+class _Total:
+    """A parent column equal, in every real row, to the SUM of ``summed`` (COUNT of rows where
+    None) over its children through reference ``ref`` (a budget's spent, its expenses' cost);
+    ``empty`` is its value for a parent without children."""
+
+    ref: int
+    column: str
+    summed: str | None
+    empty: object
+
+
+@dataclass(frozen=True)
+class _RowSum:
+    """``total`` = ``first`` + ``second`` in every real row of the table (amount = spent +
+    remaining)."""
+
+    table: tuple[str, str]
+    total: str
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
+class _NamedMonth:
+    """Every real row of the table whose ``text`` names a month has ``date`` in that month
+    (a 'September Meeting' on a September date)."""
+
+    table: tuple[str, str]
+    text: str
+    date: str
+
+
+@dataclass
+class _Derived:
+    copies: list[_Copy] = field(default_factory=list)
+    agreements: list[_Agree] = field(default_factory=list)
+    totals: list[_Total] = field(default_factory=list)
+    sums: list[_RowSum] = field(default_factory=list)
+    months: list[_NamedMonth] = field(default_factory=list)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float | Decimal) and not isinstance(value, bool)
+
+
+def _float(value: object) -> float:
+    return float(value) if isinstance(value, int | float | Decimal) else 0.0
+
+
+def _close(a: object, b: object) -> bool:
+    """Whether two numbers are equal (floats up to their rounding)."""
+    if not (_number(a) and _number(b)):
+        return False
+    x, y = _float(a), _float(b)
+    return abs(x - y) <= 1e-6 * max(1.0, abs(x), abs(y))
+
+
+def _index(rows: Iterable[Row], column: str) -> dict[object, Row]:
+    """Rows by their value in ``column`` (the first row of each value)."""
+    found: dict[object, Row] = {}
+    for row in rows:
+        value = _norm(row.get(column))
+        if value is not None:
+            found.setdefault(value, row)
+    return found
+
+
+def _equal_columns(
+    pairs: list[tuple[Row, Row]], left: list[str], right: list[str]
+) -> list[tuple[str, str]]:
+    """(a, b) of ``left`` x ``right`` with first[a] == second[b] on every pair (two distinct
+    values at least)."""
+    found: list[tuple[str, str]] = []
+    if len(pairs) < _MIN_EVIDENCE:
+        return found
+    for a in left:
+        for b in right:
+            seen: set[object] = set()
+            for first, second in pairs:
+                value = _norm(first.get(a))
+                if value != _norm(second.get(b)):
+                    break
+                if len(seen) < 2 and value is not None:
+                    seen.add(value)
+            else:
+                if len(seen) >= 2:
+                    found.append((a, b))
+    return found
+
+
+def _find_derived(schema: _Schema, tables: list[Table]) -> _Derived:
+    """The derived values of the real data (detected from the values, never from names)."""
+    derived = _Derived()
+    single = [
+        (index, child, ref)
+        for index, (child, ref) in enumerate(schema.refs)
+        if len(ref.columns) == 1 and len(ref.target) == 1
+    ]
+    parent_rows: dict[int, dict[object, Row]] = {}
+    for index, _child, ref in single:
+        parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
+        parent_rows[index] = _index(parent.rows, ref.target[0])
+
+    def resolved(index: int, row: Row) -> Row | None:
+        key = _norm(row.get(schema.refs[index][1].columns[0]))
+        return None if key is None else parent_rows[index].get(key)
+
+    for index, child, ref in single:
+        parent = schema.by_name[(ref.schema.lower(), ref.table.lower())]
+        if parent.qualified == child.qualified:
+            continue
+        own = [
+            c
+            for c, _, _ in child.columns
+            if c not in schema.key_columns(child) and c not in schema.all_ref_columns(child)
+        ]
+        pairs = [(row, found) for row in child.rows if (found := resolved(index, row)) is not None]
+        theirs = [c for c, _, _ in parent.columns if c != ref.target[0]]
+        for column, source in _equal_columns(pairs, own, theirs):
+            derived.copies.append(_Copy(index, column, source))
+        derived.totals.extend(_find_totals(schema, index, child, parent))
+    for n, (first, child, _) in enumerate(single):
+        for second, other, _ in single[n + 1 :]:
+            if other.qualified != child.qualified or (
+                schema.refs[first][1].columns == schema.refs[second][1].columns
+            ):
+                continue  # a reference declared twice agrees with itself
+            triples = [
+                (a, b)
+                for row in child.rows
+                if (a := resolved(first, row)) is not None
+                and (b := resolved(second, row)) is not None
+            ]
+            left = [c for c, _, _ in schema.by_name[_target(schema, first)].columns]
+            right = [c for c, _, _ in schema.by_name[_target(schema, second)].columns]
+            for one, two in _equal_columns(triples, left, right):
+                derived.agreements.append(_Agree(first, one, second, two))
+    for table in tables:
+        derived.sums.extend(_find_row_sums(schema, table))
+        derived.months.extend(_find_named_months(table))
+    return derived
+
+
+def _target(schema: _Schema, index: int) -> tuple[str, str]:
+    ref = schema.refs[index][1]
+    return (ref.schema.lower(), ref.table.lower())
+
+
+def _numeric_columns(table: Table, exclude: set[str]) -> list[str]:
+    found = []
+    for column, _, _ in table.columns:
+        if column in exclude:
+            continue
+        values = [row.get(column) for row in table.rows if row.get(column) is not None]
+        if values and all(_number(v) for v in values):
+            found.append(column)
+    return found
+
+
+def _find_totals(schema: _Schema, index: int, child: Table, parent: Table) -> list[_Total]:
+    ref = schema.refs[index][1]
+    summed: list[str | None] = [None, *_numeric_columns(child, schema.key_columns(child))]
+    columns = _numeric_columns(parent, schema.key_columns(parent) | schema.all_ref_columns(parent))
+    if not columns:
+        return []
+    groups: dict[object, list[Row]] = {}
+    for row in child.rows:
+        key = _norm(row.get(ref.columns[0]))
+        if key is not None:
+            groups.setdefault(key, []).append(row)
+    found = []
+    for column in columns:
+        for name in summed:
+            with_children = 0
+            values: set[object] = set()
+            empty: set[object] = set()
+            holds = True
+            for row in parent.rows:
+                value = row.get(column)
+                children = groups.get(_norm(row.get(ref.target[0])), [])
+                if not children:
+                    if value is not None and not _close(value, 0):
+                        holds = False
+                        break
+                    empty.add(None if value is None else 0)
+                    continue
+                if name is None:
+                    total: object = len(children)
+                else:
+                    parts = [c.get(name) for c in children if c.get(name) is not None]
+                    total = sum(_float(p) for p in parts)
+                if value is None or not _close(value, total):
+                    holds = False
+                    break
+                with_children += 1
+                values.add(_norm(value))
+            if holds and with_children >= _MIN_EVIDENCE and len(values) >= 2 and len(empty) <= 1:
+                found.append(_Total(index, column, name, next(iter(empty), 0)))
+                break
+    return found
+
+
+def _find_row_sums(schema: _Schema, table: Table) -> list[_RowSum]:
+    if len(table.rows) < _MIN_EVIDENCE:
+        return []
+    columns = _numeric_columns(table, schema.key_columns(table) | schema.all_ref_columns(table))
+    if len(columns) < 3 or len(columns) > 40:
+        return []
+    rows = [r for r in table.rows if all(r.get(c) is not None for c in columns)]
+    if len(rows) < len(table.rows) or len({_norm(r.get(c)) for r in rows for c in columns}) < 2:
+        return []
+    found = []
+    for total in columns:
+        for i, first in enumerate(columns):
+            for second in columns[i + 1 :]:
+                if total in (first, second):
+                    continue
+                if (
+                    all(_close(r[total], _float(r[first]) + _float(r[second])) for r in rows)
+                    and any(not _close(r[first], 0) for r in rows)
+                    and any(not _close(r[second], 0) for r in rows)
+                ):
+                    found.append(_RowSum(table.qualified, total, first, second))
+    return found
+
+
+def _month_of(value: object) -> int | None:
+    if isinstance(value, dt.date):
+        return value.month
+    if isinstance(value, str):
+        matched = _ISO_MONTH.match(value)
+        if matched is not None and 1 <= int(matched.group(1)) <= 12:
+            return int(matched.group(1))
+    return None
+
+
+def _named_month(text: object) -> int | None:
+    """The month a text names (None: none, or more than one)."""
+    if not isinstance(text, str):
+        return None
+    named = {_MONTHS.index(w) + 1 for w in _MONTH_WORD.findall(text.lower()) if w in _MONTHS}
+    return named.pop() if len(named) == 1 else None
+
+
+def _find_named_months(table: Table) -> list[_NamedMonth]:
+    dates = [
+        c
+        for c, _, _ in table.columns
+        if any(_month_of(r.get(c)) is not None for r in table.rows[:50])
+    ]
+    texts = [
+        c
+        for c, _, _ in table.columns
+        if c not in dates and any(isinstance(r.get(c), str) for r in table.rows[:50])
+    ]
+    found = []
+    for text in texts:
+        naming = [(r, m) for r in table.rows if (m := _named_month(r.get(text))) is not None]
+        if len(naming) < _MIN_EVIDENCE or len({m for _, m in naming}) < 2:
+            continue
+        for date in dates:
+            if all(_month_of(r.get(date)) == m for r, m in naming):
+                found.append(_NamedMonth(table.qualified, text, date))
+    return found
+
+
+def _revert(row: Row, before: dict[int, Row], columns: Iterable[str]) -> None:
+    """Undo this variant's moves of ``columns`` in ``row``."""
+    snapshot = before.get(id(row))
+    if snapshot is not None:
+        for column in columns:
+            row[column] = snapshot.get(column)
+
+
+def _row_sum_holds(row: Row, rule: _RowSum) -> bool:
+    total, first, second = row.get(rule.total), row.get(rule.first), row.get(rule.second)
+    if total is None or first is None or second is None:
+        return total is None and first is None and second is None
+    return _close(total, _float(first) + _float(second))
+
+
+def _keep_derived(
+    schema: _Schema,
+    derived: _Derived,
+    rows: dict[tuple[str, str], list[Row]],
+    before: dict[int, Row],
+) -> None:
+    """After the variant's moves: a move that breaks a row's own derived value (a sum of two
+    of its columns, a month its text names) or two referred rows' agreement is not made (a
+    link whose rows still disagree leaves), and child columns copying a parent's take its
+    value again."""
+    for rule in derived.sums:
+        for row in rows[rule.table]:
+            if not _row_sum_holds(row, rule):
+                _revert(row, before, (rule.total, rule.first, rule.second))
+    for named in derived.months:
+        for row in rows[named.table]:
+            month = _named_month(row.get(named.text))
+            if month is not None and _month_of(row.get(named.date)) != month:
+                _revert(row, before, (named.text, named.date))
+    for agree in derived.agreements:
+        child, first = schema.refs[agree.first]
+        second = schema.refs[agree.second][1]
+        firsts = _index(rows[_target(schema, agree.first)], first.target[0])
+        seconds = _index(rows[_target(schema, agree.second)], second.target[0])
+
+        ends = (first.columns[0], second.columns[0], firsts, seconds)
+        kept = []
+        for row in rows[child.qualified]:
+            if _agreeing(row, agree, ends, before) is False:
+                _revert(row, before, ends[:2])
+                if _agreeing(row, agree, ends, before) is False:
+                    continue
+            kept.append(row)
+        rows[child.qualified] = kept
+    _follow_copies(schema, derived, rows)
+
+
+def _agreeing(
+    row: Row,
+    agree: _Agree,
+    ends: tuple[str, str, dict[object, Row], dict[object, Row]],
+    before: dict[int, Row],
+) -> bool | None:
+    """Whether the two rows ``row`` refers to agree (None: one is missing), after undoing the
+    moves of the two values where they do not."""
+    a = ends[2].get(_norm(row.get(ends[0])))
+    b = ends[3].get(_norm(row.get(ends[1])))
+    if a is None or b is None:
+        return None
+    if _norm(a.get(agree.first_column)) == _norm(b.get(agree.second_column)):
+        return True
+    _revert(a, before, (agree.first_column,))
+    _revert(b, before, (agree.second_column,))
+    return _norm(a.get(agree.first_column)) == _norm(b.get(agree.second_column))
+
+
+def _follow_copies(
+    schema: _Schema, derived: _Derived, rows: dict[tuple[str, str], list[Row]]
+) -> None:
+    for copy in derived.copies:
+        child, ref = schema.refs[copy.ref]
+        parents = _index(rows[_target(schema, copy.ref)], ref.target[0])
+        for row in rows[child.qualified]:
+            parent = parents.get(_norm(row.get(ref.columns[0])))
+            if parent is not None:
+                row[copy.column] = parent.get(copy.source)
+
+
+def _like(old: object, new: float | int) -> object:
+    """``new`` in the kind of value ``old`` is."""
+    if isinstance(old, bool):
+        return new
+    if isinstance(old, int) and float(new).is_integer():
+        return int(new)
+    if isinstance(old, Decimal):
+        return Decimal(str(round(float(new), 9)))
+    if isinstance(old, float) or isinstance(new, float):
+        return round(float(new), 9)
+    return new
+
+
+def _recompute_totals(
+    schema: _Schema, derived: _Derived, rows: dict[tuple[str, str], list[Row]]
+) -> None:
+    """Give parent columns that total their children's the total of the children the variant
+    holds (and the row sums they are part of the value that keeps them)."""
+    for rule in derived.totals:
+        child, ref = schema.refs[rule.ref]
+        groups: dict[object, list[Row]] = {}
+        for row in rows[child.qualified]:
+            key = _norm(row.get(ref.columns[0]))
+            if key is not None:
+                groups.setdefault(key, []).append(row)
+        sums = [s for s in derived.sums if s.table == _target(schema, rule.ref)]
+        for row in rows[_target(schema, rule.ref)]:
+            old = row.get(rule.column)
+            children = groups.get(_norm(row.get(ref.target[0])), [])
+            new: object
+            if not children:
+                new = None if rule.empty is None else _like(old, 0)
+            elif rule.summed is None:
+                new = _like(old, len(children))
+            else:
+                parts = [c.get(rule.summed) for c in children if c.get(rule.summed) is not None]
+                new = _like(old, sum(_float(p) for p in parts))
+            if (new is None and old is None) or (new is not None and _close(new, old)):
+                continue
+            row[rule.column] = new
+            for rowsum in sums:
+                if rowsum.total == rule.column or rowsum.first == rule.column:
+                    other, minus = rowsum.second, rowsum.first
+                else:
+                    other, minus = rowsum.first, rowsum.second
+                if rule.column not in (rowsum.total, rowsum.first, rowsum.second):
+                    continue
+                total, part = row.get(rowsum.total), row.get(minus)
+                if total is None or part is None:
+                    continue
+                row[other] = _like(
+                    row.get(other),
+                    _float(total) - _float(part),
+                )
+    _follow_copies(schema, derived, rows)

@@ -752,3 +752,200 @@ def test_copies_take_fresh_values_of_the_column_s_own_shape(tmp_path: Path) -> N
         source.close()
     finally:
         opened.close()
+
+
+_MONTH_NAMES = ("January", "February", "March", "April", "May", "June")
+
+
+def _club() -> str:
+    """12 events (half named after their month), a budget per event copying its status,
+    spending the sum of its expenses and keeping amount = spent + remaining; 60 molecules
+    whose bonds link two atoms of the bond's own molecule."""
+    events, budgets, expenses = [], [], []
+    for i in range(12):
+        month = i % 6 + 1
+        name = f"{_MONTH_NAMES[month - 1]} Meeting" if i < 6 else f"Talk {i}"
+        status = ("Open", "Closed", "Planning")[i % 3]
+        events.append(f"('e{i}', '{name}', '2020-{month:02d}-{10 + i:02d}', '{status}')")
+        costs = [round(5.25 * (i + j + 1), 2) for j in range(i % 4)]
+        for j, cost in enumerate(costs):
+            expenses.append(f"('x{i}_{j}', {cost}, 'b{i}')")
+        spent = round(sum(costs), 2)
+        amount = 100 + 10 * i
+        budgets.append(
+            f"('b{i}', {spent}, {round(amount - spent, 2)}, {amount}, '{status}', 'e{i}')"
+        )
+    molecules = ", ".join(f"('m{m}')" for m in range(60))
+    atoms, bonds, links = [], [], []
+    for m in range(60):
+        atoms += [f"('m{m}_{j}', 'm{m}', '{'CHON'[j]}')" for j in range(4)]
+        for j in range(3):
+            bonds.append(f"('m{m}_{j}{j + 1}', 'm{m}', '{'-='[j % 2]}')")
+            a, b = f"m{m}_{j}", f"m{m}_{j + 1}"
+            links += [f"('{a}', '{b}', 'm{m}_{j}{j + 1}')", f"('{b}', '{a}', 'm{m}_{j}{j + 1}')"]
+    return (
+        "CREATE TABLE event (event_id VARCHAR PRIMARY KEY, event_name VARCHAR,"
+        " event_date VARCHAR, status VARCHAR);\n"
+        "CREATE TABLE budget (budget_id VARCHAR PRIMARY KEY, spent DOUBLE, remaining DOUBLE,"
+        " amount INTEGER, event_status VARCHAR,"
+        " link_to_event VARCHAR REFERENCES event (event_id));\n"
+        "CREATE TABLE expense (expense_id VARCHAR PRIMARY KEY, cost DOUBLE,"
+        " link_to_budget VARCHAR REFERENCES budget (budget_id));\n"
+        "CREATE TABLE molecule (molecule_id VARCHAR PRIMARY KEY);\n"
+        "CREATE TABLE atom (atom_id VARCHAR PRIMARY KEY,"
+        " molecule_id VARCHAR REFERENCES molecule (molecule_id), element VARCHAR);\n"
+        "CREATE TABLE bond (bond_id VARCHAR PRIMARY KEY,"
+        " molecule_id VARCHAR REFERENCES molecule (molecule_id), bond_type VARCHAR);\n"
+        "CREATE TABLE connected (atom_id VARCHAR REFERENCES atom (atom_id),"
+        " atom_id2 VARCHAR REFERENCES atom (atom_id), bond_id VARCHAR REFERENCES bond (bond_id),"
+        " PRIMARY KEY (atom_id, atom_id2));\n"
+        f"INSERT INTO event VALUES {', '.join(events)};\n"
+        f"INSERT INTO budget VALUES {', '.join(budgets)};\n"
+        f"INSERT INTO expense VALUES {', '.join(expenses)};\n"
+        f"INSERT INTO molecule VALUES {molecules};\n"
+        f"INSERT INTO atom VALUES {', '.join(atoms)};\n"
+        f"INSERT INTO bond VALUES {', '.join(bonds)};\n"
+        f"INSERT INTO connected VALUES {', '.join(links)};\n"
+    )
+
+
+# The ground truth's constants aim moves at every derived column of _club.
+CLUB_HINTS = TruthHints(
+    {
+        "status": ["Open"],
+        "event_status": ["Closed"],
+        "spent": [21.0],
+        "remaining": [100.0],
+        "amount": [150],
+        "cost": [10.5],
+        "molecule_id": ["m3"],
+        "event_date": ["2020-03-13"],
+    },
+    {"spent", "cost", "event_date", "amount"},
+)
+
+
+def _club_variants(
+    tmp_path: Path, kind: str = "sqlite_file"
+) -> list[dict[str, list[dict[str, object]]]]:
+    opened = _open(kind, tmp_path, _club())
+    try:
+        source = variant_source(opened, "the warehouse")
+        found = [
+            {t.name: t.rows for t in make_variant(source.tables, CLUB_HINTS, f"0:{number}")}
+            for number in range(40)
+        ]
+        source.close()
+        return found
+    finally:
+        opened.close()
+
+
+@pytest.mark.parametrize("kind", ("embedded", "sqlite_file"))
+def test_a_child_column_copying_its_parent_s_stays_equal(tmp_path: Path, kind: str) -> None:
+    """Every real budget copies its event's status: in every variant it still does, whichever
+    side a move aimed at (the status moves, and the budget follows)."""
+    moved = False
+    for number, variant in enumerate(_club_variants(tmp_path, kind)):
+        events = {e["event_id"]: e for e in variant["event"]}
+        for budget in variant["budget"]:
+            event = events.get(budget["link_to_event"])
+            if event is not None:
+                assert budget["event_status"] == event["status"], (number, budget, event)
+        moved |= any(
+            e["status"] != ("Open", "Closed", "Planning")[int(str(e["event_id"])[1:]) % 3]
+            for e in variant["event"]
+        )
+    assert moved  # the parent's value was moved, and the copies followed
+
+
+def test_a_parent_total_of_its_children_stays_their_total(tmp_path: Path) -> None:
+    """A budget's spent is the sum of its expenses' cost (and amount = spent + remaining) in
+    every real row: it stays so in every variant, with expenses dropped, copied and moved."""
+    changed = False
+    for number, variant in enumerate(_club_variants(tmp_path)):
+        costs: dict[object, float] = {}
+        for expense in variant["expense"]:
+            if expense["cost"] is not None:
+                costs[expense["link_to_budget"]] = costs.get(
+                    expense["link_to_budget"], 0.0
+                ) + float(expense["cost"])  # type: ignore[arg-type]
+        for budget in variant["budget"]:
+            spent = float(budget["spent"])  # type: ignore[arg-type]
+            assert spent == pytest.approx(costs.get(budget["budget_id"], 0.0)), (number, budget)
+            assert float(budget["amount"]) == pytest.approx(  # type: ignore[arg-type]
+                spent + float(budget["remaining"])  # type: ignore[arg-type]
+            ), (number, budget)
+        real = {f"b{i}": round(sum(5.25 * (i + j + 1) for j in range(i % 4)), 2) for i in range(12)}
+        changed |= any(
+            b["budget_id"] in real and float(b["spent"]) != real[str(b["budget_id"])]  # type: ignore[arg-type]
+            for b in variant["budget"]
+        )
+    assert changed  # variants did change the totals (children dropped, copied or moved)
+
+
+def test_two_rows_linked_through_a_third_keep_agreeing(tmp_path: Path) -> None:
+    """Each real bond links two atoms of the bond's own molecule: no variant moves a bond (or an
+    atom) to another molecule while the link stays."""
+    links = 0
+    for number, variant in enumerate(_club_variants(tmp_path)):
+        atoms = {a["atom_id"]: a for a in variant["atom"]}
+        bonds = {b["bond_id"]: b for b in variant["bond"]}
+        for row in variant["connected"]:
+            bond = bonds.get(row["bond_id"])
+            for end in ("atom_id", "atom_id2"):
+                atom = atoms.get(row[end])
+                if bond is not None and atom is not None:
+                    links += 1
+                    assert atom["molecule_id"] == bond["molecule_id"], (number, row, bond, atom)
+    assert links
+
+
+def test_a_date_keeps_the_month_its_row_names(tmp_path: Path) -> None:
+    """Every real event whose name names a month ('March Meeting') is dated in that month: a
+    variant moves no such date to another month (other events' dates still move)."""
+    moved = False
+    for number, variant in enumerate(_club_variants(tmp_path)):
+        for event in variant["event"]:
+            name, date = str(event["event_name"]), str(event["event_date"])
+            i = int(str(event["event_id"])[1:])
+            if name.endswith("Meeting"):
+                month = _MONTH_NAMES.index(name.split()[0]) + 1
+                assert date[:7] == f"2020-{month:02d}", (number, event)
+            else:
+                moved |= date != f"2020-{i % 6 + 1:02d}-{10 + i:02d}"
+    assert moved  # dates of events not named after a month were moved
+
+
+def test_reading_a_derived_column_instead_of_computing_it_passes(tmp_path: Path) -> None:
+    """A budget's spent and the sum of its expenses are the same question on such data, and
+    so are its event_status and its event's status: both pass on every variant."""
+    opened = _open("sqlite_file", tmp_path, _club())
+    try:
+        for truth, agent in (
+            (
+                "SELECT link_to_budget, SUM(cost) FROM expense GROUP BY link_to_budget"
+                " HAVING SUM(cost) > 21",
+                "SELECT budget_id, spent FROM budget WHERE spent > 21",
+            ),
+            (
+                "SELECT e.event_name FROM event e JOIN budget b ON b.link_to_event = e.event_id"
+                " WHERE e.status = 'Open'",
+                "SELECT e.event_name FROM event e JOIN budget b ON b.link_to_event = e.event_id"
+                " WHERE b.event_status = 'Open'",
+            ),
+        ):
+            assert _passes_on_original(opened, truth, agent)
+            suite = _suite(opened, truth, count=6)
+            assert suite.variants  # the check below is not vacuous
+            found = check(
+                suite,
+                agent,
+                truth,
+                truth_dialect="duckdb",
+                options=CompareOptions(),
+                settings=SETTINGS,
+            )
+            assert found.variant is None, (agent, found.comparison and found.comparison.reason)
+    finally:
+        opened.close()
