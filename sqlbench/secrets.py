@@ -77,6 +77,20 @@ def forget_all() -> None:
         _secrets.clear()
 
 
+@contextlib.contextmanager
+def registered_within() -> Iterator[None]:
+    """Forget, when the block ends, what was registered inside it (tests: one test's secrets
+    must not mask another's text in the same process)."""
+    with _lock:
+        before = dict(_secrets)
+    try:
+        yield
+    finally:
+        with _lock:
+            _secrets.clear()
+            _secrets.update(before)
+
+
 def scrub(text: str) -> str:
     """``text`` with every secret replaced (see the module docstring).
 

@@ -1,8 +1,9 @@
-"""Shared fixtures. An autouse fixture keeps the user's sqlbench environment variables (LLM
-endpoint, CI summary file) out of every test."""
+"""Shared fixtures. Autouse fixtures keep the user's sqlbench environment variables (LLM
+endpoint, CI summary file) out of every test, and each test's registered secrets in it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,17 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         "GITHUB_STEP_SUMMARY",
     ):
         monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _secrets_stay_in_their_test() -> Iterator[None]:
+    """A secret a test registers (its environment's tokens and passwords) is forgotten after it:
+    under pytest-xdist, one worker runs many tests, and a value registered by one masked part of
+    another's expected text (seen in CI: 's3cr3t-t0ken', 'hunter2')."""
+    from sqlbench import secrets
+
+    with secrets.registered_within():
+        yield
 
 
 @pytest.fixture

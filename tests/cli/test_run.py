@@ -328,6 +328,9 @@ def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -> None:
+    # Answers after the 3rd wait until the signal is sent: on a busy machine the run had
+    # finished (exit 0) before the test got to send it.
+    (project / "hold_after").write_text("3", encoding="utf-8")
     run = subprocess.Popen(
         [
             sys.executable,
@@ -350,6 +353,7 @@ def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -
     try:
         _wait_for_graded(project, 3)
         run.send_signal(sent)
+        (project / "hold_after").unlink()
         _, err = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
