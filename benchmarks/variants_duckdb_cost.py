@@ -39,6 +39,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_speed import SQLBENCH, spider_layout  # a sibling script, not a package
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "hostile"))
+from corpus import descendants  # the red-team tests' process walk
+
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 HERE = Path(__file__).resolve().parents[1]
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -115,25 +118,6 @@ def make_project(root: Path, work: Path, databases: list[str]) -> Path:
     return project
 
 
-def _tree(pid: int) -> list[int]:
-    found, todo = [pid], [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                with open(f"/proc/{current}/task/{task}/children") as listed:
-                    children = [int(c) for c in listed.read().split()]
-            except OSError:
-                continue
-            found += children
-            todo += children
-    return found
-
-
 def _cpu_s(pid: int) -> float | None:
     try:
         with open(f"/proc/{pid}/stat") as stat:
@@ -157,7 +141,7 @@ def timed_run(
 
     def sample() -> None:
         while not done.is_set():
-            for pid in _tree(process.pid):
+            for pid in [process.pid, *descendants(process.pid)]:
                 seen = _cpu_s(pid)
                 if seen is not None:
                     cpu[pid] = max(cpu.get(pid, 0.0), seen)

@@ -163,7 +163,8 @@ class Measured:
     """Each process's own peak RSS in MB, by its command name and process id."""
 
 
-def _descendants(pid: int) -> list[int]:
+def descendants(pid: int) -> list[int]:
+    """Every process started by ``pid``, its children's children included (from /proc)."""
     found: list[int] = []
     todo = [pid]
     while todo:
@@ -223,7 +224,7 @@ def run_measured(args: list[str], scratch: Path, env: dict[str, str] | None = No
             if mine is not None:
                 own_kb[0] = max(own_kb[0], mine[2])
             alive = 0
-            for pid in _descendants(process.pid):
+            for pid in descendants(process.pid):
                 got = _memory_kb(pid)
                 if got is None:
                     continue
