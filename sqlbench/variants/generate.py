@@ -1185,20 +1185,47 @@ def _row_sum_holds(row: Row, rule: _RowSum) -> bool:
     return _close(total, _float(first) + _float(second))
 
 
+def _follow_row_sum(
+    row: Row, rule: _RowSum, before: dict[int, Row], totals: set[tuple[tuple[str, str], str]]
+) -> None:
+    """Make ``row`` keep ``rule`` after a move: a column the move left alone follows (a part
+    before the total, never a column recomputed from children later), or the move is undone."""
+    snapshot = before.get(id(row))
+    three = (rule.total, rule.first, rule.second)
+    changed = {c for c in three if snapshot is None or _norm(row.get(c)) != _norm(snapshot.get(c))}
+    for follower in (rule.second, rule.first, rule.total):
+        if follower in changed or (rule.table, follower) in totals:
+            continue
+        if any(row.get(c) is None for c in three if c != follower):
+            break
+        if follower == rule.total:
+            value = _float(row.get(rule.first)) + _float(row.get(rule.second))
+        else:
+            other = rule.first if follower == rule.second else rule.second
+            value = _float(row.get(rule.total)) - _float(row.get(other))
+        old = row.get(follower)
+        if isinstance(old, int) and not isinstance(old, bool) and not value.is_integer():
+            continue  # an integer column cannot hold it
+        row[follower] = _like(old, value)
+        return
+    _revert(row, before, three)
+
+
 def _keep_derived(
     schema: _Schema,
     derived: _Derived,
     rows: dict[tuple[str, str], list[Row]],
     before: dict[int, Row],
 ) -> None:
-    """After the variant's moves: a move that breaks a row's own derived value (a sum of two
-    of its columns, a month its text names) or two referred rows' agreement is not made (a
-    link whose rows still disagree leaves), and child columns copying a parent's take its
-    value again."""
+    """After the variant's moves: a row's sum of two of its columns is kept (another of the
+    three follows the moved one), a move that breaks a month its text names or two referred
+    rows' agreement is not made (a link whose rows still disagree leaves), and child columns
+    copying a parent's take its value again."""
+    totals = {(_target(schema, t.ref), t.column) for t in derived.totals}
     for rule in derived.sums:
         for row in rows[rule.table]:
             if not _row_sum_holds(row, rule):
-                _revert(row, before, (rule.total, rule.first, rule.second))
+                _follow_row_sum(row, rule, before, totals)
     for named in derived.months:
         for row in rows[named.table]:
             month = _named_month(row.get(named.text))

@@ -861,8 +861,9 @@ def test_a_child_column_copying_its_parent_s_stays_equal(tmp_path: Path, kind: s
 
 def test_a_parent_total_of_its_children_stays_their_total(tmp_path: Path) -> None:
     """A budget's spent is the sum of its expenses' cost (and amount = spent + remaining) in
-    every real row: it stays so in every variant, with expenses dropped, copied and moved."""
-    changed = False
+    every real row: it stays so in every variant, with expenses dropped, copied and moved, and
+    with amounts moved (remaining follows)."""
+    changed = amounts = False
     for number, variant in enumerate(_club_variants(tmp_path)):
         costs: dict[object, float] = {}
         for expense in variant["expense"]:
@@ -873,6 +874,7 @@ def test_a_parent_total_of_its_children_stays_their_total(tmp_path: Path) -> Non
         for budget in variant["budget"]:
             spent = float(budget["spent"])  # type: ignore[arg-type]
             assert spent == pytest.approx(costs.get(budget["budget_id"], 0.0)), (number, budget)
+            assert isinstance(budget["amount"], int), (number, budget)
             assert float(budget["amount"]) == pytest.approx(  # type: ignore[arg-type]
                 spent + float(budget["remaining"])  # type: ignore[arg-type]
             ), (number, budget)
@@ -881,7 +883,14 @@ def test_a_parent_total_of_its_children_stays_their_total(tmp_path: Path) -> Non
             b["budget_id"] in real and float(b["spent"]) != real[str(b["budget_id"])]  # type: ignore[arg-type]
             for b in variant["budget"]
         )
+        amounts |= any(
+            b["budget_id"] in real
+            and b["link_to_event"] == f"e{str(b['budget_id'])[1:]}"
+            and b["amount"] != 100 + 10 * int(str(b["budget_id"])[1:])
+            for b in variant["budget"]
+        )
     assert changed  # variants did change the totals (children dropped, copied or moved)
+    assert amounts  # amounts were moved too (to the truth's boundaries, ties), remaining followed
 
 
 def test_two_rows_linked_through_a_third_keep_agreeing(tmp_path: Path) -> None:
