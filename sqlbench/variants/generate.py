@@ -32,6 +32,17 @@ has a row of a child table referring to it in the real data (a molecule and its 
 and its two connected atoms), every parent row in a variant keeps at least one: sampling takes
 one of its children along, and a parent whose children all left (a subset, a moved reference,
 a copy with a fresh key) leaves too.
+
+Derived values: what the real data computes from other values, detected from the values once
+per warehouse (never from names; on at least 5 rows with 2 distinct values), stays so in every
+variant: a child column copying its parent's takes the parent's value again after the moves;
+two rows one row refers to and that agree in every real row (a bond and its atoms, one
+molecule) keep agreeing (a move breaking it is undone, a link still breaking it leaves); a
+parent column totalling (SUM or COUNT) its children's is recomputed from the children the
+variant holds; a column the sum of two others of its row stays so (another of the three
+follows a moved one, a recomputed total updates the other part); and a date keeps the month
+its row's text names where every real row naming a month is dated in it (a 'September
+Meeting').
 """
 
 from __future__ import annotations
