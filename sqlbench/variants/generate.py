@@ -1170,14 +1170,24 @@ def _find_named_months(table: Table) -> list[_NamedMonth]:
         for c, _, _ in table.columns
         if c not in dates and any(isinstance(r.get(c), str) for r in table.rows[:50])
     ]
-    found = []
+    found: list[_NamedMonth] = []
+    if not dates:
+        return found
     for text in texts:
-        naming = [(r, m) for r in table.rows if (m := _named_month(r.get(text))) is not None]
-        if len(naming) < _MIN_EVIDENCE or len({m for _, m in naming}) < 2:
-            continue
-        for date in dates:
-            if all(_month_of(r.get(date)) == m for r, m in naming):
-                found.append(_NamedMonth(table.qualified, text, date))
+        # A text column stops being read at the first row naming a month no date column has
+        # (prose saying "may" does at once), so a long table costs little.
+        left, rows, months = list(dates), 0, set[int]()
+        for row in table.rows:
+            month = _named_month(row.get(text))
+            if month is None:
+                continue
+            left = [d for d in left if _month_of(row.get(d)) == month]
+            if not left:
+                break
+            rows += 1
+            months.add(month)
+        if left and rows >= _MIN_EVIDENCE and len(months) >= 2:
+            found.extend(_NamedMonth(table.qualified, text, date) for date in left)
     return found
 
 
