@@ -96,11 +96,16 @@ def test_comparison_report_shows_a_regression_and_an_answer_change(
     assert regressions.all_inner_texts() == ["sales/count_customers"]
     answers = page.locator("#comparison tr.change-answer a")
     assert answers.all_inner_texts() == ["ops/region_count"]
+    from playwright.sync_api import expect
+
+    # The detail is drawn after the click: wait for it as a person's eyes do (reading it at once
+    # raced the drawing and found the previous question's detail in CI).
     answers.first.click()
-    assert page.inner_text("#detail h2") == "ops/region_count"
+    expect(page.locator("#detail h2")).to_have_text("ops/region_count")
     change = page.inner_text("#answer-change")
     assert "Answer change" in change and "Base" in change and "This run" in change
     regressions.first.click()
+    expect(page.locator("#detail h2")).to_have_text("sales/count_customers")
     assert "regression vs base" in page.inner_text("#detail")
     assert _local_only(watched.requests, "file://") == []
     assert watched.problems() == []

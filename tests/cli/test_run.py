@@ -323,13 +323,16 @@ def test_kill_9_then_resume_without_asking_again(project: Path) -> None:
     assert "Completed" in sqlbench("runs", "-C", str(project)).stdout
 
 
+def _sigint_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 # SIGTERM (a cancelled CI job) is handled like Ctrl-C; it used to kill sqlbench outright,
 # orphaning command agents and leaving the run Running until its heartbeat went stale.
 @pytest.mark.slow
 @pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["ctrl_c", "sigterm"])
 def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -> None:
-    # Answers after the 3rd wait until the signal is sent: on a busy machine the run had
-    # finished (exit 0) before the test got to send it.
+    # Answers after the 3rd wait until the signal is sent, so the run cannot finish first.
     (project / "hold_after").write_text("3", encoding="utf-8")
     run = subprocess.Popen(
         [
@@ -349,6 +352,9 @@ def test_ctrl_c_marks_the_run_interrupted(project: Path, sent: signal.Signals) -
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # As from a terminal: a test runner started in the background (`cmd &`, nohup) has
+        # SIGINT ignored, and a process keeps an ignored SIGINT ignored (Python too).
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     try:
         _wait_for_graded(project, 3)
