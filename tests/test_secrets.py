@@ -33,3 +33,14 @@ def test_text_without_those_words_is_not_searched_for_tokens(
     monkeypatch.setattr(secrets, "_BEARER", Refuse())
     text = '{"reason": "results match: 1 row x 1 column", "sql": "SELECT a = 1"}'
     assert secrets.scrub(text) == text
+
+
+def test_a_secret_registered_within_a_block_is_forgotten_after_it() -> None:
+    """What the autouse fixture relies on: a test's secrets leave with it, earlier ones stay."""
+    secrets.register("kept-from-before-1")
+    with secrets.registered_within():
+        secrets.register("only-inside-the-block-2", "${INSIDE}")
+        assert secrets.scrub("a only-inside-the-block-2 b") == "a ${INSIDE} b"
+        assert secrets.scrub("kept-from-before-1") == "***"
+    assert secrets.scrub("a only-inside-the-block-2 b") == "a only-inside-the-block-2 b"
+    assert secrets.scrub("kept-from-before-1") == "***"
