@@ -47,20 +47,18 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_speed import (  # a sibling script, not a package
-    BIRD_SEP,
     SQLBENCH,
+    bird_dev_layout,
     bird_layout,
     jsonl,
-    slug,
+    official_verdicts,
     spider_layout,
 )
 
@@ -68,83 +66,14 @@ DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 SAMPLE_FILE = Path(__file__).resolve().parent / "variants_precision_sample.csv"
 
 
-def dev_agents(root: Path) -> dict[str, str]:
-    """BIRD dev system -> its agent name (three DAIL-SQL runs differ only inside their
-    parentheses, so the names are numbered)."""
-    models = sorted(
-        {r["model"] for r in jsonl(root / "bird/predictions.jsonl") if r.get("split") == "dev"}
-    )
-    names: dict[str, str] = {}
-    for model in models:
-        name, n = slug(model), 1
-        while name in names.values():
-            n += 1
-            name = f"{slug(model)}_{n}"
-        names[model] = name
-    return names
-
-
-def bird_dev_layout(root: Path, work: Path) -> tuple[Path, list[tuple[Path, str, str]]]:
-    """BIRD dev's published layout for the 432 questions whose databases are in the corpus,
-    and one predictions file per dev system (BIRD's JSON object, index -> SQL + db_id)."""
-    layout = work / "bird-dev"
-    layout.mkdir(parents=True)
-    (layout / "dev_databases").symlink_to(root / "bird/databases")
-    examples = [e for e in jsonl(root / "bird/examples.jsonl")]
-    count = max(e["question_id"] for e in examples) + 1
-    questions: list[dict[str, Any]] = [
-        {"question_id": None, "db_id": "absent_from_corpus", "question": "", "evidence": "",
-         "SQL": ""}
-        for _ in range(count)
-    ]  # fmt: skip
-    for e in examples:
-        questions[e["question_id"]] = {
-            "question_id": e["question_id"],
-            "db_id": e["db_id"],
-            "question": e["question"],
-            "evidence": e.get("evidence", ""),
-            "SQL": e["gold_sql"],
-            "difficulty": e.get("difficulty", ""),
-        }
-    (layout / "dev.json").write_text(json.dumps(questions, indent=1), encoding="utf-8")
-    by_model: dict[str, dict[str, str]] = defaultdict(dict)
-    for record in jsonl(root / "bird/predictions.jsonl"):
-        if record.get("split") != "dev":
-            continue
-        qid = int(record["example_id"].rsplit("_", 1)[1])
-        by_model[record["model"]][str(qid)] = (
-            f"{record['predicted_sql']}{BIRD_SEP}{record['db_id']}"
-        )
-    systems = []
-    (layout / "predictions").mkdir()
-    agents = dev_agents(root)
-    for model, preds in by_model.items():
-        path = layout / "predictions" / f"{agents[model]}.json"
-        path.write_text(json.dumps(preds), encoding="utf-8")
-        systems.append((path, agents[model], model))
-    return layout, systems
-
-
 def official(root: Path) -> dict[tuple[str, str, str], bool]:
-    """(corpus part, agent, question name) -> the official verdict."""
-    found = {}
-    agents = dev_agents(root)
-    for record in jsonl(root / "spider/predictions.jsonl"):
-        index = int(record["example_id"].rsplit("_", 1)[1])
-        found[("spider", slug(record["model"]), f"dev_{index:04d}")] = bool(
-            record["official_verdict_keep_distinct"]
-        )
-    for record in jsonl(root / "bird/predictions.jsonl"):
-        qid = int(record["example_id"].rsplit("_", 1)[1])
-        if record.get("split") == "mini_dev":
-            stem = Path(record["prediction_source"]["path"]).stem
-            agent = slug(stem.removeprefix("predict_mini_dev_"))
-            found[("bird-mini", agent, f"q{qid}")] = bool(record["official_verdict"])
-        else:
-            found[("bird-dev", agents[record["model"]], f"q{qid}")] = bool(
-                record["official_verdict"]
-            )
-    return found
+    """(corpus part, agent, question name) -> the official verdict (corpus_speed.py's, with
+    the same agent names)."""
+    return {
+        (part, agent, name): verdict
+        for part, corpus in (("spider", "spider"), ("bird-mini", "bird"), ("bird-dev", "bird-dev"))
+        for (agent, name), verdict in official_verdicts(root, corpus).items()
+    }
 
 
 def questions_of(root: Path) -> dict[tuple[str, str], dict[str, str]]:
