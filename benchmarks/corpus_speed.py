@@ -26,9 +26,15 @@ prediction on them is run):
 
    and pass ``--spider-eval DIR --bird-eval DIR --official-python /tmp/official/bin/python``
    (or set ``SQLBENCH_SPIDER_EVAL``, ``SQLBENCH_BIRD_EVAL``, ``SQLBENCH_OFFICIAL_PYTHON``).
-   Spider's is driven the way the corpus's verdicts were made: ``exec_eval.eval_exec_match``
-   once per answer with ``--keep_distinct`` and the prediction prepared as its
-   ``evaluation.py`` prepares it (``value`` -> ``1``), from one small driver process; BIRD's
+   Spider's runs as its README says, ``evaluation.py --etype exec --keep_distinct`` unmodified,
+   once per system (on the questions whose databases are in the corpus); the goal's ratio is
+   against that. It needs NLTK's ``punkt_tab`` data (``python -m nltk.downloader punkt_tab``):
+   with ``NLTK_DATA`` unset, the script writes an untrained Punkt model (four empty parameter
+   files: the same algorithm, no abbreviation list) into the work folder and points
+   ``NLTK_DATA`` at it, since this machine cannot download. Its execution core alone is timed
+   too, the way the corpus's verdicts were made: ``exec_eval.eval_exec_match`` once per answer
+   with ``--keep_distinct`` and the prediction prepared as ``evaluation.py`` prepares it
+   (``value`` -> ``1``), from one small driver process (no SQL parsing, no schema reads); BIRD's
    ``evaluation/evaluation_ex.py`` runs unmodified, once per predictions file as its
    ``run_evaluation.sh`` does (``--num_cpus`` = this machine's CPUs, ``--meta_time_out 30``),
    on the 140 questions whose databases are in the corpus. BIRD's ratio is also printed apart
@@ -37,7 +43,11 @@ prediction on them is run):
    under ``func_timeout`` 30 s (its ``--meta_time_out``); those that time out there too are
    left out of both tools (sqlbench: the replay agent has no answer for them, graded at once;
    official: not in that system's prediction and gold files), both are timed again, and the
-   ratio of those two timings is printed.
+   ratio of those two timings is printed. The same is printed apart from the answers whose SQL
+   runs for at least ``SLOW_S`` seconds in the database in both tools (timed through the
+   official's ``execute_sql``, prediction then gold): such a query (BIRD dev's toxicology q254
+   runs 19 s in SQLite, on its own longer than the rest of the corpus together) bounds both
+   tools' wall time alike, whatever either does around it.
    Without them, only sqlbench's figures are printed.
 
 Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR]
@@ -63,6 +73,8 @@ from typing import Any
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 SQLBENCH = [sys.executable, "-m", "sqlbench"]
 BIRD_SEP = "\t----- bird -----\t"
+SLOW_S = 5.0
+"""An answer whose SQL runs this long in the database in both tools is one both wait out."""
 
 
 def slug(text: str) -> str:
@@ -84,20 +96,32 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 class Timed:
     """A child process's wall time, CPU time (user + system, its waited-for children's
     included) and peak RSS (its own), through wait4. On a shared machine the CPU time moves
-    less with the other jobs' load than the wall time does."""
+    less with the other jobs' load than the wall time does. ``keep_output``: its standard
+    output is kept in ``stdout`` instead of thrown away."""
 
-    def __init__(self, argv: list[str], cwd: Path | None = None, quiet: bool = True) -> None:
-        start = time.perf_counter()
-        out = subprocess.DEVNULL if quiet else None
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=out, stderr=subprocess.PIPE, text=True)
-        assert proc.stderr is not None
-        self.stderr = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        self.seconds = time.perf_counter() - start
+    def __init__(
+        self,
+        argv: list[str],
+        cwd: Path | None = None,
+        quiet: bool = True,
+        env: dict[str, str] | None = None,
+        keep_output: bool = False,
+    ) -> None:
+        with tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
+            start = time.perf_counter()
+            out = kept if keep_output else subprocess.DEVNULL if quiet else None
+            proc = subprocess.Popen(
+                argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.PIPE, text=True
+            )
+            assert proc.stderr is not None
+            self.stderr = proc.stderr.read()
+            _, status, usage = os.wait4(proc.pid, 0)
+            self.seconds = time.perf_counter() - start
+            kept.seek(0)
+            self.stdout = kept.read()
+        self.returncode = os.waitstatus_to_exitcode(status)
         self.cpu_seconds = usage.ru_utime + usage.ru_stime
         self.peak_mb = usage.ru_maxrss / 1024
-        self.returncode = proc.returncode
         if self.returncode != 0:
             raise SystemExit(f"{' '.join(argv[:6])} ... exited {self.returncode}:\n{self.stderr}")
 
@@ -266,6 +290,61 @@ def run_spider_official(
     return Timed(argv, cwd=work)
 
 
+def punkt_stand_in(work: Path) -> dict[str, str]:
+    """The environment for Spider's ``evaluation.py``: ``NLTK_DATA`` as set, or else a folder
+    holding an untrained Punkt model (``process_sql`` tokenizes with ``nltk.word_tokenize``,
+    which loads ``tokenizers/punkt_tab/english``; NLTK cannot download it here)."""
+    env = dict(os.environ)
+    if "NLTK_DATA" not in env:
+        english = work / "nltk_data" / "tokenizers" / "punkt_tab" / "english"
+        english.mkdir(parents=True, exist_ok=True)
+        for name in ("collocations.tab", "sent_starters.txt", "abbrev_types.txt",
+                     "ortho_context.tab"):  # fmt: skip
+            (english / name).touch()
+        env["NLTK_DATA"] = str(work / "nltk_data")
+    return env
+
+
+def run_spider_evaluation_py(
+    eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
+) -> tuple[float, float, float, list[str]]:
+    """Spider's ``evaluation.py --etype exec --keep_distinct``, unmodified, once per system on
+    the questions whose databases are in the corpus: total wall and CPU seconds, the largest
+    peak RSS, and each call's execution accuracy line ("all" column)."""
+    dev = json.loads((layout / "dev.json").read_text(encoding="utf-8"))
+    kept = [
+        i
+        for i, entry in enumerate(dev)
+        if (layout / "database" / entry["db_id"] / f"{entry['db_id']}.sqlite").is_file()
+    ]
+    gold = work / "spider_gold.sql"
+    gold.write_text(
+        "".join(f"{_one_line(dev[i]['query'])}\t{dev[i]['db_id']}\n" for i in kept),
+        encoding="utf-8",
+    )
+    env = punkt_stand_in(work)
+    seconds, cpu, peak, rates = 0.0, 0.0, 0.0, []
+    for path, name, _ in systems:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        pred = work / f"spider_pred_{name}.sql"
+        pred.write_text("".join(lines[i].split("\t")[0] + "\n" for i in kept), encoding="utf-8")
+        argv = [
+            python, "evaluation.py", "--gold", str(gold), "--pred", str(pred),
+            "--db", str(layout / "database"), "--table", str(layout / "tables.json"),
+            "--etype", "exec", "--keep_distinct",
+        ]  # fmt: skip
+        timed = Timed(argv, cwd=eval_dir, env=env, keep_output=True)
+        seconds += timed.seconds
+        cpu += timed.cpu_seconds
+        peak = max(peak, timed.peak_mb)
+        rates += [
+            f"{name} {line.split()[-1]}"
+            for line in timed.stdout.splitlines()
+            if line.startswith("execution")
+        ]
+    return seconds, cpu, peak, rates
+
+
 def _bird_questions(layout: Path) -> list[dict[str, Any]]:
     source = layout / "mini_dev_sqlite.json"
     if not source.is_file():
@@ -323,41 +402,43 @@ def run_bird_official(
     return seconds, cpu, peak
 
 
-BIRD_TIMEOUT_DRIVER = """
-import json, multiprocessing, sys
+BIRD_QUERY_DRIVER = """
+import json, multiprocessing, sys, time
 sys.path.insert(0, sys.argv[1])
 from func_timeout import func_timeout, FunctionTimedOut
 from evaluation_utils import execute_sql
 
-def timed_out(case):
+def seconds(case):
     pred, gold, db = case
+    start = time.perf_counter()
     try:
         func_timeout(30.0, execute_sql, args=(pred, gold, db, "SQLite", lambda a, b: 0))
     except FunctionTimedOut:
-        return True
+        return None
     except Exception:
-        return False
-    return False
+        pass
+    return time.perf_counter() - start
 
 if __name__ == "__main__":
     cases = json.load(open(sys.argv[2]))
     with multiprocessing.Pool(int(sys.argv[3])) as pool:
-        print(json.dumps(pool.map(timed_out, cases, chunksize=1)))
+        print(json.dumps(pool.map(seconds, cases, chunksize=1)))
 """
 
 
-def official_timeouts(
+def official_query_seconds(
     eval_dir: Path,
     python: str,
     layout: Path,
     systems: list[tuple[Path, str, str]],
     work: Path,
     candidates: list[tuple[str, str, str]],
-) -> set[tuple[str, str]]:
-    """Which of ``candidates`` (agent, space, question name: the answers whose SQL ran into
-    sqlbench's timeout) also time out in the official evaluator: its own ``execute_sql`` (the
-    prediction, then the gold) under ``func_timeout`` with evaluation_ex.py's
-    ``--meta_time_out 30``."""
+) -> list[float | None]:
+    """For each of ``candidates`` (agent, space, question name), the seconds the official
+    evaluator's own ``execute_sql`` (the prediction, then the gold) takes under ``func_timeout``
+    with evaluation_ex.py's ``--meta_time_out 30``; None where it times out."""
+    if not candidates:
+        return []
     questions = {f"q{q['question_id']}": (i, q) for i, q in enumerate(_bird_questions(layout))}
     paths = {name: path for path, name, _ in systems}
     cases = []
@@ -366,15 +447,15 @@ def official_timeouts(
         preds = json.loads(paths[agent].read_text(encoding="utf-8"))
         db = layout / "dev_databases" / space / f"{space}.sqlite"
         cases.append([preds[str(index)].split(BIRD_SEP)[0], question["SQL"], str(db)])
-    (work / "bird_timeouts.json").write_text(json.dumps(cases), encoding="utf-8")
-    (work / "bird_timeout_driver.py").write_text(BIRD_TIMEOUT_DRIVER, encoding="utf-8")
+    (work / "bird_slow.json").write_text(json.dumps(cases), encoding="utf-8")
+    (work / "bird_query_driver.py").write_text(BIRD_QUERY_DRIVER, encoding="utf-8")
     done = subprocess.run(
-        [python, str(work / "bird_timeout_driver.py"), str(eval_dir / "evaluation"),
-         str(work / "bird_timeouts.json"), str(os.cpu_count() or 1)],
+        [python, str(work / "bird_query_driver.py"), str(eval_dir / "evaluation"),
+         str(work / "bird_slow.json"), str(os.cpu_count() or 1)],
         capture_output=True, text=True, check=True, cwd=eval_dir / "evaluation",
     )  # fmt: skip
-    flags = json.loads(done.stdout.strip().splitlines()[-1])
-    return {(agent, name) for (agent, _, name), flag in zip(candidates, flags, strict=True) if flag}
+    found: list[float | None] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
 
 
 def sqlbench_without(project: Path, left_out: set[tuple[str, str]], work: Path) -> Timed:
@@ -459,12 +540,23 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
     total_cpu = init.cpu_seconds + run.cpu_seconds
     python = args.official_python
     if corpus == "spider" and args.spider_eval:
-        official_run = run_spider_official(Path(args.spider_eval), python, layout, systems, work)
+        eval_dir = Path(args.spider_eval)
+        seconds, cpu, peak, rates = run_spider_evaluation_py(
+            eval_dir, python, layout, systems, work
+        )
         lines.append(
-            f"official (test-suite-sql-eval eval_exec_match): {official_run.seconds:.1f} s "
-            f"(CPU {official_run.cpu_seconds:.1f} s), peak RSS {official_run.peak_mb:.0f} MB; "
-            f"sqlbench init+run / official = {total / official_run.seconds:.2f}x wall, "
-            f"{total_cpu / official_run.cpu_seconds:.2f}x CPU"
+            f"official (test-suite-sql-eval evaluation.py --etype exec --keep_distinct, "
+            f"{len(systems)} calls): {seconds:.1f} s (CPU {cpu:.1f} s), peak RSS {peak:.0f} MB; "
+            f"sqlbench init+run / official = {total / seconds:.2f}x wall, "
+            f"{total_cpu / cpu:.2f}x CPU"
+        )
+        lines.append(f"official execution accuracy per call: {', '.join(rates)}")
+        core = run_spider_official(eval_dir, python, layout, systems, work)
+        lines.append(
+            f"official's execution core alone (eval_exec_match per answer from one driver "
+            f"process, no parsing): {core.seconds:.1f} s (CPU {core.cpu_seconds:.1f} s), peak "
+            f"RSS {core.peak_mb:.0f} MB; sqlbench init+run / that = "
+            f"{total / core.seconds:.2f}x wall, {total_cpu / core.cpu_seconds:.2f}x CPU"
         )
     elif corpus.startswith("bird") and args.bird_eval:
         eval_dir = Path(args.bird_eval)
@@ -474,24 +566,45 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
             f"(CPU {cpu:.1f} s), peak RSS {peak:.0f} MB; sqlbench init+run / official = "
             f"{total / seconds:.2f}x wall, {total_cpu / cpu:.2f}x CPU"
         )
-        candidates = [(agent, x["space"], x["name"]) for agent, x in timed_out]
-        both = official_timeouts(eval_dir, python, layout, systems, work, candidates)
-        if both:
+        slow = [
+            (r["run"]["agent"]["name"], x)
+            for r in runs
+            for x in r["results"]
+            if x["reason"].startswith("the agent's SQL timed out")
+            or (x.get("timings_ms") or {}).get("agent_sql", 0.0) >= 1000 * SLOW_S
+        ]
+        candidates = [(agent, x["space"], x["name"]) for agent, x in slow]
+        seconds_there = official_query_seconds(eval_dir, python, layout, systems, work, candidates)
+        ran_out = {(a, x["name"]) for a, x in timed_out}
+        apart_sets = [
+            (
+                "time out in both (the official's execute_sql under func_timeout 30 s)",
+                {(a, n) for (a, _, n), t in zip(candidates, seconds_there, strict=True)
+                 if t is None and (a, n) in ran_out},
+            ),
+            (
+                f"run for at least {SLOW_S:.0f} s in the database in both tools or time out "
+                "(the official's execute_sql, prediction then gold)",
+                {(a, n) for (a, _, n), t in zip(candidates, seconds_there, strict=True)
+                 if t is None or t >= SLOW_S},
+            ),
+        ]  # fmt: skip
+        for what, both in apart_sets:
+            if not both:
+                lines.append(f"no answer's SQL would {what.split(' (')[0]}")
+                continue
             # Both tools again, those answers left out of each: the ratio of what remains.
             apart = sqlbench_without(project, both, work)
             o_seconds, o_cpu, _ = run_bird_official(eval_dir, python, layout, systems, work, both)
             listed = ", ".join(f"{a}/{n}" for a, n in sorted(both))
             lines.append(
-                f"apart from the {len(both)} answers that time out in both ({listed}; the "
-                "official's execute_sql under func_timeout 30 s): both tools run again with "
-                "them left out (sqlbench: no recorded answer; official: not in its files): "
-                f"sqlbench init+run {init.seconds + apart.seconds:.1f} s (CPU "
+                f"apart from the {len(both)} answers whose SQL would {what} ({listed}): both "
+                "tools run again with them left out (sqlbench: no recorded answer; official: not "
+                f"in its files): sqlbench init+run {init.seconds + apart.seconds:.1f} s (CPU "
                 f"{init.cpu_seconds + apart.cpu_seconds:.1f} s), official {o_seconds:.1f} s "
                 f"(CPU {o_cpu:.1f} s) = {(init.seconds + apart.seconds) / o_seconds:.2f}x wall, "
                 f"{(init.cpu_seconds + apart.cpu_seconds) / o_cpu:.2f}x CPU"
             )
-        else:
-            lines.append("no answer times out in both tools")
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
     return lines
