@@ -267,11 +267,9 @@ class Batch:
                 if kind == "skipped":
                     continue
                 if kind == "crash":
-                    with self._record_lock:
-                        if run.info.id not in self._failed:
-                            self._fail(run, payload)
-                            why = self._failed[run.info.id]
-                            self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
+                    if payload:  # the first of this run's failures
+                        why = self._failed[run.info.id]
+                        self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
                     continue
                 rid = run.info.id
                 counts[rid][payload.verdict] += 1
@@ -314,7 +312,13 @@ class Batch:
                             continue
                         result = run._record(result)
                 except BaseException as err:  # this run's failure; the others go on
-                    self._events.put(("crash", run, err))
+                    # Failed here, not when the loop reads the event: a worker must not grade
+                    # and store this run's next answers in between.
+                    with self._record_lock:
+                        first = run.info.id not in self._failed
+                        if first:
+                            self._fail(run, err)
+                    self._events.put(("crash", run, first))
                     continue
                 self._events.put(("graded", run, result))
             finally:

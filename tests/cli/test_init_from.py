@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -369,13 +370,25 @@ def test_a_failing_agent_fails_its_run_alone(tmp_path: Path, invoke) -> None:
     assert statuses == {"first": "completed", "middle": "failed", "last": "completed"}
 
 
+@pytest.mark.parametrize("slow_loop", [False, True], ids=["loop", "slow_loop"])
 def test_a_run_that_crashes_mid_way_fails_alone(
-    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, invoke, monkeypatch: pytest.MonkeyPatch, slow_loop: bool
 ) -> None:
     """A sqlbench bug while grading one run's answer, after that run has graded others: that
     run is Failed with one sentence (what it graded before stays stored), the runs beside it
-    complete and are stored, and the exit code is 2."""
-    from sqlbench.runs import runner
+    complete and are stored, and the exit code is 2. ``slow_loop``: the loop that reads the
+    workers' events is slow (a busy machine), so the worker reaches the failed run's next
+    answers before the loop reads the crash; they must not be graded and stored either."""
+    from sqlbench.runs import batch, runner
+
+    if slow_loop:
+        emit = batch.Batch._emit
+
+        def slow_emit(self: batch.Batch, event: object) -> None:
+            time.sleep(0.05)
+            emit(self, event)
+
+        monkeypatch.setattr(batch.Batch, "_emit", slow_emit)
 
     bench = _spider(tmp_path)
     pairs = []
