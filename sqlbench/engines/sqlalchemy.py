@@ -369,6 +369,12 @@ class SqlAlchemyEngine(Engine):
         except _ConnectionLost as lost:
             raise EngineError(f"cannot connect to the warehouse {self.display}: {lost}") from lost
 
+    def after_fork(self) -> None:
+        """In a process forked from the one that opened this engine (``runs/forked.py``):
+        forget the inherited pooled connections without closing them (they are the parent's)
+        so this process opens its own. Only for a SQLite file without a query process."""
+        self._sa.dispose(close=False)
+
     def close(self) -> None:
         """Close every pooled connection (their temporary objects go with them) and stop the
         query process."""

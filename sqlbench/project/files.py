@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
 MAX_TIMEOUT_S = 86_400
 """Longest timeout a setting may name (one day)."""
 MAX_CONCURRENCY = 256
+MAX_PROCESSES = 64
 MAX_RETRIES = 20
 MAX_ROWS = 100_000_000
 MAX_RESULT_MB = 65_536
@@ -155,6 +157,21 @@ class RunSettings(_Strict):
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
     """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
+    processes: int | Literal["auto"] = "auto"
+    """Processes grading a batch of replayed answers (``run --agent a,b``, see
+    ``runs/forked.py``): ``auto`` uses up to 4 cores when it is safe and worth it, 1 keeps one
+    process."""
+
+    @field_validator("processes", mode="before")
+    @classmethod
+    def _processes(cls, value: Any) -> Any:
+        if value == "auto" or (
+            isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_PROCESSES
+        ):
+            return value
+        raise PydanticCustomError(
+            "processes", f"must be auto or a whole number from 1 to {MAX_PROCESSES}"
+        )
 
     @property
     def max_result_bytes(self) -> int:

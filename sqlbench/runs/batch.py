@@ -17,18 +17,21 @@ complete.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import re
 import threading
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
+from sqlbench.runs import forked
 from sqlbench.runs.events import (
     ProgressCallback,
     QuestionGraded,
@@ -176,6 +179,11 @@ class Batch:
         agents: dict[str, Agent] = {}
         items: dict[str, list[_Item]] = {}
         started: list[_Run] = []
+        processes, why_one = self._processes()
+        # Forking: the events wait until the children are forked (a live progress display
+        # starts a thread, and a process forks only while its main thread is the only one).
+        held: list[Any] = []
+        emit = held.append if processes > 1 else self._emit
         try:
             for run in self.runs:
                 run_items, total = run._items()
@@ -192,11 +200,16 @@ class Batch:
                 items[run.info.id] = run_items
                 started.append(run)
                 for notice in run.plan.notices:
-                    self._emit(RunNotice(notice))
+                    emit(RunNotice(notice))
                 if run.judge_note:
-                    self._emit(RunNotice(run.judge_note))
-                self._emit(RunStarted(run.info, total, 0, {}, False, together=True))
-            self._loop(started, agents, items)
+                    emit(RunNotice(run.judge_note))
+                emit(RunStarted(run.info, total, 0, {}, False, together=True))
+            if why_one is not None:
+                self._emit(RunNotice(why_one))
+            if processes > 1:
+                self._forked(started, agents, items, processes, held)
+            else:
+                self._loop(started, agents, items)
         except KeyboardInterrupt:
             with self._record_lock:
                 self._stop.set()
@@ -212,41 +225,45 @@ class Batch:
     def _fail(self, run: _Run, err: BaseException) -> None:
         from sqlbench.runs.runner import describe_error
 
-        why = describe_error(err)
+        self._fail_why(run, describe_error(err))
+
+    def _fail_why(self, run: _Run, why: str) -> None:
         self._failed[run.info.id] = why
         self.store.finish(run.info.id, RunStatus.FAILED, error=why)
+
+    def _processes(self) -> tuple[int, str | None]:
+        """How many processes grade this batch (``forked.process_count``), and the notice
+        saying why one when more were asked for."""
+        setting = self.project.settings.run.processes
+        if setting == 1:
+            return 1, None
+        answers = [item for run in self.runs for item in run._items()[0]]
+        questions = {(item.question.space, item.question.name) for item in answers}
+        return forked.process_count(
+            setting, answers=len(answers), questions=len(questions), refusal=self._fork_refusal
+        )
+
+    def _fork_refusal(self) -> str | None:
+        """Why this batch cannot be graded in forked processes (see ``runs/forked.py``)."""
+        if self.options.variants:
+            return "--variants grades on data variants"
+        if self.options.regrade is not None or self.options.reuse is not None:
+            return "it replays stored answers"
+        for run in self.runs:
+            if run.plan.agent.kind != "replay":
+                return (
+                    f"agent {run.plan.agent.name} is a {run.plan.agent.kind} agent "
+                    "(only replayed answers are graded in several processes)"
+                )
+        return self.warehouses.fork_refusal() or forked.fork_refusal()
 
     def _loop(
         self, runs: list[_Run], agents: dict[str, Agent], items: dict[str, list[_Item]]
     ) -> None:
-        order: list[_Work] = []
-        # Question-major: every agent's answer to a question before the next question.
-        by_position: dict[int, list[_Work]] = {}
-        for run in runs:
-            for item in items[run.info.id]:
-                by_position.setdefault(item.position, []).append(_Work(run, item))
-        for position in sorted(by_position):
-            order.extend(by_position[position])
-        uses = Counter((w.item.question.space, w.item.question.name) for w in order)
-        for key, count in uses.items():
-            self._shared[key] = _Shared(count)
-        for work in order:
-            self._work.put(work)
-        concurrency = self.options.concurrency or self.project.settings.run.concurrency
-        workers = [
-            threading.Thread(
-                target=self._worker, args=(agents,), daemon=True, name=f"sqlbench-run-{i}"
-            )
-            for i in range(min(concurrency, len(order)))
-        ]
+        order = _question_major(runs, items)
         beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
         beat.start()
-        ahead = threading.Thread(
-            target=self._prefetch, args=(order, len(workers)), daemon=True, name="sqlbench-truths"
-        )
-        ahead.start()
-        for worker in workers:
-            worker.start()
+        workers = self._start(order, agents, self._concurrency())
         counts = {run.info.id: Counter[Verdict]() for run in runs}
         done = Counter[str]()
         totals = {run.info.id: len(items[run.info.id]) for run in runs}
@@ -278,11 +295,201 @@ class Batch:
                     QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
                 )
         finally:
-            self._stop.set()
-            with self._window:
-                self._window.notify_all()
+            self._stop_workers(workers)
+
+    def _concurrency(self) -> int:
+        return self.options.concurrency or self.project.settings.run.concurrency
+
+    def _start(
+        self, order: list[_Work], agents: dict[str, Agent], concurrency: int
+    ) -> list[threading.Thread]:
+        """Queue ``order`` and start the ground-truth prefetcher and the worker threads."""
+        uses = Counter((w.item.question.space, w.item.question.name) for w in order)
+        for key, count in uses.items():
+            self._shared[key] = _Shared(count)
+        for work in order:
+            self._work.put(work)
+        workers = [
+            threading.Thread(
+                target=self._worker, args=(agents,), daemon=True, name=f"sqlbench-run-{i}"
+            )
+            for i in range(min(concurrency, len(order)))
+        ]
+        ahead = threading.Thread(
+            target=self._prefetch, args=(order, len(workers)), daemon=True, name="sqlbench-truths"
+        )
+        ahead.start()
+        for worker in workers:
+            worker.start()
+        return workers
+
+    def _stop_workers(self, workers: list[threading.Thread]) -> None:
+        self._stop.set()
+        with self._window:
+            self._window.notify_all()
         for worker in workers:
             worker.join()
+
+    # --- several processes (runs/forked.py) ----------------------------------------------
+
+    def _forked(
+        self,
+        runs: list[_Run],
+        agents: dict[str, Agent],
+        items: dict[str, list[_Item]],
+        processes: int,
+        held: list[Any],
+    ) -> None:
+        """``_loop`` with the questions dealt out to ``processes`` forked processes; ``held``:
+        the events of the preparation, given once the children are forked."""
+        order = _question_major(runs, items)
+        keys = list(dict.fromkeys((w.item.question.space, w.item.question.name) for w in order))
+        share = {key: index % processes for index, key in enumerate(keys)}
+        why = forked.fork_refusal()  # checked again: a thread may have started since
+        children: list[forked.Child] = []
+        if why is None:
+            try:
+                children = forked.fork_children(
+                    processes, lambda index, conn: self._child(index, conn, order, share, agents)
+                )
+            except OSError as err:
+                why = f"cannot fork: {err.strerror or err}"
+        for event in held:
+            self._emit(event)
+        if why is not None:
+            if self.project.settings.run.processes != "auto":
+                self._emit(RunNotice(f"this batch is graded in one process: {why}"))
+            self._loop(runs, agents, items)
+            return
+        by_id = {run.info.id: run for run in runs}
+        holds: dict[int, set[str]] = {}
+        for work in order:
+            holds.setdefault(share[(work.item.question.space, work.item.question.name)], set()).add(
+                work.run.info.id
+            )
+        beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
+        try:
+            beat.start()
+            self._parent(children, by_id, holds, {rid: len(found) for rid, found in items.items()})
+        finally:
+            self._stop.set()
+            forked.stop_children(children)
+
+    def _parent(
+        self,
+        children: list[forked.Child],
+        runs: dict[str, _Run],
+        holds: dict[int, set[str]],
+        totals: dict[str, int],
+    ) -> None:
+        """Receive the children's events until each has ended; report them as ``_loop``
+        does. A child that ends before its share is graded fails the runs it held answers of."""
+        counts = {rid: Counter[Verdict]() for rid in runs}
+        done = Counter[str]()
+        live = {child.conn: child for child in children}
+        while live:
+            ready = wait(list(live), timeout=0.5)
+            if not ready:
+                self._emit(RunWaiting())
+                continue
+            for found in ready:
+                child = live[found]  # type: ignore[index]
+                try:
+                    message: tuple[str, Any, Any] = child.conn.recv()
+                    kind, rid, payload = message
+                except (EOFError, OSError):
+                    del live[child.conn]
+                    if not child.done:
+                        self._child_lost(child, runs, holds, live.values())
+                    continue
+                if kind == "done":
+                    child.done = True
+                elif kind == "notice":
+                    self._emit(RunNotice(payload))
+                elif kind == "crash":
+                    self._run_failed(runs[rid], payload, live.values())
+                elif kind == "graded" and rid not in self._failed:
+                    run = runs[rid]
+                    counts[rid][payload.verdict] += 1
+                    done[rid] += 1
+                    self._emit(
+                        QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
+                    )
+
+    def _run_failed(self, run: _Run, why: str, children: Any) -> None:
+        if run.info.id in self._failed:
+            return
+        self._fail_why(run, why)
+        self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
+        for child in children:  # the others stop grading its answers
+            with contextlib.suppress(OSError, ValueError):
+                child.conn.send(("failed", run.info.id, why))
+
+    def _child_lost(
+        self, child: forked.Child, runs: dict[str, _Run], holds: dict[int, set[str]], others: Any
+    ) -> None:
+        forked.stop_children([child])
+        why = (
+            f"the process grading part of its answers (pid {child.pid}) "
+            f"{forked.how_it_ended(child)} before it finished"
+        )
+        for rid in sorted(holds.get(child.index, ()), key=list(runs).index):
+            self._run_failed(runs[rid], why, others)
+
+    def _child(
+        self,
+        index: int,
+        conn: Connection,
+        order: list[_Work],
+        share: dict[tuple[str, str], int],
+        agents: dict[str, Agent],
+    ) -> None:
+        """A forked process: grade this process's share of ``order`` and send each event to
+        the parent; the parent's store and warehouse connections are left alone."""
+        from sqlbench.runs.runner import describe_error
+
+        self.store.after_fork()
+        self.warehouses.after_fork()
+        mine: list[_Work] = []
+        for work in order:
+            if share[(work.item.question.space, work.item.question.name)] == index:
+                mine.append(work)
+            else:
+                self._release_truths(work.item)  # graded elsewhere: not held here
+        processes = max(share.values()) + 1
+        workers = self._start(mine, agents, forked.per_process(self._concurrency(), processes))
+        try:
+            handled = 0
+            while handled < len(mine):
+                while conn.poll():  # the parent says a run failed (EOF: it is gone)
+                    _, rid, why = conn.recv()
+                    with self._record_lock:
+                        self._failed.setdefault(rid, why)
+                try:
+                    kind, run, payload = self._events.get(timeout=0.2)
+                except queue.Empty:
+                    if not any(w.is_alive() for w in workers):
+                        break
+                    continue
+                if kind == "notice":
+                    forked.send(conn, ("notice", None, payload))
+                    continue
+                handled += 1
+                if kind == "skipped":
+                    continue
+                rid = run.info.id
+                if kind == "crash":
+                    with self._record_lock:
+                        if rid in self._failed:
+                            continue
+                        self._failed[rid] = describe_error(payload)
+                    forked.send(conn, ("crash", rid, self._failed[rid]))
+                    continue
+                forked.send(conn, ("graded", rid, payload))
+        finally:
+            self._stop_workers(workers)
+        forked.send(conn, ("done", None, None))
+        conn.close()
 
     def _worker(self, agents: dict[str, Agent]) -> None:
         while not self._stop.is_set():
@@ -371,6 +578,18 @@ class Batch:
                     self._events.put(
                         ("notice", run, f"heartbeat not recorded: {describe_error(err)}")
                     )
+
+
+def _question_major(runs: list[_Run], items: dict[str, list[_Item]]) -> list[_Work]:
+    """Every agent's answer to a question before the next question."""
+    order: list[_Work] = []
+    by_position: dict[int, list[_Work]] = {}
+    for run in runs:
+        for item in items[run.info.id]:
+            by_position.setdefault(item.position, []).append(_Work(run, item))
+    for position in sorted(by_position):
+        order.extend(by_position[position])
+    return order
 
 
 def named(options: RunOptions, agent: str) -> RunOptions:

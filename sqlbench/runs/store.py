@@ -130,6 +130,14 @@ class RunStore:
         """Release the database connections."""
         self._engine.dispose()
 
+    def after_fork(self) -> None:
+        """In a process forked from the one that opened this store (``runs/forked.py``):
+        forget the inherited connections without closing them (they are the parent's); this
+        process opens its own. Writes from several processes wait for each other (SQLite's
+        busy timeout, ``database.lock_wait_s``)."""
+        self._engine.dispose(close=False)
+        self._write_lock = threading.Lock()
+
     def __enter__(self) -> RunStore:
         return self
 

@@ -125,6 +125,29 @@ class RunWarehouses:
         """Ground-truth queries actually run, over every warehouse."""
         return sum(w.truths.executed for w in self._by_name.values())
 
+    def fork_refusal(self) -> str | None:
+        """Why these warehouses cannot be used from forked processes (``runs/forked.py``), or
+        None: every one is a SQLite file (DuckDB and the query processes of server warehouses
+        are not fork-safe), without data variants."""
+        from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
+
+        for warehouse in self._by_name.values():
+            engine = warehouse.engine
+            if not isinstance(engine, SqlAlchemyEngine) or engine.sqlite_path is None:
+                return f"{_display(warehouse.name)} is not a SQLite file"
+            if warehouse.variants is not None:
+                return f"{_display(warehouse.name)} grades on data variants"
+        return None
+
+    def after_fork(self) -> None:
+        """In a forked process: let every engine open its own connections."""
+        from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
+
+        for warehouse in self._by_name.values():
+            engine = warehouse.engine
+            if isinstance(engine, SqlAlchemyEngine):
+                engine.after_fork()
+
     def close(self) -> None:
         """Close every engine (safe to call twice)."""
         if self._closed:

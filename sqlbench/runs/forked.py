@@ -1,0 +1,207 @@
+"""Grading a batch of runs in several processes (``run.processes``; ``batch.Batch``).
+
+Grading replayed answers is bound by the interpreter lock: 8 threads in one process use about
+1.2 cores. When it is safe and worth it, the batch forks worker processes once its runs are
+prepared (agents built, run rows created) and before any thread starts; each grades a share of
+the questions (every agent's answer to a question in the same process, so the per-question
+sharing of agent SQL, results and ground truth works as in one process) with its own worker
+threads, records each result in the run store through its own connections, and sends its
+events to the parent over a pipe. The parent prints progress, keeps the heartbeat and finishes
+the runs.
+
+Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
+the query processes of server warehouses are not fork-safe), every agent a replay of recorded
+answers, no data variants. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and more than
+one core. A child never outlives its parent: it asks the kernel to kill it when the parent dies
+(``PR_SET_PDEATHSIG``) and exits when the pipe to the parent breaks; it exits with
+``os._exit``, so nothing of the parent's (exit handlers, buffered output) runs twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import math
+import os
+import signal
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, Pipe
+from typing import Any, Literal
+
+MIN_ANSWERS = 200
+"""Answers a batch needs before ``auto`` forks: below it the fork and each process's own
+connections cost more than they save (docs/performance.md, "Grading in several processes")."""
+MAX_AUTO = 4
+"""Most processes ``auto`` uses."""
+_PR_SET_PDEATHSIG = 1
+
+
+def cores() -> int:
+    """Cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def process_count(
+    setting: int | Literal["auto"],
+    *,
+    answers: int,
+    questions: int,
+    refusal: Callable[[], str | None],
+) -> tuple[int, str | None]:
+    """How many processes grade a batch, and the notice to give when the user asked for more
+    than one and it cannot be (``refusal()`` says why it is not safe, or None)."""
+    if setting == 1 or questions < 2:
+        return 1, None
+    if setting == "auto":
+        wanted = min(cores(), MAX_AUTO, questions)
+        if wanted < 2 or answers < MIN_ANSWERS:
+            return 1, None
+        return (1, None) if refusal() is not None else (wanted, None)
+    why = refusal()
+    if why is not None:
+        return 1, f"run.processes is {setting}, but this batch is graded in one process: {why}"
+    return min(setting, questions), None
+
+
+def fork_refusal() -> str | None:
+    """Why this process cannot fork worker processes right now, or None."""
+    if sys.platform != "linux" or not hasattr(os, "fork"):
+        return "grading in several processes needs Linux"
+    others = [t.name for t in threading.enumerate() if t is not threading.main_thread()]
+    if others:
+        return f"another thread is running ({', '.join(sorted(others))})"
+    return None
+
+
+def per_process(concurrency: int, processes: int) -> int:
+    """Worker threads in each of ``processes`` processes: the batch's ``concurrency`` shared
+    out (questions in flight at once stay about the same)."""
+    return max(1, math.ceil(concurrency / processes))
+
+
+@dataclass
+class Child:
+    """One forked grading process, seen from the parent."""
+
+    index: int
+    pid: int
+    conn: Connection
+    done: bool = False
+    """It said it graded its whole share."""
+    reaped: bool = False
+    status: int = 0
+    """Its wait status, once reaped."""
+
+
+def fork_children(count: int, body: Callable[[int, Connection], None]) -> list[Child]:
+    """Fork ``count`` processes; child ``i`` runs ``body(i, conn)`` with its end of a pipe to
+    this process and exits with ``os._exit`` (0 when ``body`` returns). SIGINT and SIGTERM are
+    blocked around the forks (a Ctrl-C then reaches this process once it has every child);
+    children ignore SIGINT (Ctrl-C stops them through this process) and die on SIGTERM.
+
+    Raises:
+        OSError: A fork failed; the children forked before it are killed and reaped.
+    """
+    parent = os.getpid()
+    children: list[Child] = []
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        for index in range(count):
+            ours, theirs = Pipe()
+            try:
+                pid = os.fork()
+            except OSError:
+                ours.close()
+                theirs.close()
+                stop_children(children)
+                raise
+            if pid == 0:  # the child
+                code = 1
+                try:
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                    signal.pthread_sigmask(signal.SIG_SETMASK, old)
+                    _die_with(parent)
+                    ours.close()
+                    for earlier in children:
+                        earlier.conn.close()
+                    body(index, theirs)
+                    code = 0
+                except BaseException:  # nothing of a child reaches the parent's code
+                    code = 1
+                finally:
+                    os._exit(code)
+            theirs.close()
+            children.append(Child(index, pid, ours))
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+    return children
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent dies; exit now if it already has."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def reap(child: Child, *, block: bool) -> bool:
+    """Collect ``child``'s exit status; whether it has exited."""
+    if child.reaped:
+        return True
+    try:
+        pid, status = os.waitpid(child.pid, 0 if block else os.WNOHANG)
+    except ChildProcessError:
+        child.reaped = True
+        return True
+    if pid == 0:
+        return False
+    child.reaped, child.status = True, status
+    return True
+
+
+def stop_children(children: Sequence[Child]) -> None:
+    """Kill every child still running and reap them all: once this returns, no child records
+    anything more."""
+    for child in children:
+        if not child.reaped:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(child.pid, signal.SIGKILL)
+    for child in children:
+        reap(child, block=True)
+        with contextlib.suppress(OSError):
+            child.conn.close()
+
+
+def how_it_ended(child: Child) -> str:
+    """How a child that stopped early ended, as the end of a sentence."""
+    status = child.status
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        return f"was killed by {name}"
+    if os.WIFEXITED(status):
+        return f"exited with code {os.WEXITSTATUS(status)}"
+    return "stopped"
+
+
+def send(conn: Connection, message: Any) -> None:
+    """Send ``message`` to the parent; a broken pipe (the parent is gone) ends this process."""
+    try:
+        conn.send(message)
+    except (OSError, ValueError):
+        os._exit(1)
