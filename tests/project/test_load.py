@@ -370,3 +370,20 @@ def test_run_does_not_parse_every_ground_truth_to_warn(
     result = CliRunner().invoke(cli, ["run", "-C", str(tmp_path), "--agent", "r"])
     assert result.exit_code == 0, result.output
     assert "Accuracy: 100% (1/1)" in result.output
+
+
+@pytest.mark.parametrize("value", ["many", "0", "65", "1.5", "true"])
+def test_run_processes_is_auto_or_a_whole_number(tmp_path: Path, value: str) -> None:
+    write_project(tmp_path, {"sqlbench.yml": f"dialect: sqlite\nrun: {{processes: {value}}}\n"})
+    problems = [str(p) for p in check_project(tmp_path).problems if p.severity is Severity.ERROR]
+    assert len(problems) == 1
+    assert problems[0].startswith(
+        "sqlbench.yml:2: error: run.processes: must be auto or a whole number from 1 to 64 (got "
+    )
+
+
+def test_run_processes_defaults_to_auto(tmp_path: Path) -> None:
+    write_project(tmp_path, {"sqlbench.yml": "run: {processes: 2}\n"})
+    assert load_project(tmp_path).settings.run.processes == 2
+    write_project(tmp_path, {"sqlbench.yml": "dialect: duckdb\n"})
+    assert load_project(tmp_path).settings.run.processes == "auto"

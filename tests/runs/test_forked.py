@@ -1,0 +1,363 @@
+"""``run --agent a,b,c`` graded in several forked processes (``run.processes``,
+``sqlbench/runs/forked.py``), on real ``sqlbench`` subprocesses over real SQLite files: the
+records are those of one process, and Ctrl-C, a dying child and a killed parent end as they do
+in one process."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from sqlbench.runs.forked import process_count
+from sqlbench.runs.records import RunStatus
+from sqlbench.runs.store import RunStore
+
+VOLATILE = {"latency_ms", "timings_ms", "graded_at"}
+
+SLOW = (
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < {n}) "
+    "SELECT count(*) FROM c"
+)
+"""A SQLite query that takes a while (``n`` rows counted)."""
+
+# Runs sqlbench after wrapping fork_children so that every fork is written to $FORKS, and
+# applying $PATCH (a crash or an exit in a child).
+LAUNCH = """
+import os, sys
+from sqlbench.runs import forked, runner
+real = forked.fork_children
+def spying(count, body):
+    children = real(count, body)
+    with open(os.environ["FORKS"], "a") as out:
+        out.write(" ".join(str(c.pid) for c in children) + "\\n")
+    return children
+forked.fork_children = spying
+grade = runner._Run._grade
+def patched(self, warehouses, agent, item, shared=None):
+    patch = os.environ.get("PATCH", "")
+    if patch == "exit" and item.question.name == "q05":
+        os._exit(3)
+    if patch == "crash" and self.info.agent_name == "bad" and item.question.name == "q05":
+        raise KeyError("a sqlbench bug")
+    return grade(self, warehouses, agent, item, shared)
+runner._Run._grade = patched
+from sqlbench.cli.main import main
+sys.argv = ["sqlbench", *sys.argv[1:]]
+main()
+"""
+
+
+def _database(path: Path, script: str) -> None:
+    conn = sqlite3.connect(path)
+    conn.executescript(script)
+    conn.commit()
+    conn.close()
+
+
+def _project(root: Path, *, processes: int | str, slow: int = 0) -> Path:
+    """Two SQLite files, 12 questions, 4 replay agents: passes, fails, errors, reviews, and SQL
+    two agents wrote alike. ``slow``: every answer of agent ``good`` counts that many rows."""
+    root.mkdir()
+    _database(
+        root / "a.sqlite",
+        "CREATE TABLE singer (name TEXT, age INTEGER, country TEXT);"
+        "INSERT INTO singer VALUES ('Ann', 30, 'FR'), ('Bob', 41, 'US'), ('Cy', 25, 'FR');",
+    )
+    _database(
+        root / "b.sqlite",
+        "CREATE TABLE pets (kind TEXT, n INTEGER, weight REAL);"
+        "INSERT INTO pets VALUES ('cat', 2, 4.5), ('dog', 3, 20.25), ('eel', 1, 0.5);",
+    )
+    settings: dict[str, Any] = {
+        "dialect": "sqlite",
+        "warehouse": "sqlite:///a.sqlite",
+        "warehouses": {"pets": "sqlite:///b.sqlite"},
+        "compare": {"order": "auto", "rows": "bag", "columns": "exact"},
+        "default_agent": "good",
+        "run": {"processes": processes},
+    }
+    (root / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    singer = [
+        ("q00", "SELECT count(*) FROM singer"),
+        ("q01", "SELECT name FROM singer ORDER BY age"),
+        ("q02", "SELECT name, age FROM singer WHERE country = 'FR'"),
+        ("q03", "SELECT max(age), min(age) FROM singer"),
+        ("q04", "SELECT country, count(*) FROM singer GROUP BY country"),
+        ("q05", "SELECT avg(age) FROM singer"),
+    ]
+    pets = [
+        ("q06", "SELECT kind FROM pets WHERE n > 1"),
+        ("q07", "SELECT sum(n) FROM pets"),
+        ("q08", "SELECT kind, weight FROM pets ORDER BY weight DESC"),
+        ("q09", "SELECT count(*) FROM pets"),
+        ("q10", "SELECT max(weight) FROM pets"),
+        ("q11", "SELECT kind FROM pets ORDER BY kind"),
+    ]
+    (root / "eval_questions").mkdir()
+    for space, warehouse, questions in (("s", None, singer), ("p", "pets", pets)):
+        body: dict[str, Any] = {"space": space}
+        if warehouse:
+            body["warehouse"] = warehouse
+        body["eval_questions"] = [
+            {"name": n, "question": f"{n}?", "sql": sql} for n, sql in questions
+        ]
+        (root / "eval_questions" / f"{space}.yml").write_text(yaml.safe_dump(body))
+    truth = dict(singer + pets)
+    space_of = {n: ("s" if n in dict(singer) else "p") for n in truth}
+    answers: dict[str, dict[str, dict[str, Any]]] = {
+        "good": {n: {"sql": sql} for n, sql in truth.items()},
+        "same": {n: {"sql": sql} for n, sql in truth.items()},  # alike: shared executions
+        "bad": {
+            "q00": {"sql": "SELECT count(*) + 1 FROM singer"},  # fail
+            "q01": {"sql": "SELECT name FROM singer ORDER BY age DESC"},  # fail (order)
+            "q02": {"sql": "SELECT nme FROM singer"},  # no such column
+            "q03": {"sql": "SELECT min(age) AS a, max(age) AS b FROM singer"},
+            "q04": {"error": "the agent crashed while recording"},  # error
+            "q05": {"answer": "about 32"},  # no SQL: review
+            "q06": {"sql": "SELECT kind FROM pets WHERE n > 1"},
+            "q07": {"sql": "SELECT sum(n) FROM pets"},
+            "q08": {"sql": "SELECT weight, kind FROM pets ORDER BY weight DESC"},
+            "q09": {"sql": "DROP TABLE pets"},  # refused
+            "q10": {"sql": "SELECT max(weight) + 0.0000000001 FROM pets"},
+            "q11": {"sql": "SELECT kind FROM pets"},
+        },
+        "other": {n: {"sql": sql + " LIMIT 2"} for n, sql in truth.items()},
+    }
+    answers["same"]["q03"] = {"sql": "SELECT max(age) AS x, min(age) AS y FROM singer"}
+    if slow:
+        for name in truth:
+            answers["good"][name] = {
+                "sql": f"SELECT ({SLOW.format(n=slow)}) * 0 + ({truth[name]} LIMIT 1)"
+            }
+    (root / "agents").mkdir()
+    agents = []
+    for agent, by_name in answers.items():
+        lines = [json.dumps({"space": space_of[n], "name": n, **a}) for n, a in by_name.items()]
+        (root / "agents" / f"{agent}.jsonl").write_text("\n".join(lines) + "\n")
+        agents.append({"name": agent, "kind": "replay", "path": f"{agent}.jsonl"})
+    (root / "agents" / "agents.yml").write_text(yaml.safe_dump({"agents": agents}))
+    return root
+
+
+def _command(project: Path, *args: str) -> list[str]:
+    return [sys.executable, "-c", LAUNCH, "run", "-C", str(project), "--agent", "*", *args]
+
+
+def _run(
+    project: Path, *args: str, patch: str = ""
+) -> tuple[subprocess.CompletedProcess[str], list[list[int]]]:
+    forks = project / "forks.log"
+    forks.unlink(missing_ok=True)
+    env = {**os.environ, "FORKS": str(forks), "PATCH": patch}
+    done = subprocess.run(
+        _command(project, *args), capture_output=True, text=True, timeout=120, env=env
+    )
+    lines = forks.read_text().splitlines() if forks.exists() else []
+    return done, [[int(pid) for pid in line.split()] for line in lines]
+
+
+def _records(project: Path, prefix: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    with RunStore.for_project(project, None) as store:
+        for line in store.list_runs():
+            if not line.info.name.startswith(prefix):
+                continue
+            run = store.load_run(line.info.id)
+            found[f"{run.info.agent_name} status"] = run.status
+            for trial in store.trials(line.info.id):
+                data = trial.model_dump(mode="json", exclude=VOLATILE)
+                found[f"{run.info.agent_name} {trial.space}/{trial.name}"] = data
+    return found
+
+
+def test_several_processes_store_the_records_of_one(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=1)
+    one, forks = _run(project, "--name", "one")
+    assert one.returncode == 0, one.stderr
+    assert forks == []
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    settings["run"]["processes"] = 3
+    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    several, forks = _run(project, "--name", "several")
+    assert several.returncode == 0, several.stderr
+    assert [len(pids) for pids in forks] == [3]  # graded in 3 forked processes
+    alone, together = _records(project, "one-"), _records(project, "several-")
+    assert len(alone) == 4 * 12 + 4
+    assert together == alone
+    verdicts = {r["verdict"] for r in alone.values() if isinstance(r, dict)}
+    assert verdicts == {"pass", "fail", "error", "review"}
+    progress = [line for line in several.stderr.splitlines() if line.startswith("[")]
+    assert len(progress) == 4 * 12  # every answer's progress line, printed by the parent
+    assert "Traceback" not in several.stderr
+
+
+def test_auto_forks_only_when_it_pays() -> None:
+    safe: Any = lambda: None  # noqa: E731
+    assert process_count("auto", answers=199, questions=100, refusal=safe) == (1, None)
+    many = process_count("auto", answers=8748, questions=1034, refusal=safe)[0]
+    assert many == min(4, len(os.sched_getaffinity(0))) or many == 1
+    assert process_count("auto", answers=8748, questions=1034, refusal=lambda: "no") == (1, None)
+    assert process_count(2, answers=8, questions=4, refusal=safe) == (2, None)
+    assert process_count(8, answers=8, questions=3, refusal=safe) == (3, None)
+    unsafe = process_count(2, answers=8, questions=4, refusal=lambda: "agent x is a python agent")
+    assert unsafe == (
+        1,
+        "run.processes is 2, but this batch is graded in one process: agent x is a python agent",
+    )
+
+
+def test_asking_for_processes_where_it_is_not_safe_says_why_once(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2)
+    (project / "agents" / "live.py").write_text("def answer(request):\n    return 'SELECT 1'\n")
+    agents = yaml.safe_load((project / "agents" / "agents.yml").read_text())
+    agents["agents"].append({"name": "live", "kind": "python", "function": "agents.live:answer"})
+    (project / "agents" / "agents.yml").write_text(yaml.safe_dump(agents))
+    done, forks = _run(project)
+    assert done.returncode == 0, done.stderr
+    assert forks == []
+    note = (
+        "Note: run.processes is 2, but this batch is graded in one process: agent live is a "
+        "python agent (only replayed answers are graded in several processes)"
+    )
+    assert done.stderr.count(note) == 1
+
+
+def test_a_crash_in_a_child_fails_that_run_alone(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2)
+    done, forks = _run(project, "--name", "c", "--format", "json", patch="crash")
+    assert [len(pids) for pids in forks] == [2]
+    assert done.returncode == 2
+    errors = [line for line in done.stderr.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and "(agent bad) failed: KeyError: 'a sqlbench bug'" in errors[0]
+    assert "Traceback" not in done.stderr
+    records = _records(project, "c-")
+    statuses = {k.split()[0]: v for k, v in records.items() if k.endswith(" status")}
+    assert statuses == {
+        "good": RunStatus.COMPLETED,
+        "same": RunStatus.COMPLETED,
+        "other": RunStatus.COMPLETED,
+        "bad": RunStatus.FAILED,
+    }
+    assert sum(1 for k in records if k.startswith("good ") and "/" in k) == 12
+
+
+def test_a_child_that_exits_fails_the_runs_it_held(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2)
+    done, forks = _run(project, "--name", "x", patch="exit")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    why = "the process grading part of its answers (pid {}) exited with code 3 before it finished"
+    with RunStore.for_project(project, None) as store:
+        infos = [line.info for line in store.list_runs() if line.info.name.startswith("x-")]
+        assert {i.status for i in infos} == {RunStatus.FAILED}
+        errors = {i.error for i in infos}
+        assert len(errors) == 1 and errors <= {why.format(pid) for pid in forks[0]}
+        kept = sum(len(store.done_keys(i.id)) for i in infos)
+    # The other child graded its whole share (6 questions x 4 agents, less what it skipped once
+    # the runs failed), and what was graded before the exit stays.
+    assert kept > 0
+
+
+def _children(pid: int) -> list[int]:
+    path = Path(f"/proc/{pid}/task/{pid}/children")
+    try:
+        return [int(p) for p in path.read_text().split()]
+    except OSError:
+        return []
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return True
+    return state in ("Z", "X")
+
+
+def _graded(project: Path) -> int:
+    if not (project / ".sqlbench" / "runs.db").exists():
+        return 0
+    with RunStore.for_project(project, None) as store:
+        return sum(line.graded for line in store.list_runs())
+
+
+def _start(project: Path, name: str) -> tuple[subprocess.Popen[str], list[int]]:
+    """A slow forked run, once it has graded something; its children."""
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": ""}
+    run = subprocess.Popen(
+        _command(project, "--name", name),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and _graded(project) < 3:
+        time.sleep(0.05)
+    children = _children(run.pid)
+    assert len(children) == 2, "the run should have forked 2 grading processes"
+    return run, children
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_ctrl_c_stops_every_process_and_marks_the_runs_interrupted(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2, slow=3_000_000)
+    run, children = _start(project, "stopped")
+    try:
+        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        _, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 130, err
+    assert "Interrupted: " in err and "Traceback" not in err
+    assert all(_gone(pid) for pid in children)
+    with RunStore.for_project(project, None) as store:
+        infos = [line.info for line in store.list_runs()]
+        assert {i.status for i in infos} == {RunStatus.INTERRUPTED}  # written by the run
+        assert sum(len(store.done_keys(i.id)) for i in infos) >= 3  # what was graded stays
+        assert sum(len(store.done_keys(i.id)) for i in infos) < 48
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_a_killed_child_fails_the_runs_and_the_rest_is_kept(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2, slow=3_000_000)
+    run, children = _start(project, "k")
+    try:
+        os.kill(children[0], signal.SIGKILL)
+        _, err = run.communicate(timeout=60)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 2, err
+    assert "Traceback" not in err
+    why = f"the process grading part of its answers (pid {children[0]}) was killed by SIGKILL"
+    assert why in err
+    with RunStore.for_project(project, None) as store:
+        infos = [line.info for line in store.list_runs()]
+        assert {i.status for i in infos} == {RunStatus.FAILED}
+        assert all(i.error is not None and i.error.startswith(why) for i in infos)
+        assert sum(len(store.done_keys(i.id)) for i in infos) >= 3
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_killing_the_parent_leaves_no_child_grading(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2, slow=3_000_000)
+    run, children = _start(project, "orphan")
+    run.kill()
+    run.communicate(timeout=30)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not all(_gone(pid) for pid in children):
+        time.sleep(0.05)
+    assert all(_gone(pid) for pid in children)
