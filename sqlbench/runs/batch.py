@@ -406,8 +406,8 @@ class Batch:
                     child.done = True
                 elif kind == "notice":
                     self._emit(RunNotice(payload))
-                elif kind == "crash":
-                    self._run_failed(runs[rid], payload, live.values())
+                elif kind == "crash":  # the child stored the run as failed
+                    self._run_failed(runs[rid], payload, live.values(), stored=True)
                 elif kind == "graded" and rid not in self._failed:
                     run = runs[rid]
                     counts[rid][payload.verdict] += 1
@@ -416,10 +416,13 @@ class Batch:
                         QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
                     )
 
-    def _run_failed(self, run: _Run, why: str, children: Any) -> None:
+    def _run_failed(self, run: _Run, why: str, children: Any, *, stored: bool = False) -> None:
         if run.info.id in self._failed:
             return
-        self._fail_why(run, why)
+        if stored:
+            self._failed[run.info.id] = why
+        else:
+            self._fail_why(run, why)
         self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
         for child in children:  # the others stop grading its answers
             with contextlib.suppress(OSError, ValueError):
@@ -446,8 +449,6 @@ class Batch:
     ) -> None:
         """A forked process: grade this process's share of ``order`` and send each event to
         the parent; the parent's store and warehouse connections are left alone."""
-        from sqlbench.runs.runner import describe_error
-
         self.store.after_fork()
         self.warehouses.after_fork()
         mine: list[_Work] = []
@@ -478,12 +479,9 @@ class Batch:
                 if kind == "skipped":
                     continue
                 rid = run.info.id
-                if kind == "crash":
-                    with self._record_lock:
-                        if rid in self._failed:
-                            continue
-                        self._failed[rid] = describe_error(payload)
-                    forked.send(conn, ("crash", rid, self._failed[rid]))
+                if kind == "crash":  # the worker failed the run (``_worker``)
+                    if payload:  # the first of this run's failures
+                        forked.send(conn, ("crash", rid, self._failed[rid]))
                     continue
                 forked.send(conn, ("graded", rid, payload))
         finally:
