@@ -6,6 +6,8 @@ checked for plain numbers and ISO-8601 instants on a sample first, then on every
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -178,12 +180,57 @@ def _all_match(values: pa.Array | pa.ChunkedArray, pattern: str) -> bool:
 
 _SAMPLE = 1024
 
+SMALL_TEXT = 128
+"""Text columns of up to this many non-NULL values are classified (plain numbers? ISO-8601
+instants?) with Python's ``re`` on their values, converted once, instead of Arrow compute:
+each Arrow regex call compiles its pattern (~35 us), more than matching a hundred short
+strings in Python. Both decide alike (``tests/compare/test_small_paths.py``)."""
+
+
+def _python_pattern(pattern: str) -> re.Pattern[str]:
+    """``pattern`` (anchored ``^...$``, ASCII classes only) for Python's ``re``, meaning what
+    RE2 (Arrow) means by it: RE2's ``$`` is the end of the text, Python's also matches before
+    a final newline, so it becomes ``\\Z``."""
+    assert pattern.startswith("^") and pattern.endswith("$")
+    return re.compile(pattern[:-1] + r"\Z")
+
+
+_PYTHON_PATTERNS = {p: _python_pattern(p) for p in (NUMBER_PATTERN, _ISO_PATTERN)}
+
+
+def _small_texts(arr: pa.Array | pa.ChunkedArray) -> list[str] | None:
+    """The non-NULL values of a small text column as Python strings; None for a large column
+    (or one Python cannot decode), which Arrow compute classifies."""
+    if len(arr) - arr.null_count > SMALL_TEXT:
+        return None
+    try:
+        values = arr.to_pylist()
+    except (UnicodeDecodeError, ValueError):
+        return None
+    texts = [v for v in values if v is not None]
+    return texts if all(isinstance(t, str) for t in texts) else None
+
+
+def _all_match_small(texts: list[str], pattern: str) -> bool:
+    """``_all_match`` on values already in Python."""
+    match = _PYTHON_PATTERNS[pattern].match
+    return all(match(t) is not None for t in texts)
+
 
 def _from_text(pos: int, name: str, arr: pa.Array | pa.ChunkedArray, null: np.ndarray) -> Column:
-    present = arr.drop_null() if arr.null_count else arr
     column = Column(pos, name, Kind.TEXT, null, arr, text=arr)
-    if _all_match(present, NUMBER_PATTERN):
-        if not pc.any(pc.match_substring(present, ".")).as_py():
+    texts = _small_texts(arr)
+    if texts is not None:
+        numbers = _all_match_small(texts, NUMBER_PATTERN)
+        whole = numbers and not any("." in t for t in texts)
+        instants = not numbers and _all_match_small(texts, _ISO_PATTERN)
+    else:
+        present = arr.drop_null() if arr.null_count else arr
+        numbers = _all_match(present, NUMBER_PATTERN)
+        whole = numbers and not pc.any(pc.match_substring(present, ".")).as_py()
+        instants = not numbers and _all_match(present, _ISO_PATTERN)
+    if numbers:
+        if whole:
             try:
                 column.ints = _ints(pc.cast(arr, pa.int64()))
             except pa.ArrowInvalid:  # past int64
@@ -194,7 +241,7 @@ def _from_text(pos: int, name: str, arr: pa.Array | pa.ChunkedArray, null: np.nd
             column.floats_, _ = _floats(pc.cast(arr, pa.float64()))
             column.exact_ = from_text(arr)
         return column
-    if _all_match(present, _ISO_PATTERN):
+    if instants:
         column.instants = _text_instants(arr)
     return column
 

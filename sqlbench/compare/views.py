@@ -393,6 +393,10 @@ class ViewSet:
             found = self._ranked(columns)
             self._dictionaries[domain] = found
             return found
+        small = self._small_dictionary(columns)
+        if small is not None:
+            self._dictionaries[domain] = small
+            return small
         members = [(key, *_encode(arr)) for key, arr in columns]
         unified = pc.dictionary_encode(pa.concat_arrays([d for _, d, _ in members]))
         to_global = unified.indices.to_numpy(zero_copy_only=False)
@@ -407,6 +411,29 @@ class ViewSet:
             found[(side, pos)] = codes
             start += size
         self._dictionaries[domain] = found
+        return found
+
+    def _small_dictionary(
+        self, columns: list[tuple[tuple[ResultRole, int], pa.Array | pa.ChunkedArray]]
+    ) -> dict[tuple[ResultRole, int], np.ndarray] | None:
+        """The dictionary's codes for a few values, in Python: each distinct value's code is
+        its rank of first appearance, reading the columns in order, as Arrow's dictionary
+        encoding gives them (``tests/compare/test_small_paths.py``), without its per-call
+        cost (five Arrow calls a column). None past ``SMALL_DICTIONARY`` values."""
+        if sum(len(arr) for _, arr in columns) > SMALL_DICTIONARY:
+            return None
+        seen: dict[object, int] = {}
+        found = {}
+        for key, arr in columns:
+            try:
+                values = arr.to_pylist()
+            except (UnicodeDecodeError, ValueError):
+                return None
+            found[key] = np.fromiter(
+                (0 if v is None else seen.setdefault(v, len(seen)) for v in values),
+                dtype=np.int32,
+                count=len(values),
+            )
         return found
 
     def _ranked(
@@ -433,6 +460,10 @@ class ViewSet:
             start += len(arr)
         return found
 
+
+SMALL_DICTIONARY = 256
+"""Text or binary columns of up to this many values together (both results) are coded in
+Python (``ViewSet._small_dictionary``), larger ones by Arrow's dictionary encoding."""
 
 RANKED_BYTES = 64 * 2**20
 """Text or binary columns holding this many bytes together (both results) get codes from their

@@ -1,0 +1,220 @@
+"""The small-result paths decide exactly as the general (Arrow compute) paths do.
+
+Small text columns are classified (plain numbers? ISO-8601 instants?) with Python's ``re``
+instead of Arrow's regex kernels (``arrowcols.SMALL_TEXT``), and small text/binary columns get
+their dictionary codes in Python instead of Arrow's dictionary encoding
+(``views.SMALL_DICTIONARY``). Each test runs the same input through both (the general path by
+setting the threshold below every input) and asserts equal columns, codes and comparisons:
+every verdict, reason, near miss, mapping and difference detail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from compare_cases import load_cases
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sqlbench.compare.arrowcols as arrowcols
+import sqlbench.compare.views as views
+from sqlbench.compare import Comparison, compare_results
+from sqlbench.compare.arrowcols import from_arrow
+from sqlbench.compare.columns import Column
+from sqlbench.compare.normalize import normalize
+from sqlbench.compare.views import Domain, ViewSet
+
+SETTINGS = settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@contextmanager
+def general_paths() -> Iterator[None]:
+    """Every input takes the Arrow compute paths."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arrowcols, "SMALL_TEXT", -1)
+        patch.setattr(views, "SMALL_DICTIONARY", -1)
+        yield
+
+
+# Characters that sit at the edges of the number and ISO-8601 patterns: digits, signs, the
+# decimal point, date/time separators, a zone, a final newline (Python's ``$`` would accept
+# it, RE2's does not), non-ASCII digits and letters.
+_EDGE = st.text(alphabet="0123456789-+.:T Z\n٣é", max_size=12)
+_SHAPED = st.sampled_from(
+    [
+        "0",
+        "007",
+        "-0",
+        "1.5",
+        "1.",
+        ".5",
+        "-12.250",
+        "12\n",
+        "1e5",
+        "٣",
+        "9223372036854775808",
+        "2024-01-02",
+        "2024-01-02 03:04",
+        "2024-01-02T03:04:05.123456789Z",
+        "2024-01-02T03:04:05+02:00",
+        "2024-01-02T03:04:05.1234567",
+        "2024-13-40",
+        "2024-01-02\n",
+        "",
+        "x",
+    ]
+)
+_TEXT = st.one_of(_EDGE, _SHAPED)
+
+
+def _same_column(a: Column, b: Column) -> None:
+    assert (a.kind, a.name, a.position) == (b.kind, b.name, b.position)
+    np.testing.assert_array_equal(a.null, b.null)
+    for name in ("ints", "floats_", "other"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert (x is None) == (y is None), name
+        if x is not None:
+            assert x.dtype == y.dtype, name
+            np.testing.assert_array_equal(x, y)
+    assert (a.instants is None) == (b.instants is None)
+    if a.instants is not None and b.instants is not None:
+        np.testing.assert_array_equal(a.instants.us, b.instants.us)
+        assert (a.instants.ns is None) == (b.instants.ns is None)
+        if a.instants.ns is not None:
+            np.testing.assert_array_equal(a.instants.ns, b.instants.ns)
+    assert a.exact_ == b.exact_
+
+
+@SETTINGS
+@given(st.lists(st.none() | _TEXT, min_size=1, max_size=40))
+def test_text_columns_are_classified_alike(values: list[str | None]) -> None:
+    arr = pa.array(values, pa.string())
+    fast = from_arrow(0, "c", arr)
+    with general_paths():
+        general = from_arrow(0, "c", arr)
+    _same_column(fast, general)
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        (["1", "22", None], "int"),
+        (["1", "2.5"], "text"),  # numeric view (floats), kind stays text
+        (["12\n"], "text"),
+        (["2024-01-02", "2024-01-03T04:05"], "text"),
+        (["007"], "text"),
+    ],
+)
+def test_shaped_text_columns(values: list[str | None], kind: str) -> None:
+    fast = from_arrow(0, "c", pa.array(values, pa.string()))
+    with general_paths():
+        general = from_arrow(0, "c", pa.array(values, pa.string()))
+    _same_column(fast, general)
+    if values == ["1", "22", None]:
+        assert fast.ints is not None
+    if values == ["12\n"]:
+        assert fast.ints is None and fast.floats_ is None  # RE2's $ is the end of the text
+
+
+def _codes(tables: tuple[pa.Table, pa.Table], domain: Domain) -> dict[Any, np.ndarray]:
+    e, a = tables
+    return ViewSet(normalize(e), normalize(a), (e.num_rows, a.num_rows))._dictionary(domain)
+
+
+def _chunked(values: list[Any], typ: pa.DataType, cut: int) -> pa.ChunkedArray:
+    cut = min(cut, len(values))
+    return pa.chunked_array([pa.array(values[:cut], typ), pa.array(values[cut:], typ)], typ)
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.lists(st.none() | st.sampled_from(["a", "b", "ab", "é", ""]), min_size=3, max_size=3),
+        min_size=1,
+        max_size=3,
+    ),
+    st.lists(
+        st.lists(st.none() | st.sampled_from(["b", "c", "a", ""]), min_size=5, max_size=5),
+        min_size=1,
+        max_size=3,
+    ),
+    st.integers(0, 5),
+)
+def test_dictionary_codes_are_alike(
+    expected: list[list[str | None]], actual: list[list[str | None]], cut: int
+) -> None:
+    e = pa.table({f"e{k}": pa.array(col, pa.string()) for k, col in enumerate(expected)})
+    a = pa.table({f"a{k}": _chunked(col, pa.string(), cut) for k, col in enumerate(actual)})
+    b_e = pa.table({"b": pa.array([None if v is None else v.encode() for v in expected[0]])})
+    b_a = pa.table({"b": pa.array([None if v is None else v.encode() for v in actual[0]])})
+    cases = [
+        ((e, a), Domain.TEXT, [*expected, *actual]),
+        ((b_e, b_a), Domain.BYTES, [expected[0], actual[0]]),
+    ]
+    for tables, domain, cols in cases:
+        if all(v is None for col in cols for v in col):
+            continue  # no text column (all-NULL columns are of kind null)
+        fast = _codes(tables, domain)
+        with general_paths():
+            general = _codes(tables, domain)
+        assert fast.keys() == general.keys()
+        for key, codes in fast.items():
+            assert codes.dtype == general[key].dtype
+            np.testing.assert_array_equal(codes, general[key])
+
+
+def _both(expected: Any, actual: Any, **options: Any) -> tuple[Comparison, Comparison]:
+    fast = compare_results(expected, actual, **options)
+    with general_paths():
+        general = compare_results(expected, actual, **options)
+    return fast, general
+
+
+@pytest.mark.parametrize("case", load_cases(), ids=lambda c: f"{c.file[:-4]}:{c.name}")
+def test_golden_cases_decide_alike(case: Any) -> None:
+    fast, general = _both(case.expected, case.actual, **case.options)
+    assert repr(fast) == repr(general)
+
+
+_CELL = st.none() | st.sampled_from(["1", "2", "2.5", "-3", "a", "b", "2024-01-02", "2024-01-03"])
+
+
+@st.composite
+def _pairs(draw: st.DrawFn) -> tuple[pa.Table, pa.Table]:
+    rows = draw(st.integers(0, 8))
+    width = draw(st.integers(1, 3))
+    cols = [draw(st.lists(_CELL, min_size=rows, max_size=rows)) for _ in range(width)]
+    expected = pa.table({f"c{k}": pa.array(col, pa.string()) for k, col in enumerate(cols)})
+    actual_cols = [list(col) for col in cols]
+    if draw(st.booleans()) and rows:  # change one cell
+        k, r = draw(st.integers(0, width - 1)), draw(st.integers(0, rows - 1))
+        actual_cols[k][r] = draw(_CELL)
+    perm = draw(st.permutations(range(rows)))
+    actual_cols = [[col[r] for r in perm] for col in actual_cols]
+    order = draw(st.permutations(range(width)))
+    names = [f"c{k}" if draw(st.booleans()) else f"x{k}" for k in order]
+    arrays = [pa.array(actual_cols[k], pa.string()) for k in order]
+    if draw(st.booleans()):  # an agent column of numbers instead of numeric text
+        arrays.append(pa.array(list(range(rows)), pa.int64()))
+        names.append("extra")
+    return expected, pa.Table.from_arrays(arrays, names=names)
+
+
+@SETTINGS
+@given(_pairs(), st.sampled_from(["ignore", "strict"]), st.sampled_from(["bag", "set"]))
+def test_generated_comparisons_decide_alike(
+    pair: tuple[pa.Table, pa.Table], order: str, rows: str
+) -> None:
+    expected, actual = pair
+    for columns in ("superset", "exact"):
+        fast, general = _both(expected, actual, order=order, rows=rows, columns=columns)
+        assert repr(fast) == repr(general)
