@@ -46,12 +46,16 @@ def make_preview(
     total = result.num_rows
     marked = sorted({i for i in differing if 0 <= i < total})
     later = [i for i in marked if i >= limit][: limit // 2]
-    picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
-    if picks == list(range(len(picks))):
-        table = result.table.slice(0, len(picks))  # the first rows: no copy
-    else:
+    if later:  # rows from further down: never contiguous with the head
+        picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
         table = result.table.take(picks)
-    columns = [[json_safe(v) for v in display_values(column)] for column in table.columns]
+    else:
+        picks = list(range(min(total, limit)))
+        table = result.table.slice(0, len(picks))  # the first rows: no copy
+    columns = [
+        [v if type(v) in _AS_IS else json_safe(v) for v in display_values(column)]
+        for column in table.columns
+    ]
     rows = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in picks]
     marked_set = set(marked)
     return Preview(
@@ -63,6 +67,10 @@ def make_preview(
         total_rows=total,
         differing_rows=max(len(marked), differing_count or 0),
     )
+
+
+_AS_IS = frozenset({type(None), bool, int, str})
+"""Types ``json_safe`` returns as they are (checked first: most preview values are these)."""
 
 
 def result_fingerprint(result: ResultSet) -> str:

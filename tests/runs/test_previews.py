@@ -7,9 +7,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 import pyarrow as pa
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlbench.engines.base import ResultSet
-from sqlbench.runs.previews import json_safe, make_preview
+from sqlbench.runs.previews import PREVIEW_ROWS, json_safe, make_preview
+from sqlbench.runs.records import Preview
 
 
 def test_small_results_are_kept_whole() -> None:
@@ -97,3 +100,45 @@ def test_dates_past_pythons_range_are_shown_not_raised() -> None:
     assert preview.rows[0] == ["11963-05-13", 1]
     assert isinstance(preview.rows[1][0], str) and preview.rows[1][1] == 2
     assert preview.rows[2] == [None, 3]
+
+
+def _reference_preview(result: ResultSet, differing: list[int], count: int) -> Preview:
+    """make_preview as first written (every pick through sets; every value through
+    json_safe): the shortcuts must not change a preview."""
+    total, limit = result.num_rows, PREVIEW_ROWS
+    marked = sorted({i for i in differing if 0 <= i < total})
+    later = [i for i in marked if i >= limit][: limit // 2]
+    picks = sorted(set(range(min(total, limit - len(later)))) | set(later))
+    table = result.table.take(pa.array(picks, pa.int64()))
+    columns = [[json_safe(v) for v in column.to_pylist()] for column in table.columns]
+    rows = [list(row) for row in zip(*columns, strict=True)] if columns else [[] for _ in picks]
+    return Preview(
+        columns=list(result.table.column_names),
+        types=[str(field.type) for field in result.table.schema],
+        rows=rows,
+        row_numbers=picks,
+        differs=[i in set(marked) for i in picks],
+        total_rows=total,
+        differing_rows=max(len(marked), count),
+    )
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.integers(0, 60),
+    st.lists(st.integers(-2, 70), max_size=30),
+    st.integers(0, 40),
+)
+def test_preview_shortcuts_change_nothing(rows: int, differing: list[int], count: int) -> None:
+    table = pa.table(
+        {
+            "n": pa.array([i if i % 5 else None for i in range(rows)], pa.int64()),
+            "f": pa.array([i / 3 if i % 7 else float("nan") for i in range(rows)]),
+            "s": pa.array([f"r{i}" for i in range(rows)]),
+            "d": pa.array([Decimal(i) / 4 for i in range(rows)], pa.decimal128(10, 2)),
+            "b": pa.array([i % 2 == 0 for i in range(rows)]),
+        }
+    )
+    result = ResultSet(table)
+    got = make_preview(result, differing, differing_count=count)
+    assert got == _reference_preview(result, differing, count)
