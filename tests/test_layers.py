@@ -28,6 +28,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.processes",
         "sqlbench.tempdirs",
         "sqlbench.hygiene",
+        "sqlbench.gcpolicy",
         "sqlbench.sqlstatements",
         "sqlbench.metrics.names",
     ],

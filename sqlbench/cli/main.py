@@ -19,7 +19,7 @@ from typing import Any, NoReturn
 
 import click
 
-from sqlbench import __version__, secrets
+from sqlbench import __version__, gcpolicy, secrets
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 
@@ -42,7 +42,8 @@ class SqlbenchGroup(click.Group):
         if entry is None:
             return None
         module_name, attribute = entry.target.split(":")
-        command = getattr(importlib.import_module(module_name), attribute)
+        with gcpolicy.long_lived():  # a command's modules stay loaded: no collection finds them
+            command = getattr(importlib.import_module(module_name), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{entry.target} is not a click command")
         command.short_help = entry.short_help
@@ -128,6 +129,7 @@ def main() -> None:
     # A CI job being cancelled (or `kill`) sends SIGTERM: stop like Ctrl-C, so the run is
     # marked Interrupted and command agents' process trees are killed, not orphaned.
     signal.signal(signal.SIGTERM, _interrupt)
+    gcpolicy.own_process()
     code: str | int | None
     try:
         code = get_cli().main(standalone_mode=True)

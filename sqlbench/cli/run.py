@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from sqlbench import gcpolicy
 from sqlbench.cli.options import (
     THRESHOLD,
     branch_option,
@@ -151,8 +152,9 @@ def run_command(
     --fail-under, 2 when the project does not validate or the warehouse cannot be set up.
     """
     # The run loop pulls in the engines, the comparison and the agents: import it on use only.
-    from sqlbench.rundiff.refs import affected_run
-    from sqlbench.runs.runner import run_benchmark
+    with gcpolicy.long_lived():
+        from sqlbench.rundiff.refs import affected_run
+        from sqlbench.runs.runner import run_benchmark
 
     options = RunOptions(
         select=select,
@@ -172,7 +174,8 @@ def run_command(
         )
     # Errors stop the run; warnings are `validate`'s to show (the ground-truth SQL ones parse
     # every ground truth: 0.7 s for Spider's 972).
-    project = load_project(project_dir, branch=branch, sql_warnings=False)
+    with gcpolicy.long_lived():  # the project is kept to the end
+        project = load_project(project_dir, branch=branch, sql_warnings=False)
     if project.source.dev_mode_note:
         note(f"{project.source.dev_mode_note}.")
     names = expand_agents(project, agent_name) if agent_name is not None else []
@@ -284,14 +287,18 @@ def render_runs_several(
     time."""
     parts: list[str] = []
     tallies: list[run_text.RunTally] = []
-    for run in runs:
-        if fmt == "json":
-            # Each run's text is made on its own (run_json.dumps_run), indented into the list.
-            parts.append(textwrap.indent(run_json.dumps_run(run_json.run_to_json(run)), "    "))
-        else:
-            parts.append(render_run(run, fmt, color=color))
-        tallies.append(run_text.RunTally.of(run))
-        del run  # the next run loads while this one is freed
+    # Loading and rendering make millions of objects, none in a cycle: no garbage collection
+    # walks them meanwhile.
+    with gcpolicy.paused():
+        for run in runs:
+            if fmt == "json":
+                # Each run's text is made on its own (run_json.dumps_run), indented into the list.
+                body = run_json.dumps_run(run_json.run_to_json(run))
+                parts.append(textwrap.indent(body, "    "))
+            else:
+                parts.append(render_run(run, fmt, color=color))
+            tallies.append(run_text.RunTally.of(run))
+            del run  # the next run loads while this one is freed
     if fmt == "json":
         text = (
             f'{{\n  "schema_version": {run_json.SCHEMA_VERSION},\n  "runs": [\n'

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from sqlbench import secrets
+from sqlbench import gcpolicy, secrets
 from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
@@ -517,18 +517,20 @@ class RunStore:
                 .order_by(r.position, r.space, r.name, r.trial)
             ).all()
         trials = []
-        for row in rows:
-            try:
-                if _undecodable(row.data):
-                    raise ValueError("it holds bytes that are not UTF-8 text")
-                trials.append(TrialResult.model_validate_json(row.data))
-            except ValueError as err:
-                why = _unreadable_why(row.data, err)
-                self._mark_corrupt(run_id, _unreadable_sentence([row], why))
-                raise StoreError(
-                    f"a stored result of run {run_id} in {self.url} cannot be read (corrupt: "
-                    f"{one_line(str(err), 120)}); the store's other runs are fine"
-                ) from err
+        # Thousands of acyclic records: garbage collections during the loop would find nothing.
+        with gcpolicy.paused():
+            for row in rows:
+                try:
+                    if _undecodable(row.data):
+                        raise ValueError("it holds bytes that are not UTF-8 text")
+                    trials.append(TrialResult.model_validate_json(row.data))
+                except ValueError as err:
+                    why = _unreadable_why(row.data, err)
+                    self._mark_corrupt(run_id, _unreadable_sentence([row], why))
+                    raise StoreError(
+                        f"a stored result of run {run_id} in {self.url} cannot be read (corrupt: "
+                        f"{one_line(str(err), 120)}); the store's other runs are fine"
+                    ) from err
         return trials
 
     def done_keys(self, run_id: str) -> set[tuple[str, str, int]]:
@@ -547,10 +549,11 @@ class RunStore:
 
     def load_run(self, ref: str) -> RunResult:
         """A run with its results grouped per question, its human decisions and accuracy."""
-        info = self.find_run(ref)
-        return gather(
-            info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
-        )
+        with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
+            info = self.find_run(ref)
+            return gather(
+                info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
+            )
 
     def find_completed_run(
         self,
@@ -691,7 +694,10 @@ class RunStore:
 
     def export_run(self, ref: str) -> dict[str, Any]:
         """A run and all its results as a JSON-able dict (``sqlbench export``)."""
-        info = self.find_run(ref)
+        with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
+            return self._export(self.find_run(ref))
+
+    def _export(self, info: RunInfo) -> dict[str, Any]:
         info = info.model_copy(update={"status": self.effective_status(info)})
         return {
             "format": EXPORT_FORMAT,
