@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -58,6 +59,10 @@ def similarity(analysis: Analysis, e_pos: int, a_pos: int) -> float:
         return -1.0
     expected = _value_counts(analysis, ResultRole.EXPECTED, e_pos, domain)
     actual = _value_counts(analysis, ResultRole.ACTUAL, a_pos, domain)
+    if expected.small is not None and actual.small is not None:
+        theirs = actual.small
+        common = sum(min(n, theirs[v]) for v, n in expected.small.items() if v in theirs)
+        return float(common) / expected.rows if expected.rows else 1.0
     _, shared_e, shared_a = np.intersect1d(
         expected.values, actual.values, assume_unique=True, return_indices=True
     )
@@ -66,15 +71,37 @@ def similarity(analysis: Analysis, e_pos: int, a_pos: int) -> float:
     return float(shared.sum()) / total if total else 1.0
 
 
-@dataclass(frozen=True)
 class ValueCounts:
     """The values of one column view, comparable across columns (numbers rounded when
     tolerant, NULL as one value), and how often each occurs."""
 
-    values: np.ndarray
-    """The distinct comparable values, ascending."""
-    counts: np.ndarray
-    """How many rows hold each value."""
+    def __init__(self, codes: np.ndarray) -> None:
+        self.codes = codes
+        self.rows = len(codes)
+        """Rows of the column (the counts' sum)."""
+        self.small = dict(Counter(codes.tolist())) if self.rows <= SMALL_COUNTS else None
+        """The counts by value, for a column of at most ``SMALL_COUNTS`` rows: shares of
+        small columns are counted in Python (numpy's set operations cost more on a few
+        values); None for a larger column."""
+
+    @cached_property
+    def values(self) -> np.ndarray:
+        """The distinct comparable values, ascending."""
+        return self._unique[0]
+
+    @cached_property
+    def counts(self) -> np.ndarray:
+        """How many rows hold each value."""
+        return self._unique[1]
+
+    @cached_property
+    def _unique(self) -> tuple[np.ndarray, np.ndarray]:
+        values, counts = np.unique(self.codes, return_counts=True)
+        return values, counts
+
+
+SMALL_COUNTS = 64
+"""Columns of up to this many rows keep their value counts as a dict."""
 
 
 def _value_counts(analysis: Analysis, side: ResultRole, pos: int, domain: Domain) -> ValueCounts:
@@ -85,7 +112,7 @@ def _value_counts(analysis: Analysis, side: ResultRole, pos: int, domain: Domain
         codes = _comparable(view, domain)
         if view.null_count:
             codes = np.where(view.null, np.iinfo(np.int64).min, codes)
-        found = ValueCounts(*np.unique(codes, return_counts=True))
+        found = ValueCounts(codes)
         analysis.counts[key] = found
     return found
 

@@ -3,9 +3,11 @@
 Small text columns are classified (plain numbers? ISO-8601 instants?) with Python's ``re``
 instead of Arrow's regex kernels (``arrowcols.SMALL_TEXT``), and small text/binary columns get
 their dictionary codes in Python instead of Arrow's dictionary encoding
-(``views.SMALL_DICTIONARY``). Each test runs the same input through both (the general path by
-setting the threshold below every input) and asserts equal columns, codes and comparisons:
-every verdict, reason, near miss, mapping and difference detail.
+(``views.SMALL_DICTIONARY``), and the share of values two small columns hold in common (a
+failure's closest columns) is counted in Python (``nearmiss.SMALL_COUNTS``). Each test runs
+the same input through both (the general path by setting the thresholds below every input)
+and asserts equal columns, codes and comparisons: every verdict, reason, near miss, mapping
+and difference detail.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlbench.compare.arrowcols as arrowcols
+import sqlbench.compare.nearmiss as nearmiss
 import sqlbench.compare.views as views
 from sqlbench.compare import Comparison, compare_results
 from sqlbench.compare.arrowcols import from_arrow
@@ -42,6 +45,7 @@ def general_paths() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(arrowcols, "SMALL_TEXT", -1)
         patch.setattr(views, "SMALL_DICTIONARY", -1)
+        patch.setattr(nearmiss, "SMALL_COUNTS", -1)
         yield
 
 
@@ -206,6 +210,17 @@ def _pairs(draw: st.DrawFn) -> tuple[pa.Table, pa.Table]:
     if draw(st.booleans()):  # an agent column of numbers instead of numeric text
         arrays.append(pa.array(list(range(rows)), pa.int64()))
         names.append("extra")
+    if draw(st.booleans()):  # a float column on both sides, within or past tolerance
+        floats = draw(
+            st.lists(
+                st.none() | st.sampled_from([0.1, 1.5, 2e6, -3.25]), min_size=rows, max_size=rows
+            )
+        )
+        scale = draw(st.sampled_from([1.0, 1 + 1e-12, 1.001, 100.0]))
+        expected = expected.append_column("f", pa.array(floats, pa.float64()))
+        moved = [None if floats[r] is None else floats[r] * scale for r in perm]
+        arrays.append(pa.array(moved, pa.float64()))
+        names.append("g")
     return expected, pa.Table.from_arrays(arrays, names=names)
 
 
