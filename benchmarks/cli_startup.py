@@ -12,6 +12,7 @@ Usage: ``python benchmarks/cli_startup.py [--repeat N]``.
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,15 +22,28 @@ TARGET_S = 0.3
 HEAVY = ("pandas", "duckdb", "sqlalchemy", "sqlglot", "pyarrow", "numpy", "pydantic", "yaml")
 
 
-def _best(argv: list[str], repeat: int) -> float:
-    """Median wall time of ``argv`` over ``repeat`` runs (after one warm-up)."""
+def _best(argv: list[str], repeat: int) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system) of ``argv`` over ``repeat`` runs
+    (after one warm-up)."""
     subprocess.run(argv, capture_output=True, check=True)
     times = []
+    cpus = []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run(argv, capture_output=True, check=True)
         times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(times), statistics.median(cpus)
+
+
+def _has_gcpolicy() -> bool:
+    """Whether this install has ``sqlbench.gcpolicy`` (an older one, timed for comparison,
+    does not)."""
+    code = "import importlib.util; print(importlib.util.find_spec('sqlbench.gcpolicy') is not None)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return out.stdout.strip() == "True"
 
 
 def _loaded_by_version() -> list[str]:
@@ -52,18 +66,35 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
     cli = [sys.executable, "-m", "sqlbench"]
-    base = _best([sys.executable, "-c", "pass"], args.repeat)
-    print(f"python -c pass                {base:.3f} s")
-    for label, extra in (
-        ("sqlbench --version", ["--version"]),
-        ("sqlbench --help", ["--help"]),
-        ("sqlbench run --help", ["run", "--help"]),
+    base, base_cpu = _best([sys.executable, "-c", "pass"], args.repeat)
+    print(f"python -c pass                {base:.3f} s (CPU {base_cpu:.3f} s)")
+    # What `sqlbench run` imports before it reads anything (the command's modules and the ones
+    # its body imports on use), in a process that starts as the command does.
+    run_imports = (
+        "import sys\n"
+        "from sqlbench import gcpolicy\n"
+        "from sqlbench.cli.main import get_cli\n"
+        "gcpolicy.own_process()\n"
+        "get_cli().get_command(None, 'run')\n"
+        "with gcpolicy.long_lived():\n"
+        "    import sqlbench.runs.runner\n"
+    )
+    if not _has_gcpolicy():
+        run_imports = "import sqlbench.cli.run, sqlbench.rundiff.refs, sqlbench.runs.runner\n"
+    for label, argv in (
+        ("sqlbench --version", [*cli, "--version"]),
+        ("sqlbench --help", [*cli, "--help"]),
+        ("sqlbench run --help", [*cli, "run", "--help"]),
+        ("imports of sqlbench run", [sys.executable, "-c", run_imports]),
     ):
-        took = _best(cli + extra, args.repeat)
+        took, cpu = _best(argv, args.repeat)
         verdict = ""
-        if "run" not in extra:
+        if "run" not in label:
             verdict = f"  (target < {TARGET_S} s: {'met' if took < TARGET_S else 'NOT met'})"
-        print(f"{label:<28} {took:.3f} s  {took / base:5.1f}x python -c pass{verdict}")
+        print(
+            f"{label:<28} {took:.3f} s (CPU {cpu:.3f} s) {took / base:5.1f}x python -c pass"
+            f"{verdict}"
+        )
     heavy = _loaded_by_version()
     print(f"heavy modules --version loads: {', '.join(heavy) or 'none'}")
 

@@ -22,7 +22,6 @@ from sqlbench.agents.call import parse_answer, time_left
 from sqlbench.agents.context import AgentContext, resolve_env_refs
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem
 from sqlbench.agents.traces import TraceFormat
-from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
 from sqlbench.project.files import AgentConfig
@@ -156,6 +155,9 @@ class HttpAgent:
         # A server may echo the URL or a header back: put the ${VAR} form back before anything
         # of the reply (an error, the answer, the trace) can be shown or stored.
         templates = [self.options.url, *self.options.headers.values()]
+        # httpx (0.1-0.2 s to import) loads with the first request, not with the agent kinds.
+        from sqlbench.agents.transport import post_json
+
         try:
             reply = post_json(
                 url,

@@ -37,7 +37,6 @@ from sqlbench.agents.llm_prompt import (
     schema_text,
     system_prompt,
 )
-from sqlbench.agents.transport import post_json
 from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import AgentError, Problem, QueryError, Severity
 from sqlbench.project.files import AgentConfig, CertifiedQuery, LlmSettings, RunSettings
@@ -206,6 +205,9 @@ class LlmAgent:
             {"Authorization": f"Bearer {self.endpoint.api_key}"} if self.endpoint.api_key else {}
         )
         left = time_left()
+        # httpx (0.1-0.2 s to import) loads with the first request, not with the agent kinds.
+        from sqlbench.agents.transport import post_json
+
         try:
             reply = post_json(
                 self.endpoint.chat_url,

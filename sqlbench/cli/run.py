@@ -153,7 +153,6 @@ def run_command(
     """
     # The run loop pulls in the engines, the comparison and the agents: import it on use only.
     with gcpolicy.long_lived():
-        from sqlbench.rundiff.refs import affected_run
         from sqlbench.runs.runner import run_benchmark
 
     options = RunOptions(
@@ -185,6 +184,9 @@ def run_command(
     try:
         with stdout_to_stderr(), display:
             if affected_by is not None:
+                # Run-to-run comparison (sqlbench.rundiff) is loaded for --affected-by only.
+                from sqlbench.rundiff.refs import affected_run
+
                 run = affected_run(
                     project,
                     affected_by,

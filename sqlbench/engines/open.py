@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from sqlbench.engines.base import Engine
 from sqlbench.engines.limits import (
@@ -43,13 +44,11 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
     Raises:
         EngineError: an unset ``${ENV}``, a missing file or driver, or an unreachable database.
     """
-    from sqlbench.engines.duckdb import DuckDBEngine
-
     memory = duckdb_memory_limit_mb(settings.run)
     process = duckdb_query_process_mb(settings.run)
     warehouse = settings.warehouse
     if warehouse is None:
-        return DuckDBEngine(memory_limit_mb=memory, query_process_mb=process)
+        return _duckdb(memory_limit_mb=memory, query_process_mb=process)
     try:
         resolved = resolve(warehouse, where="sqlbench.yml warehouse")
     except EnvVarError as err:
@@ -58,17 +57,15 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
         path = _local(Path(resolved), project_root)
         if _is_sqlite_file(path):
             return _sqlalchemy(f"sqlite:///{path}", warehouse, "sqlite", settings, project_root)
-        return DuckDBEngine(
-            path, display=warehouse, memory_limit_mb=memory, query_process_mb=process
-        )
+        return _duckdb(path, display=warehouse, memory_limit_mb=memory, query_process_mb=process)
     scheme = resolved.split("://", 1)[0].split("+", 1)[0].lower()
     if scheme == "duckdb":
         # duckdb:///relative.duckdb, duckdb:////absolute.duckdb, duckdb:///:memory:
         rest = resolved.split("://", 1)[1].split("?", 1)[0]
         location = rest[1:] if rest.startswith("/") else rest
         if location in ("", ":memory:"):
-            return DuckDBEngine(display=warehouse, memory_limit_mb=memory, query_process_mb=process)
-        return DuckDBEngine(
+            return _duckdb(display=warehouse, memory_limit_mb=memory, query_process_mb=process)
+        return _duckdb(
             _local(Path(location), project_root),
             display=warehouse,
             memory_limit_mb=memory,
@@ -93,6 +90,14 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
             "set `dialect` in sqlbench.yml to its sqlglot name"
         )
     return _sqlalchemy(resolved, warehouse, dialect, settings, project_root)
+
+
+def _duckdb(database: Path | None = None, **options: Any) -> Engine:
+    """A DuckDB engine: DuckDB is imported for a DuckDB warehouse only (a SQLite one's run
+    does not load it)."""
+    from sqlbench.engines.duckdb import DuckDBEngine
+
+    return DuckDBEngine(database, **options)
 
 
 def _sqlalchemy(

@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from sqlbench.agents.call import RetryLater
-from sqlbench.agents.transport import post_json
 from sqlbench.errors import AgentError, AgentTransientError, SqlbenchError
 from sqlbench.project import envvars
 from sqlbench.project.files import JudgeSettings
@@ -229,7 +228,9 @@ def judge_post(
     shown_url: str | None = None,
 ) -> Any:
     """The one place a judge request goes over HTTP (the project's transport; ``env`` gives
-    its proxy settings)."""
+    its proxy settings; httpx loads with the first request, not with the run)."""
+    from sqlbench.agents.transport import post_json
+
     return post_json(
         url, payload, headers=headers, timeout_s=timeout_s, env=env, shown_url=shown_url
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlbench.agents.base import Agent, Answer, Request
 from sqlbench.agents.call import ask
@@ -44,8 +44,10 @@ from sqlbench.runs.records import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
-from sqlbench.variants.suite import VariantCache, check
 from sqlbench.verdicts import Verdict
+
+if TYPE_CHECKING:  # data variants (DuckDB) load only for a run that grades on them
+    from sqlbench.variants.suite import VariantCache
 
 _MAX_REASON = 400
 
@@ -280,6 +282,8 @@ def grade_on_variants(
 ) -> OnVariant:
     """A pass on the original data checked on the ground truth's kept variants: it stays a pass
     only if the agent's SQL matches there too (the truth it matched is the one used)."""
+    from sqlbench.variants.suite import check
+
     index = graded.matched_truth or 0
     truth_sql = truths[index].sql
     suite = cache.suite(

@@ -11,14 +11,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from sqlbench.engines.base import Engine
 from sqlbench.engines.open import open_project_engine
 from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Question, RunSettings
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.truth import ground_truths, truth_dialect
-from sqlbench.variants.source import variant_source
-from sqlbench.variants.suite import VariantCache
+
+if TYPE_CHECKING:  # data variants (DuckDB) load only for a run that grades on them
+    from sqlbench.variants.suite import VariantCache
 
 
 def _display(name: str | None) -> str:
@@ -94,6 +96,9 @@ class RunWarehouses:
         )
         variants = None
         if self._wants_variants(name):
+            from sqlbench.variants.source import variant_source
+            from sqlbench.variants.suite import VariantCache
+
             try:
                 variants = VariantCache(variant_source(engine, _display(name)))
             except BaseException:
