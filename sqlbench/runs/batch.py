@@ -368,12 +368,15 @@ class Batch:
                 work.run.info.id
             )
         beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
+        finished = False
         try:
             beat.start()
             self._parent(children, by_id, holds, {rid: len(found) for rid, found in items.items()})
+            finished = True
         finally:
             self._stop.set()
-            forked.stop_children(children)
+            # Done: each child is exiting on its own; else (Ctrl-C, an error) none may go on.
+            forked.stop_children(children, kill=not finished)
 
     def _parent(
         self,

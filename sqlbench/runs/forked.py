@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import math
 import os
 import signal
@@ -114,6 +115,10 @@ def fork_children(count: int, body: Callable[[int, Connection], None]) -> list[C
             stream.flush()
     blocked = {signal.SIGINT, signal.SIGTERM}
     old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    # The children's garbage collections leave what exists now alone: they neither walk the
+    # parent's objects again nor copy their pages (copy-on-write) by touching them. Left
+    # frozen here too: they live until the batch ends (the project, the runs, the agents).
+    gc.freeze()
     try:
         for index in range(count):
             ours, theirs = Pipe()
@@ -171,11 +176,11 @@ def reap(child: Child, *, block: bool) -> bool:
     return True
 
 
-def stop_children(children: Sequence[Child]) -> None:
-    """Kill every child still running and reap them all: once this returns, no child records
-    anything more."""
+def stop_children(children: Sequence[Child], *, kill: bool = True) -> None:
+    """Kill every child still running (``kill``; else wait for each to exit) and reap them
+    all: once this returns, no child records anything more."""
     for child in children:
-        if not child.reaped:
+        if kill and not child.reaped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(child.pid, signal.SIGKILL)
     for child in children:
