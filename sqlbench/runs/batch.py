@@ -23,6 +23,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
@@ -348,9 +349,11 @@ class Batch:
         why = forked.fork_refusal()  # checked again: a thread may have started since
         children: list[forked.Child] = []
         if why is None:
+            writing = forked.shared_lock()
             try:
                 children = forked.fork_children(
-                    processes, lambda index, conn: self._child(index, conn, order, share, agents)
+                    processes,
+                    lambda index, conn: self._child(index, conn, order, share, agents, writing),
                 )
             except OSError as err:
                 why = f"cannot fork: {err.strerror or err}"
@@ -449,10 +452,12 @@ class Batch:
         order: list[_Work],
         share: dict[tuple[str, str], int],
         agents: dict[str, Agent],
+        writing: AbstractContextManager[Any],
     ) -> None:
         """A forked process: grade this process's share of ``order`` and send each event to
-        the parent; the parent's store and warehouse connections are left alone."""
-        self.store.after_fork()
+        the parent; the parent's store and warehouse connections are left alone. ``writing``:
+        the lock the children take around each store write."""
+        self.store.after_fork(writing)
         self.warehouses.after_fork()
         mine: list[_Work] = []
         for work in order:

@@ -23,11 +23,13 @@ import contextlib
 import ctypes
 import gc
 import math
+import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal
@@ -79,6 +81,11 @@ def fork_refusal() -> str | None:
     return None
 
 
+def shared_lock() -> AbstractContextManager[Any]:
+    """A lock the processes forked after it share (a semaphore in shared memory)."""
+    return multiprocessing.get_context("fork").Lock()
+
+
 def per_process(concurrency: int, processes: int) -> int:
     """Worker threads in each of ``processes`` processes: the batch's ``concurrency`` shared
     out (questions in flight at once stay about the same)."""
@@ -117,7 +124,9 @@ def fork_children(count: int, body: Callable[[int, Connection], None]) -> list[C
     old = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
     # The children's garbage collections leave what exists now alone: they neither walk the
     # parent's objects again nor copy their pages (copy-on-write) by touching them. Left
-    # frozen here too: they live until the batch ends (the project, the runs, the agents).
+    # frozen here too in the sqlbench process, which froze what it loaded already
+    # (``gcpolicy.long_lived``); a library caller's process is left as it was.
+    frozen = gc.get_freeze_count()
     gc.freeze()
     try:
         for index in range(count):
@@ -148,6 +157,8 @@ def fork_children(count: int, body: Callable[[int, Connection], None]) -> list[C
             theirs.close()
             children.append(Child(index, pid, ours))
     finally:
+        if not frozen:
+            gc.unfreeze()
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
     return children
 

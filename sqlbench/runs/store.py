@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -110,7 +110,7 @@ class RunStore:
         self._reviews = reviews_table(metadata)
         self._judge_cache = judge_cache_table(metadata)
         self._insert_result = self._results.insert()
-        self._write_lock = threading.Lock()
+        self._write_lock: AbstractContextManager[Any] = threading.Lock()
 
     @classmethod
     def for_project(cls, project_dir: Path, store: str | None, **kwargs: Any) -> RunStore:
@@ -130,13 +130,15 @@ class RunStore:
         """Release the database connections."""
         self._engine.dispose()
 
-    def after_fork(self) -> None:
+    def after_fork(self, write_lock: AbstractContextManager[Any] | None = None) -> None:
         """In a process forked from the one that opened this store (``runs/forked.py``):
         forget the inherited connections without closing them (they are the parent's); this
-        process opens its own. Writes from several processes wait for each other (SQLite's
-        busy timeout, ``database.lock_wait_s``)."""
+        process opens its own. ``write_lock``: a lock the forked processes share, taken around
+        each write (a writer waiting on it wakes when it is released; one waiting on SQLite's
+        lock polls it, sleeping up to 100 ms between tries); writes of other processes wait
+        for each other through SQLite's busy timeout (``database.lock_wait_s``)."""
         self._engine.dispose(close=False)
-        self._write_lock = threading.Lock()
+        self._write_lock = write_lock if write_lock is not None else threading.Lock()
 
     def __enter__(self) -> RunStore:
         return self
