@@ -151,25 +151,11 @@ def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
     else:
         engine = sa.create_engine(url, connect_args={"timeout": wait_s})
 
+    wal = bool(parsed.database and parsed.database != ":memory:" and not read_only)
+
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        # Let SQLAlchemy's begin() decide when transactions start (the pysqlite recipe), and
-        # use WAL so that readers (`sqlbench runs` in another terminal) never block the run.
-        dbapi_conn.isolation_level = None
-        # Bytes that are not UTF-8 (a damaged row) read as lone surrogates, never as an
-        # error that ends the whole query: the store marks that one run Corrupt.
-        dbapi_conn.text_factory = _text_or_surrogates
-        # ``sqlbench_utf8(CAST(x AS BLOB))``: 1 when x's bytes are UTF-8 (SQLite never checks);
-        # listing runs finds the result rows a damaged file made unreadable with it.
-        dbapi_conn.create_function(UTF8_CHECK, 1, _is_utf8, deterministic=True)
-        cursor = dbapi_conn.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
-        if parsed.database and parsed.database != ":memory:" and not read_only:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            # NORMAL under WAL survives a killed process (only power loss can lose the tail).
-            cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.execute("PRAGMA foreign_keys = ON")
-        cursor.close()
+        _configure(dbapi_conn, wait_s=wait_s, wal=wal)
 
     @event.listens_for(engine, "begin")
     def _on_begin(conn: Connection) -> None:
@@ -179,6 +165,52 @@ def create_store_engine(url: str, *, read_only: bool = False) -> Engine:
         conn.exec_driver_sql(f"BEGIN {mode}".strip())
 
     return engine
+
+
+def _configure(dbapi_conn: Any, *, wait_s: float, wal: bool) -> None:
+    """Set up a new SQLite store connection (every engine connection, and ``open_writer``'s)."""
+    # Let SQLAlchemy's begin() decide when transactions start (the pysqlite recipe), and
+    # use WAL so that readers (`sqlbench runs` in another terminal) never block the run.
+    dbapi_conn.isolation_level = None
+    # Bytes that are not UTF-8 (a damaged row) read as lone surrogates, never as an
+    # error that ends the whole query: the store marks that one run Corrupt.
+    dbapi_conn.text_factory = _text_or_surrogates
+    # ``sqlbench_utf8(CAST(x AS BLOB))``: 1 when x's bytes are UTF-8 (SQLite never checks);
+    # listing runs finds the result rows a damaged file made unreadable with it.
+    dbapi_conn.create_function(UTF8_CHECK, 1, _is_utf8, deterministic=True)
+    cursor = dbapi_conn.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {int(wait_s * 1000)}")
+    if wal:
+        cursor.execute("PRAGMA journal_mode = WAL")
+        # NORMAL under WAL survives a killed process (only power loss can lose the tail).
+        cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def open_writer(engine: Engine) -> sqlite3.Connection:
+    """A new DBAPI connection to the writable SQLite file store of ``engine`` (made by
+    ``create_store_engine``), set up as the engine's own connections are (WAL,
+    ``synchronous=NORMAL``, the busy timeout, foreign keys), outside its pool.
+
+    ``RunStore.record`` writes each graded result through one such connection per process
+    (docs/performance.md, "The run store's writes"): SQLAlchemy's connect, begin and
+    execution machinery cost more CPU than the one-row insert and commit it wraps. Usable
+    from any thread (the caller serializes its use); never across a ``fork``.
+    """
+    url = engine.url
+    if url.get_backend_name() != "sqlite" or not url.database or url.database == ":memory:":
+        raise ValueError(f"open_writer takes a SQLite file store, not {url!r}")
+    args, kwargs = engine.dialect.create_connect_args(url)
+    kwargs.update(timeout=lock_wait_s(), check_same_thread=False)
+    connect: Any = sqlite3.connect  # the arguments SQLAlchemy would pass it
+    conn: sqlite3.Connection = connect(*args, **kwargs)
+    try:
+        _configure(conn, wait_s=kwargs["timeout"], wal=True)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
 
 
 UTF8_CHECK = "sqlbench_utf8"

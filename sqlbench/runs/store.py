@@ -8,8 +8,11 @@ graded. Thread-safe: the run loop records results from its worker threads.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import sqlite3
 import threading
 import time
 import uuid
@@ -33,6 +36,7 @@ from sqlbench.runs.database import (
     create_store_engine,
     lock_wait_s,
     mask_url,
+    open_writer,
     sqlite_path,
     sqlite_read_only,
     store_url,
@@ -111,6 +115,9 @@ class RunStore:
         self._judge_cache = judge_cache_table(metadata)
         self._insert_result = self._results.insert()
         self._write_lock: AbstractContextManager[Any] = threading.Lock()
+        self._writer: _ResultWriter | None = None
+        if self.read_only is None and sqlite_path(self.url) is not None:
+            self._writer = _ResultWriter(self._engine, self._insert_result)
 
     @classmethod
     def for_project(cls, project_dir: Path, store: str | None, **kwargs: Any) -> RunStore:
@@ -128,6 +135,9 @@ class RunStore:
 
     def close(self) -> None:
         """Release the database connections."""
+        if self._writer is not None:
+            with self._write_lock:
+                self._writer.close()
         self._engine.dispose()
 
     def after_fork(self, write_lock: AbstractContextManager[Any] | None = None) -> None:
@@ -138,6 +148,8 @@ class RunStore:
         lock polls it, sleeping up to 100 ms between tries); writes of other processes wait
         for each other through SQLite's busy timeout (``database.lock_wait_s``)."""
         self._engine.dispose(close=False)
+        if self._writer is not None:
+            self._writer.forget()
         self._write_lock = write_lock if write_lock is not None else threading.Lock()
 
     def __enter__(self) -> RunStore:
@@ -162,8 +174,18 @@ class RunStore:
 
     def record(self, run_id: str, result: TrialResult) -> None:
         """Commit one graded result, on its own (the run's heartbeat keeps ``updated_at``)."""
-        with self._write() as conn:
-            conn.execute(self._insert_result, _result_row(run_id, result))
+        if self._writer is None:
+            with self._write() as conn:
+                conn.execute(self._insert_result, _result_row(run_id, result))
+            return
+        values = self._writer.values(_result_row(run_id, result))
+        with self._write_lock:
+            try:
+                self._writer.insert(values)
+            except IntegrityError:
+                raise
+            except SQLAlchemyError as err:
+                raise StoreError(_fault_sentence(err, self.url, writing=True)) from err
 
     def replace_result(self, run_id: str, result: TrialResult) -> None:
         """Overwrite one stored result (``sqlbench judge`` adding judged metrics)."""
@@ -821,6 +843,102 @@ class RunStore:
                 yield conn
         except SQLAlchemyError as err:
             raise StoreError(_fault_sentence(err, self.url, writing=False)) from err
+
+
+class _ResultWriter:
+    """``RunStore.record`` on a writable SQLite file store: the results table's INSERT,
+    compiled once, run through one DBAPI connection of this process (``database.open_writer``)
+    in a transaction of its own (``BEGIN IMMEDIATE`` ... ``COMMIT``, as ``RunStore._write``
+    takes), without SQLAlchemy's connect, begin and execution machinery around each row
+    (docs/performance.md, "The run store's writes"). Stores the same values as
+    ``conn.execute(insert, row)`` does: each column's bind processor is SQLAlchemy's own.
+
+    Not thread-safe: the caller holds ``RunStore._write_lock``. Fork-safe: the connection
+    belongs to the process that opened it; another process (a ``fork`` child) opens its
+    own, and never uses nor closes the one it inherited (SQLite forbids both).
+    """
+
+    def __init__(self, engine: sa.Engine, insert: sa.Insert) -> None:
+        compiled = insert.compile(dialect=engine.dialect)
+        self._engine = engine
+        self._sql = compiled.string
+        columns = insert.table.c
+        self._columns: tuple[str, ...] = tuple(compiled.positiontup or ())
+        self._processors = [
+            (i, processor)
+            for i, name in enumerate(self._columns)
+            if (
+                processor := columns[name]
+                .type.dialect_impl(engine.dialect)
+                .bind_processor(engine.dialect)
+            )
+            is not None
+        ]
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+
+    def values(self, row: dict[str, Any]) -> list[Any]:
+        """The parameters of ``row`` in the INSERT's order, as SQLAlchemy would bind them."""
+        values = [row[name] for name in self._columns]
+        try:
+            for i, processor in self._processors:
+                values[i] = processor(values[i])
+        except Exception as err:
+            # What SQLAlchemy raises for a value its bind processor refuses.
+            raise sa.exc.DBAPIError.instance(
+                self._sql, row, err, sqlite3.Error, dialect=self._engine.dialect
+            ) from err
+        return values
+
+    def insert(self, values: list[Any]) -> None:
+        """Commit one row. A database error raises as SQLAlchemy raises it (``IntegrityError``,
+        ``OperationalError``...); another exception (a value SQLite cannot bind) as it is."""
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(self._sql, values)
+                conn.execute("COMMIT")
+            except BaseException:
+                # The error that interrupted the transaction is the one to report.
+                with contextlib.suppress(sqlite3.Error):
+                    conn.rollback()
+                raise
+        except sqlite3.Error as err:
+            raise sa.exc.DBAPIError.instance(
+                self._sql, values, err, sqlite3.Error, dialect=self._engine.dialect
+            ) from err
+
+    def _connection(self) -> sqlite3.Connection:
+        self.forget()
+        if self._conn is None:
+            try:
+                self._conn = open_writer(self._engine)
+            except sqlite3.Error as err:
+                raise sa.exc.DBAPIError.instance(
+                    None, None, err, sqlite3.Error, dialect=self._engine.dialect
+                ) from err
+            self._pid = os.getpid()
+        return self._conn
+
+    def forget(self) -> None:
+        """Drop a connection another process opened (this is a ``fork`` child of it) without
+        touching it: the next insert opens this process's own."""
+        if self._conn is not None and self._pid != os.getpid():
+            _INHERITED.append(self._conn)
+            self._conn = None
+
+    def close(self) -> None:
+        """Close this process's connection (a later insert opens another)."""
+        self.forget()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+_INHERITED: list[sqlite3.Connection] = []
+"""Writer connections a ``fork`` child inherited: kept referenced so that the child never
+closes them (closing touches the parent's locks and write-ahead log)."""
 
 
 def _scrubbed(model: _Model) -> _Model:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -531,3 +532,113 @@ def test_default_run_names_never_repeat_in_one_process(monkeypatch: pytest.Monke
     monkeypatch.setattr(new_run, "utc_now", lambda: datetime(2031, 1, 2, 3, 4, 5, tzinfo=UTC))
     names = [new_run.default_run_name(), new_run.default_run_name()]
     assert names == ["20310102-030405-abcd", "20310102-030405-ef01"]
+
+
+def _result_rows(path: Path, run_id: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:
+        return conn.execute(
+            "SELECT space, name, trial, position, verdict, reason, latency_ms, input_tokens, "
+            "output_tokens, graded_at, data, typeof(latency_ms), typeof(graded_at) "
+            "FROM sqlbench_results WHERE run_id = ? ORDER BY name",
+            (run_id,),
+        ).fetchall()
+
+
+def test_a_recorded_result_is_stored_as_sqlalchemy_stores_it(
+    store: RunStore, tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    """``record`` writes a SQLite store through its own connection (``_ResultWriter``): the
+    row holds the same values, of the same types, as SQLAlchemy's insert of that result."""
+    from sqlbench.runs.store import _result_row
+
+    trials = [
+        make_trial("q0", latency_ms=12, input_tokens=5, output_tokens=7),  # an int latency
+        make_trial("q1", Verdict.FAIL, reason="see http://u:zq7-only-here@db/x", position=1),
+        make_trial("q2", Verdict.ERROR, reason="caf\u00e9 \ud800 \x00", position=2),
+    ]
+    fast, core = make_info(name="fast"), make_info(name="core")
+    store.create_run(fast)
+    store.create_run(core)
+    for trial in trials:
+        store.record(fast.id, trial)
+    with store._engine.begin() as conn:
+        conn.execute(store._insert_result, [_result_row(core.id, t) for t in trials])
+    path = tmp_path / ".sqlbench" / "runs.db"
+    assert _result_rows(path, fast.id) == _result_rows(path, core.id)
+    assert [row[11:] for row in _result_rows(path, fast.id)] == [("real", "text")] * 3
+
+
+def test_a_refused_record_leaves_the_store_writable(
+    store: RunStore, tmp_path: Path, make_info: Any, make_trial: Any
+) -> None:
+    """A result refused by the database (the same question twice) raises as SQLAlchemy
+    raises it, and its transaction is rolled back: the write lock is free for the next
+    result, and for another process."""
+    import sqlite3
+
+    info = make_info(name="twice")
+    store.create_run(info)
+    store.record(info.id, make_trial("q0"))
+    with pytest.raises(sa.exc.IntegrityError, match="UNIQUE constraint failed"):
+        store.record(info.id, make_trial("q0"))
+    store.record(info.id, make_trial("q1"))
+    with sqlite3.connect(tmp_path / ".sqlbench" / "runs.db", timeout=0) as other:
+        other.execute("UPDATE sqlbench_runs SET host = 'elsewhere'")
+    assert [q.name for q in store.load_run("twice").questions] == ["q0", "q1"]
+
+
+def test_a_record_waiting_too_long_for_the_lock_is_one_sentence(
+    tmp_path: Path, make_info: Any, make_trial: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    monkeypatch.setenv("SQLBENCH_STORE_LOCK_WAIT", "0.2")
+    with RunStore.for_project(tmp_path, None) as store:
+        info = make_info(name="locked")
+        store.create_run(info)
+        holder = sqlite3.connect(tmp_path / ".sqlbench" / "runs.db", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(
+                StoreError, match=r"stayed locked by another process for over 0\.2 s"
+            ):
+                store.record(info.id, make_trial("q0"))
+        finally:
+            holder.rollback()
+            holder.close()
+        store.record(info.id, make_trial("q1"))
+        assert [q.name for q in store.load_run("locked").questions] == ["q1"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_records_through_its_own_connection(
+    store: RunStore, make_info: Any, make_trial: Any
+) -> None:
+    """A store used before a ``fork`` records in the child through a connection the child
+    opened (SQLite forbids using one across a fork); the parent's goes on working."""
+    from sqlbench.runs import store as store_module
+
+    info = make_info(name="forked")
+    store.create_run(info)
+    store.record(info.id, make_trial("q0"))
+    writer = store._writer
+    assert writer is not None
+    inherited = writer._conn
+    assert inherited is not None
+    pid = os.fork()
+    if pid == 0:  # the child: report through the exit status, never return into pytest
+        code = 1
+        try:
+            store.record(info.id, make_trial("q1", position=1))
+            fresh = writer._conn is not inherited and writer._conn is not None
+            kept = any(conn is inherited for conn in store_module._INHERITED)
+            code = 0 if fresh and kept else 3
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert writer._conn is inherited  # the parent's own, still in use
+    store.record(info.id, make_trial("q2", position=2))
+    assert [q.name for q in store.load_run("forked").questions] == ["q0", "q1", "q2"]
