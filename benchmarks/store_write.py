@@ -16,16 +16,24 @@ identical (but for the run id). Results: ``--project DIR`` takes the newest run 
 store (the Spider corpus, ``corpus_speed.py``); without it, ``report_speed.py``'s realistic
 results (SQL, 20-row previews on both sides, tool calls).
 
-Usage: ``python benchmarks/store_write.py [--project DIR] [--results N] [--rounds K]``
+With ``--in-run DIR``, instead: one ``sqlbench run --agent '*'`` of that project (its store
+emptied first), in this process, with the thread CPU of every ``RunStore.record`` call added up,
+and the process's CPU. Run it with each install's interpreter in turn to compare them.
+
+Usage: ``python benchmarks/store_write.py [--project DIR] [--results N] [--rounds K]``, or
+``python benchmarks/store_write.py --in-run DIR``
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sqlite3
 import statistics
+import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -97,12 +105,53 @@ def stored_rows(path: Path, run_id: str) -> list[tuple[object, ...]]:
         ).fetchall()
 
 
+def in_run(project: Path) -> None:
+    """One ``run --agent '*'`` of ``project`` here, timing ``RunStore.record``."""
+    from sqlbench.cli.main import main as sqlbench_main
+
+    spent, calls = [0.0], [0]
+    lock = threading.Lock()
+    original = RunStore.record
+
+    def timed(self: RunStore, run_id: str, result: TrialResult) -> None:
+        started = time.thread_time()
+        try:
+            original(self, run_id, result)
+        finally:
+            with lock:
+                spent[0] += time.thread_time() - started
+                calls[0] += 1
+
+    RunStore.record = timed  # type: ignore[method-assign]
+    shutil.rmtree(project / ".sqlbench", ignore_errors=True)
+    output = Path(tempfile.mkdtemp(prefix="store-write-")) / "runs.json"
+    os.chdir(project)
+    sys.argv = ["sqlbench", "run", "--agent", "*", "--format", "json", "--output", str(output)]
+    try:
+        sqlbench_main()
+    except SystemExit as stop:
+        if stop.code:
+            raise
+    finally:
+        shutil.rmtree(output.parent)
+    cpu = sum(os.times()[:2])
+    each = spent[0] / max(calls[0], 1)
+    print(
+        f"{sys.executable}: record {calls[0]} calls, {spent[0]:.3f} s thread CPU "
+        f"({each * 1e6:.0f} us each); process CPU {cpu:.2f} s"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", type=Path, help="take the newest run of this project")
     parser.add_argument("--results", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--in-run", type=Path, help="time record in a run of this project")
     args = parser.parse_args()
+    if args.in_run:
+        in_run(args.in_run.resolve())
+        return
     if args.project:
         results = project_results(args.project, args.results)
         origin = f"the newest run of {args.project}"
