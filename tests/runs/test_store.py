@@ -613,11 +613,13 @@ def test_a_record_waiting_too_long_for_the_lock_is_one_sentence(
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+@pytest.mark.parametrize("told", [True, False], ids=["after_fork", "not-told"])
 def test_a_forked_child_records_through_its_own_connection(
-    store: RunStore, make_info: Any, make_trial: Any
+    store: RunStore, make_info: Any, make_trial: Any, told: bool
 ) -> None:
     """A store used before a ``fork`` records in the child through a connection the child
-    opened (SQLite forbids using one across a fork); the parent's goes on working."""
+    opened (SQLite forbids using one across a fork), whether the child called
+    ``after_fork`` (the forked batch) or not; the parent's goes on working."""
     from sqlbench.runs import store as store_module
 
     info = make_info(name="forked")
@@ -631,6 +633,8 @@ def test_a_forked_child_records_through_its_own_connection(
     if pid == 0:  # the child: report through the exit status, never return into pytest
         code = 1
         try:
+            if told:
+                store.after_fork()
             store.record(info.id, make_trial("q1", position=1))
             fresh = writer._conn is not inherited and writer._conn is not None
             kept = any(conn is inherited for conn in store_module._INHERITED)
