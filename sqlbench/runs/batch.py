@@ -344,8 +344,7 @@ class Batch:
         """``_loop`` with the questions dealt out to ``processes`` forked processes; ``held``:
         the events of the preparation, given once the children are forked."""
         order = _question_major(runs, items)
-        keys = list(dict.fromkeys((w.item.question.space, w.item.question.name) for w in order))
-        share = {key: index % processes for index, key in enumerate(keys)}
+        share = self._deal(order, processes)
         why = forked.fork_refusal()  # checked again: a thread may have started since
         children: list[forked.Child] = []
         if why is None:
@@ -380,6 +379,22 @@ class Batch:
             self._stop.set()
             # Done: each child is exiting on its own; else (Ctrl-C, an error) none may go on.
             forked.stop_children(children, kill=not finished)
+
+    def _deal(self, order: list[_Work], processes: int) -> dict[tuple[str, str], int]:
+        """Which process grades each question: questions with the same ground truth on the
+        same warehouse go together (their truth then runs once, and an agent's SQL repeated
+        for them is parsed and run in one process), the groups dealt out in turn."""
+        groups: dict[Any, int] = {}
+        share: dict[tuple[str, str], int] = {}
+        for work in order:
+            question = work.item.question
+            key = (question.space, question.name)
+            if key in share:
+                continue
+            truths = tuple(ground_truths(question)) if question.skip is None else ()
+            group = (self.project.warehouse_of(question), truths) if truths else key
+            share[key] = groups.setdefault(group, len(groups) % processes)
+        return share
 
     def _parent(
         self,
@@ -438,6 +453,10 @@ class Batch:
         self, child: forked.Child, runs: dict[str, _Run], holds: dict[int, set[str]], others: Any
     ) -> None:
         forked.stop_children([child])
+        if forked.stopped_on_request(child):
+            # SIGTERM to the process group (a cancelled CI job) may reach a child before
+            # this process: the batch stops as on Ctrl-C.
+            raise KeyboardInterrupt
         why = (
             f"the process grading part of its answers (pid {child.pid}) "
             f"{forked.how_it_ended(child)} before it finished"
@@ -452,7 +471,7 @@ class Batch:
         order: list[_Work],
         share: dict[tuple[str, str], int],
         agents: dict[str, Agent],
-        writing: AbstractContextManager[Any],
+        writing: AbstractContextManager[Any] | None,
     ) -> None:
         """A forked process: grade this process's share of ``order`` and send each event to
         the parent; the parent's store and warehouse connections are left alone. ``writing``:
@@ -465,7 +484,7 @@ class Batch:
                 mine.append(work)
             else:
                 self._release_truths(work.item)  # graded elsewhere: not held here
-        processes = max(share.values()) + 1
+        processes = len(set(share.values()))
         workers = self._start(mine, agents, forked.per_process(self._concurrency(), processes))
         try:
             handled = 0

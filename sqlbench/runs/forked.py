@@ -81,9 +81,13 @@ def fork_refusal() -> str | None:
     return None
 
 
-def shared_lock() -> AbstractContextManager[Any]:
-    """A lock the processes forked after it share (a semaphore in shared memory)."""
-    return multiprocessing.get_context("fork").Lock()
+def shared_lock() -> AbstractContextManager[Any] | None:
+    """A lock the processes forked after it share (a semaphore in shared memory); None where
+    the system has none to give (the writes then meet on SQLite's own lock)."""
+    try:
+        return multiprocessing.get_context("fork").Lock()
+    except (OSError, ImportError):
+        return None
 
 
 def per_process(concurrency: int, processes: int) -> int:
@@ -198,6 +202,12 @@ def stop_children(children: Sequence[Child], *, kill: bool = True) -> None:
         reap(child, block=True)
         with contextlib.suppress(OSError):
             child.conn.close()
+
+
+def stopped_on_request(child: Child) -> bool:
+    """Whether ``child`` was stopped by SIGTERM or SIGINT (someone stopping the batch)."""
+    status = child.status
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) in (signal.SIGTERM, signal.SIGINT)
 
 
 def how_it_ended(child: Child) -> str:

@@ -291,6 +291,10 @@ def _graded(project: Path) -> int:
         return sum(line.graded for line in store.list_runs())
 
 
+def _sigint_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(project: Path, name: str) -> tuple[subprocess.Popen[str], list[int]]:
     """A slow forked run, once it has graded something; its children."""
     env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": ""}
@@ -301,6 +305,9 @@ def _start(project: Path, name: str) -> tuple[subprocess.Popen[str], list[int]]:
         text=True,
         env=env,
         start_new_session=True,  # its own process group, as a terminal's foreground job
+        # As from a terminal: a test runner started in the background has SIGINT ignored,
+        # and a process keeps an ignored SIGINT ignored (Python too).
+        preexec_fn=_sigint_as_in_a_terminal,
     )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and _graded(project) < 3:
@@ -311,11 +318,21 @@ def _start(project: Path, name: str) -> tuple[subprocess.Popen[str], list[int]]:
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
-def test_ctrl_c_stops_every_process_and_marks_the_runs_interrupted(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("sent", "to"),
+    [(signal.SIGINT, "group"), (signal.SIGTERM, "group"), (signal.SIGTERM, "child")],
+    ids=["ctrl_c", "sigterm", "sigterm_to_a_child"],
+)
+def test_ctrl_c_stops_every_process_and_marks_the_runs_interrupted(
+    tmp_path: Path, sent: signal.Signals, to: str
+) -> None:
     project = _project(tmp_path / "proj", processes=2, slow=3_000_000)
     run, children = _start(project, "stopped")
     try:
-        os.killpg(run.pid, signal.SIGINT)  # Ctrl-C reaches the whole foreground group
+        if to == "group":
+            os.killpg(run.pid, sent)  # Ctrl-C reaches the whole foreground group
+        else:
+            os.kill(children[0], sent)
         _, err = run.communicate(timeout=30)
     finally:
         if run.poll() is None:
