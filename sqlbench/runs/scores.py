@@ -151,7 +151,9 @@ def gather(
         grouped[(trial.space, trial.name)].append(trial)
     reviews = reviews or {}
     questions = [
-        _question(sorted(group, key=lambda t: t.trial), reviews.get(key))
+        _question(
+            group if len(group) == 1 else sorted(group, key=lambda t: t.trial), reviews.get(key)
+        )
         for key, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
     ]
     return RunResult(
@@ -160,15 +162,18 @@ def gather(
 
 
 def _question(trials: list[TrialResult], human: HumanReview | None = None) -> QuestionResult:
-    tally = Counter(t.verdict for t in trials)
-    others = Counter({v: n for v, n in tally.items() if v != Verdict.PASS})
-    if not others:
-        verdict = Verdict.PASS
+    if len(trials) == 1:  # without --repeat: the one trial's verdict and reason
+        verdict, reason = trials[0].verdict, trials[0].reason
     else:
-        if len(others) > 1:
-            others.pop(Verdict.SKIPPED, None)
-        verdict = max(others, key=lambda v: (others[v], _SEVERITY[v]))
-    reason = next(t.reason for t in trials if t.verdict == verdict)
+        tally = Counter(t.verdict for t in trials)
+        others = Counter({v: n for v, n in tally.items() if v != Verdict.PASS})
+        if not others:
+            verdict = Verdict.PASS
+        else:
+            if len(others) > 1:
+                others.pop(Verdict.SKIPPED, None)
+            verdict = max(others, key=lambda v: (others[v], _SEVERITY[v]))
+        reason = next(t.reason for t in trials if t.verdict == verdict)
     counted = [t for t in trials if t.verdict != Verdict.SKIPPED]
     if human is not None and verdict is Verdict.SKIPPED:
         human = None
@@ -178,7 +183,9 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
         passed = sum(1 for t in counted if t.verdict == Verdict.PASS)
     n = len(counted)
     rate = passed / n if n else None
-    return QuestionResult(
+    # Built without validation: every field is computed here with its declared type (a run of
+    # thousands of questions is gathered each time it is loaded back).
+    return QuestionResult.model_construct(
         space=trials[0].space,
         name=trials[0].name,
         verdict=verdict,
