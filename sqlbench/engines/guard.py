@@ -24,7 +24,11 @@ roles) behind this one.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import threading
+from types import FrameType
 from typing import NoReturn
 
 import sqlglot
@@ -248,6 +252,9 @@ def unchecked_syntax(guard_error: QueryError, engine: str) -> QueryError:
 def check_read_only(sql: str, dialect: str) -> None:
     """Refuse ``sql`` unless it is exactly one read-only query in ``dialect``.
 
+    The outcome of each (SQL text, dialect) is remembered for the process (see
+    ``_Remembered``): a run's agents often write the same SQL, and the check parses it.
+
     Args:
         sql: The agent's SQL, as written.
         dialect: The sqlglot dialect of the warehouse it will run on.
@@ -263,6 +270,22 @@ def check_read_only(sql: str, dialect: str) -> None:
         ...     print(err.message)
         not a read-only query: it holds 2 statements; exactly one query is allowed
     """
+    depth = _stack_depth()
+    found = _REMEMBERED.get(sql, dialect, depth)
+    if found is not None:
+        if found.kind is None:
+            return
+        raise QueryError(found.kind, found.message)
+    try:
+        _check(sql, dialect)
+    except QueryError as err:
+        _REMEMBERED.put(sql, dialect, depth, err)
+        raise
+    _REMEMBERED.put(sql, dialect, depth, None)
+
+
+def _check(sql: str, dialect: str) -> None:
+    """``check_read_only`` itself, nothing remembered."""
     if dialect in _MYSQL_FAMILY and _EXECUTABLE_COMMENT.search(sql):
         _refuse("it holds a MySQL executable comment (/*! ... */), which MySQL runs as SQL")
     statements = _parse(sql, dialect)
@@ -276,8 +299,126 @@ def check_read_only(sql: str, dialect: str) -> None:
             f"{_describe(root)} is not a query (only SELECT, WITH, set operations and "
             "VALUES are allowed)"
         )
+    checked = _CHECKED_BY_TYPE
     for node in root.walk():
-        _check_node(node, dialect)
+        kind = type(node)
+        needed = checked.get(kind)
+        if needed is None:
+            needed = checked[kind] = issubclass(kind, _CHECKED_TYPES)
+        if needed:
+            _check_node(node, dialect)
+
+
+_CHECKED_TYPES: tuple[type[exp.Expr], ...] = (
+    exp.Command,
+    *_STATEMENT_TYPES,
+    exp.PropertyEQ,
+    exp.Func,
+    exp.Table,
+)
+"""Every node type ``_check_node`` looks at (its every test is an ``isinstance`` of one of
+them): nodes of other types (columns, names, literals, operators) are not passed to it."""
+_CHECKED_BY_TYPE: dict[type[exp.Expr], bool] = {}
+"""Per node type: whether it is one of ``_CHECKED_TYPES``."""
+
+
+def _stack_depth() -> int:
+    """How many Python frames the calling thread has (the check's parse is recursive: SQL
+    nested deeply enough to reach Python's recursion limit fails at one depth and not at a
+    shallower one)."""
+    depth = 0
+    frame: FrameType | None = sys._getframe(1)
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+class _Outcome:
+    """One remembered outcome: passed (``kind`` None) or refused (kind and message), and the
+    deepest stack it was found at."""
+
+    __slots__ = ("depth", "kind", "message")
+
+    def __init__(self, kind: QueryErrorKind | None, message: str, depth: int) -> None:
+        self.kind = kind
+        self.message = message
+        self.depth = depth
+
+
+class _Remembered:
+    """The guard's outcomes by (SQL text, dialect), so SQL checked before is not parsed again.
+
+    A remembered outcome is the one a fresh check gives: the check reads nothing but the text
+    and the dialect (no setting, no database), and sqlglot parses the same text the same way.
+    The one thing outside them is the stack: SQL nested deeply enough to reach Python's
+    recursion limit is refused (SQL_LIMIT) at one stack depth and checked at a shallower one.
+    So an outcome is used only at the stack depth it was found at or a shallower one (a check
+    that did not reach the limit there does not reach it higher up), and the SQL_LIMIT refusal
+    itself is never remembered. At most ``max_texts`` texts and ``max_chars`` characters of
+    them are kept (the oldest are forgotten first); texts longer than ``max_text_chars`` are
+    not kept at all.
+    """
+
+    def __init__(
+        self, *, max_texts: int = 20_000, max_chars: int = 16_000_000, max_text_chars: int = 65_536
+    ) -> None:
+        self.max_texts = max_texts
+        self.max_chars = max_chars
+        self.max_text_chars = max_text_chars
+        self._outcomes: dict[tuple[str, str], _Outcome] = {}
+        self._chars = 0
+        self._lock = threading.Lock()
+
+    def get(self, sql: str, dialect: str, depth: int) -> _Outcome | None:
+        """The outcome remembered for ``sql`` in ``dialect`` when valid at ``depth``."""
+        found = self._outcomes.get((sql, dialect))
+        if found is None or depth > found.depth:
+            return None
+        return found
+
+    def put(self, sql: str, dialect: str, depth: int, error: QueryError | None) -> None:
+        """Remember a fresh check's outcome (``error`` None: it passed)."""
+        if len(sql) > self.max_text_chars:
+            return
+        if error is not None and error.kind is QueryErrorKind.SQL_LIMIT:
+            return  # reached the recursion limit: at a shallower stack it might not
+        outcome = _Outcome(
+            None if error is None else error.kind, "" if error is None else error.message, depth
+        )
+        key = (sql, dialect)
+        with self._lock:
+            known = self._outcomes.get(key)
+            if known is not None and (known.kind, known.message) == (outcome.kind, outcome.message):
+                known.depth = max(known.depth, depth)
+                return
+            if known is not None:
+                del self._outcomes[key]
+                self._chars -= len(sql)
+            self._outcomes[key] = outcome
+            self._chars += len(sql)
+            while len(self._outcomes) > self.max_texts or self._chars > self.max_chars:
+                oldest = next(iter(self._outcomes))
+                del self._outcomes[oldest]
+                self._chars -= len(oldest[0])
+
+    def after_fork(self) -> None:
+        """In a forked child: a new lock (a thread of the parent may have held this one)."""
+        self._lock = threading.Lock()
+
+    def clear(self) -> None:
+        """Forget every outcome."""
+        with self._lock:
+            self._outcomes.clear()
+            self._chars = 0
+
+    def __len__(self) -> int:
+        return len(self._outcomes)
+
+
+_REMEMBERED = _Remembered()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_REMEMBERED.after_fork)
 
 
 def _parse(sql: str, dialect: str) -> list[exp.Expr]:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
+from sqlbench.engines import guard
 from sqlbench.engines.guard import check_read_only
 from sqlbench.errors import QueryError, QueryErrorKind
 
@@ -194,3 +198,98 @@ def test_the_guard_parses_with_compiled_sqlglot() -> None:
     worker.start()
     worker.join()
     assert [e.kind for e in caught] == [QueryErrorKind.SQL_LIMIT]
+
+
+def _outcome(check: Callable[[str, str], None], sql: str, dialect: str) -> tuple[str, str] | None:
+    try:
+        check(sql, dialect)
+    except QueryError as err:
+        return (err.kind.value, err.message)
+    return None
+
+
+REMEMBERED = [
+    ("sqlite", "SELECT name FROM singer WHERE age > 20"),
+    ("sqlite", "SELECT 1; DROP TABLE t"),
+    ("sqlite", "DELETE FROM t"),
+    ("sqlite", "SELECT load_extension('x')"),
+    ("sqlite", "SELEC name FROM singer"),
+    ("sqlite", "SELECT * FROM t WHERE"),
+    ("duckdb", "SELECT * FROM 'data.csv'"),
+    ("mysql", "SELECT /*! 1 */ 2"),
+    ("postgres", "SELECT pg_read_file('/etc/passwd')"),
+    ("spark", "SELECT reflect('java.lang.Runtime', 'getRuntime')"),
+    ("sqlite", "  ;  "),
+]
+
+
+@pytest.mark.parametrize(("dialect", "sql"), REMEMBERED)
+def test_a_remembered_outcome_is_the_fresh_checks(dialect: str, sql: str) -> None:
+    # The guard remembers each text's outcome for the run; a second check of the same SQL
+    # (another agent's answer) gives what a fresh check gives, refusals included, without
+    # parsing it again.
+    guard._REMEMBERED.clear()
+    fresh = _outcome(guard._check, sql, dialect)
+    first = _outcome(check_read_only, sql, dialect)
+    assert (sql, dialect) in [key for key in guard._REMEMBERED._outcomes]
+    parsed: list[str] = []
+    original = guard._parse
+
+    def counting_parse(text: str, read: str) -> Any:
+        parsed.append(text)
+        return original(text, read)
+
+    guard._parse = counting_parse  # type: ignore[assignment]
+    try:
+        second = _outcome(check_read_only, sql, dialect)
+    finally:
+        guard._parse = original  # type: ignore[assignment]
+    assert first == second == fresh
+    assert parsed == []
+    # The same text in another dialect is checked afresh.
+    other = "duckdb" if dialect != "duckdb" else "sqlite"
+    assert _outcome(check_read_only, sql, other) == _outcome(guard._check, sql, other)
+
+
+def _at_depth(frames: int, call: Callable[[], None]) -> None:
+    if frames == 0:
+        call()
+    else:
+        _at_depth(frames - 1, call)
+
+
+def test_a_pass_is_not_reused_deeper_in_the_stack_where_the_parse_overflows() -> None:
+    # SQL nested almost to Python's recursion limit passes the check at one stack depth and
+    # reaches the limit (SQL_LIMIT) 300 frames deeper: the pass remembered up here is not
+    # used down there, and the SQL_LIMIT refusal is never remembered.
+    guard._REMEMBERED.clear()
+    chain = next(
+        n
+        for n in range(50, 1000, 10)
+        if _outcome(guard._check, "SELECT " + "NOT " * (n + 10) + "1", "sqlite") is not None
+    )
+    sql = "SELECT " + "NOT " * chain + "1"
+    assert _outcome(check_read_only, sql, "sqlite") is None
+    deep: list[tuple[str, str] | None] = []
+    _at_depth(300, lambda: deep.append(_outcome(check_read_only, sql, "sqlite")))
+    assert deep[0] is not None and deep[0][0] == "sql_limit"
+    assert _outcome(check_read_only, sql, "sqlite") is None
+    deep.clear()
+    _at_depth(300, lambda: deep.append(_outcome(check_read_only, sql, "sqlite")))
+    assert deep[0] is not None and deep[0][0] == "sql_limit"
+
+
+def test_remembered_outcomes_are_bounded() -> None:
+    remembered = guard._Remembered(max_texts=3, max_chars=40, max_text_chars=25)
+    for k in range(5):
+        remembered.put(f"SELECT {k}", "sqlite", 10, None)
+    assert len(remembered) == 3
+    assert remembered.get("SELECT 0", "sqlite", 10) is None
+    assert remembered.get("SELECT 4", "sqlite", 10) is not None
+    assert remembered.get("SELECT 4", "sqlite", 11) is None  # deeper than it was checked at
+    remembered.put("SELECT 'a text past 25 characters'", "sqlite", 10, None)
+    assert len(remembered) == 3
+    assert remembered.get("SELECT 'a text past 25 characters'", "sqlite", 10) is None
+    for k in range(2):
+        remembered.put(f"SELECT {k}{'x' * 10}", "sqlite", 10, None)
+    assert len(remembered) == 2  # 8 + 18 + 18 characters are past 40
