@@ -87,6 +87,15 @@ def column_array(values: list[Any]) -> pa.Array:
     types.discard(type(None))
     if not types:
         return pa.array(values)
+    if len(types) == 1:
+        plain = _PLAIN_KINDS.get(next(iter(types)))
+        if plain == "float":
+            # float(v) of a float is v itself: no copy of the values.
+            return pa.array(values, type=pa.float64())
+        if plain is not None:
+            # int: _numbers; text, bytes, bool: nothing for _single to convert (no UUID, no
+            # bytearray or memoryview among them).
+            return _numbers(values, {plain}) if plain == "int" else _built(values)
     kinds = {_kind_of_type(t) for t in types}
     if kinds & _VALUE_DEPENDENT:
         kinds = {_kind(v) for v in values if v is not None}
@@ -130,6 +139,15 @@ _KINDS: tuple[tuple[type | tuple[type, ...], str], ...] = (
     (dt.timedelta, "duration"),
 )
 _KIND_BY_TYPE: dict[type, str] = {}
+_PLAIN_KINDS: dict[type, str] = {
+    int: "int",
+    float: "float",
+    str: "text",
+    bytes: "bytes",
+    bool: "bool",
+}
+"""Exact types whose column needs no kind analysis when they are its only type (SQLite hands
+over nothing else), and their kinds."""
 _VALUE_DEPENDENT = frozenset({"out_of_range", "datetime"})
 """Kinds a value's type does not settle: naive or aware datetimes; what an OutOfRange holds."""
 
@@ -150,6 +168,11 @@ def _single(kind: str, values: list[Any]) -> pa.Array:
         values = [_nested_plain(v) for v in values]
     elif kind == "bytes":
         values = [bytes(v) if isinstance(v, bytearray | memoryview) else v for v in values]
+    return _built(values)
+
+
+def _built(values: list[Any]) -> pa.Array:
+    """The Arrow array of values of one kind, ready as they are."""
     try:
         return pa.array(values)
     except _ARROW_ERRORS:

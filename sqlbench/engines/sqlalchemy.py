@@ -14,9 +14,9 @@ from __future__ import annotations
 import sqlite3
 import sys
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 import sqlalchemy
@@ -57,8 +57,7 @@ _INSTALL_HINTS = {
 }
 
 
-@dataclass(frozen=True)
-class _Limits:
+class _Limits(NamedTuple):
     timeout_s: float
     max_rows: int
     max_bytes: int | None
@@ -283,7 +282,12 @@ class SqlAlchemyEngine(Engine):
                 timeout_s=timeout_s,
                 max_bytes=limits.max_bytes,
             )
-            return ResultSet(normalize_table(rows_to_table(names, rows)))
+            table = rows_to_table(names, rows)
+            if self.sqlite_path is None:
+                # SQLite hands over int, float, str, bytes and None only: their Arrow columns
+                # are never dictionary or extension types, which is all normalize_table changes.
+                table = normalize_table(table)
+            return ResultSet(table)
         except QueryError:
             if cursor is not None and self._profile.unbuffered_cursor:
                 # An unbuffered cursor left mid-result drains every remaining row on close:
