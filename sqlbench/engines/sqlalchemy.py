@@ -11,6 +11,7 @@ session-temporary objects only, replayed on every new pooled connection.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
 import time
@@ -95,6 +96,13 @@ class SqlAlchemyEngine(Engine):
         self.sqlite_path: Path | None = None
         """The SQLite file, when the warehouse is one (opened read-only)."""
         self._setup: list[SetupStatement] = []
+        self._idle: list[Any] = []
+        """SQLite: pooled connections checked out and kept for the next query (see
+        ``_checkout``), at most ``pool_size``."""
+        self._idle_pid = os.getpid()
+        self._idle_max = pool_size
+        self._inherited: list[Any] = []
+        """Idle connections a forked process inherited: kept, never used or closed."""
         parsed = self._parse_url(url)
         backend = parsed.get_backend_name()
         self._profile: Profile = profile_for(backend)
@@ -205,6 +213,7 @@ class SqlAlchemyEngine(Engine):
                 replace(spec, project_root=project_root, setup_files=tuple(sql_files))
             )
         # Connections made before setup lack its objects: start the pool afresh.
+        self._return_idle()
         self._sa.dispose()
         # A failing setup statement raises EngineError (file and statement) from the listener.
         try:
@@ -325,6 +334,17 @@ class SqlAlchemyEngine(Engine):
             other.close()
 
     def _checkout(self) -> Any:
+        if self._idle:
+            # SQLite: a connection its last query left ready (rolled back, limits reset), taken
+            # without the pool's checkout (its lock, events and reset cost more CPU than a
+            # query of a few rows, with 8 threads). Not in a forked process: see after_fork.
+            if self._idle_pid == os.getpid():
+                try:
+                    return self._idle.pop()
+                except IndexError:
+                    pass  # another thread took the last one
+            else:
+                self.after_fork()
         try:
             return self._sa.raw_connection()
         except exc.SQLAlchemyError as err:
@@ -344,7 +364,23 @@ class SqlAlchemyEngine(Engine):
                 drop = True
         if drop:
             raw.invalidate()
+        elif (
+            self.sqlite_path is not None
+            and len(self._idle) < self._idle_max
+            and self._idle_pid == os.getpid()
+        ):
+            self._idle.append(raw)
+            return
         raw.close()
+
+    def _return_idle(self) -> None:
+        """Give the idle connections back to the pool (before it is disposed)."""
+        while self._idle:
+            try:
+                raw = self._idle.pop()
+            except IndexError:
+                break
+            raw.close()
 
     def tables(self) -> list[TableInfo]:
         """Tables and views agent SQL may read (setup's temporary views first)."""
@@ -377,6 +413,11 @@ class SqlAlchemyEngine(Engine):
         """In a process forked from the one that opened this engine (``runs/forked.py``):
         forget the inherited pooled connections without closing them (they are the parent's)
         so this process opens its own. Only for a SQLite file without a query process."""
+        # The idle connections are the parent's too: kept referenced (their release would
+        # return them to the inherited pool and roll them back here), never used.
+        self._inherited.extend(self._idle)
+        self._idle = []
+        self._idle_pid = os.getpid()
         self._sa.dispose(close=False)
 
     def close(self) -> None:
@@ -384,6 +425,7 @@ class SqlAlchemyEngine(Engine):
         query process."""
         if self._query_process is not None:
             self._query_process.close()
+        self._return_idle()
         self._sa.dispose()
 
     def _message(self, err: BaseException) -> str:
