@@ -423,7 +423,8 @@ if hasattr(os, "register_at_fork"):
 
 def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     try:
-        parsed = sqlglot.parse(sql, read=dialect, error_level=ErrorLevel.RAISE)
+        # sqlglot.parse(sql, read=dialect, ...) itself, without making the dialect anew.
+        parsed = _dialect(dialect).parse(sql, error_level=ErrorLevel.RAISE)
     except RecursionError as err:
         # Nesting the depth check does not count (NOT NOT NOT ..., long CASE chains).
         raise QueryError(
@@ -448,6 +449,18 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
             "that cannot be parsed cannot be checked to be read-only",
         ) from err
     return real_statements(parsed)
+
+
+def _dialect(name: str) -> sqlglot.Dialect:
+    """The sqlglot dialect ``name`` (made once: a dialect holds settings only; each parse
+    makes its own tokenizer and parser)."""
+    found = _DIALECTS.get(name)
+    if found is None:
+        found = _DIALECTS[name] = sqlglot.Dialect.get_or_raise(name)
+    return found
+
+
+_DIALECTS: dict[str, sqlglot.Dialect] = {}
 
 
 _QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "L_PAREN"})
