@@ -39,6 +39,16 @@ def _secrets_stay_in_their_test() -> Iterator[None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _guard_checks_afresh() -> None:
+    """The guard remembers each SQL text's outcome for the process; a test that patches the
+    guard's parse (to fail, or to count) sees it called whatever another test of its pytest-xdist
+    worker checked before."""
+    from sqlbench.engines import guard
+
+    guard._REMEMBERED.clear()
+
+
 @pytest.fixture
 def shared_benchmarks() -> Path:
     """``../shared/benchmarks`` beside the repository; skips when absent (a user's clone)."""

@@ -423,8 +423,7 @@ if hasattr(os, "register_at_fork"):
 
 def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     try:
-        # sqlglot.parse(sql, read=dialect, ...) itself, without making the dialect anew.
-        parsed = _dialect(dialect).parse(sql, error_level=ErrorLevel.RAISE)
+        parsed = _sqlglot_parse(sql, dialect)
     except RecursionError as err:
         # Nesting the depth check does not count (NOT NOT NOT ..., long CASE chains).
         raise QueryError(
@@ -449,6 +448,12 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
             "that cannot be parsed cannot be checked to be read-only",
         ) from err
     return real_statements(parsed)
+
+
+def _sqlglot_parse(sql: str, dialect: str) -> list[exp.Expr | None]:
+    """``sqlglot.parse(sql, read=dialect, error_level=RAISE)``, without making the dialect
+    anew for each text."""
+    return _dialect(dialect).parse(sql, error_level=ErrorLevel.RAISE)
 
 
 def _dialect(name: str) -> sqlglot.Dialect:

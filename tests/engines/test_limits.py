@@ -260,13 +260,14 @@ def test_the_check_counts_against_the_query_timeout(
             "agent SQL runs in the query process, which this patch does not reach; the "
             "in-memory duckdb and sqlite warehouses run the same check in this process"
         )
-    original = guard.sqlglot.parse
+    original = guard._parse
 
-    def slow_parse(*args: object, **kwargs: object) -> object:
+    def slow_parse(sql: str, dialect: str) -> object:
         time.sleep(1.2)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
+        return original(sql, dialect)
 
-    monkeypatch.setattr(guard.sqlglot, "parse", slow_parse)
+    monkeypatch.setattr(guard, "_parse", slow_parse)
+    guard._REMEMBERED.clear()  # checked afresh, not remembered from another test
     with pytest.raises(QueryError) as caught:
         warehouse.engine.run_agent("SELECT 1 AS x", timeout_s=1.0, max_rows=10)
     assert caught.value.kind is QueryErrorKind.TIMEOUT
@@ -283,9 +284,9 @@ def test_agent_sql_over_max_sql_kb_or_too_deep_is_not_parsed_or_run(
     from sqlbench.project.files import RunSettings
 
     parsed: list[str] = []
-    original = guard.sqlglot.parse
+    original = guard._sqlglot_parse
     monkeypatch.setattr(
-        guard.sqlglot, "parse", lambda sql, **kw: parsed.append(sql) or original(sql, **kw)
+        guard, "_sqlglot_parse", lambda sql, dialect: parsed.append(sql) or original(sql, dialect)
     )
     run = RunSettings(max_sql_kb=4, query_timeout_s=30)
     in_list = f"SELECT 1 AS x WHERE 1 IN ({','.join(map(str, range(2000)))})"  # 9 KB

@@ -86,7 +86,7 @@ def _assert_others_pass(found: dict[str, tuple[Verdict, str]]) -> None:
     [
         # parse: the guard's sqlglot overflowing on nesting the depth check does not count
         (
-            "sqlbench.engines.guard.sqlglot.parse",
+            "sqlbench.engines.guard._sqlglot_parse",
             RecursionError("maximum recursion depth exceeded"),
             Verdict.FAIL,
             "nested too deeply for sqlbench's SQL parser",
