@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
+import pytest
 
+from sqlbench.project import load
 from sqlbench.project.files import Settings
-from sqlbench.runs.identity import warehouse_identity
+from sqlbench.project.load import load_project
+from sqlbench.runs import identity
+from sqlbench.runs.identity import run_identity, warehouse_identity
+from sqlbench.testing import write_project
 
 PG = "postgresql+psycopg://analyst:${PGPASSWORD}@db.example:5432/${PGDB}"
 
@@ -76,3 +82,45 @@ def test_every_named_warehouse_counts() -> None:
     mixed = Settings(warehouses={"pg": {"url": "postgresql://u@h/db"}})  # type: ignore[dict-item]
     identity = warehouse_identity(mixed, Path("."))
     assert not identity.built and identity.label.startswith("default: in-memory DuckDB, pg: ")
+
+
+def test_a_run_of_every_question_takes_the_loaders_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The question set of a run of every question is the loader's hash of the same question
+    objects: not hashed again per run (9 agents, 972 questions each), and the same value."""
+    files: dict[str, object] = {
+        "sqlbench.yml": {},
+        "eval_questions/q.yml": {
+            "eval_questions": [
+                {"name": f"q{n}", "question": "?", "sql": f"SELECT {n}"} for n in range(3)
+            ]
+        },
+        "eval_questions/other.yml": {
+            "space": "other",
+            "eval_questions": [{"name": "q0", "question": "?", "sql": "SELECT 9"}],
+        },
+        "agents/a.yml": {"agents": [{"name": "a", "kind": "replay", "path": "a.jsonl"}]},
+        "agents/a.jsonl": "",
+    }
+    project = load_project(write_project(tmp_path, files))
+    agent = project.agents["a"]
+    every = identity.question_set_hash(project.questions)
+    assert project.question_set_hash == every
+    hashed: list[int] = []
+    real = load.question_set_hash
+
+    def counting(questions: Any) -> str:
+        hashed.append(len(questions))
+        return real(questions)
+
+    monkeypatch.setattr(load, "question_set_hash", counting)
+    assert run_identity(project, agent).question_set_hash == every
+    assert run_identity(project, agent, list(project.questions)).question_set_hash == every
+    assert hashed == []
+    # A selection, or other question objects, is hashed.
+    some = project.questions[:2]
+    assert run_identity(project, agent, some).question_set_hash == real(some)
+    copies = [q.model_copy() for q in project.questions]
+    assert run_identity(project, agent, copies).question_set_hash == every
+    assert hashed == [2, 4]
