@@ -17,8 +17,9 @@ store (the Spider corpus, ``corpus_speed.py``); without it, ``report_speed.py``'
 results (SQL, 20-row previews on both sides, tool calls).
 
 With ``--in-run DIR``, instead: one ``sqlbench run --agent '*'`` of that project (its store
-emptied first), in this process, with the thread CPU of every ``RunStore.record`` call added up,
-and the process's CPU. Run it with each install's interpreter in turn to compare them.
+emptied first), in this process, with the thread CPU of every ``RunStore.record`` call added up
+(in the forked children too), and the CPU of the run's processes. Run it with each install's
+interpreter in turn to compare them.
 
 Usage: ``python benchmarks/store_write.py [--project DIR] [--results N] [--rounds K]``, or
 ``python benchmarks/store_write.py --in-run DIR``
@@ -27,13 +28,13 @@ Usage: ``python benchmarks/store_write.py [--project DIR] [--results N] [--round
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import shutil
 import sqlite3
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -109,8 +110,9 @@ def in_run(project: Path) -> None:
     """One ``run --agent '*'`` of ``project`` here, timing ``RunStore.record``."""
     from sqlbench.cli.main import main as sqlbench_main
 
-    spent, calls = [0.0], [0]
-    lock = threading.Lock()
+    # In shared memory: the forked batch (runs/forked.py) records in its child processes.
+    spent = multiprocessing.RawArray("d", 2)  # seconds, calls
+    lock = multiprocessing.Lock()
     original = RunStore.record
 
     def timed(self: RunStore, run_id: str, result: TrialResult) -> None:
@@ -120,7 +122,7 @@ def in_run(project: Path) -> None:
         finally:
             with lock:
                 spent[0] += time.thread_time() - started
-                calls[0] += 1
+                spent[1] += 1
 
     RunStore.record = timed  # type: ignore[method-assign]
     shutil.rmtree(project / ".sqlbench", ignore_errors=True)
@@ -134,11 +136,12 @@ def in_run(project: Path) -> None:
             raise
     finally:
         shutil.rmtree(output.parent)
-    cpu = sum(os.times()[:2])
-    each = spent[0] / max(calls[0], 1)
+    times = os.times()
+    cpu = times.user + times.system + times.children_user + times.children_system
+    each = spent[0] / max(spent[1], 1)
     print(
-        f"{sys.executable}: record {calls[0]} calls, {spent[0]:.3f} s thread CPU "
-        f"({each * 1e6:.0f} us each); process CPU {cpu:.2f} s"
+        f"{sys.executable}: record {spent[1]:.0f} calls, {spent[0]:.3f} s thread CPU "
+        f"({each * 1e6:.0f} us each); CPU of the run's processes {cpu:.2f} s"
     )
 
 
