@@ -187,6 +187,10 @@ each Arrow regex call compiles its pattern (~35 us), more than matching a hundre
 strings in Python. Both decide alike (``tests/compare/test_small_paths.py``)."""
 
 
+SMALL_TEXT_BYTES = 64 * 2**10
+"""... and of at most this many bytes (its buffers)."""
+
+
 def _python_pattern(pattern: str) -> re.Pattern[str]:
     """``pattern`` (anchored ``^...$``, ASCII classes only) for Python's ``re``, meaning what
     RE2 (Arrow) means by it: RE2's ``$`` is the end of the text, Python's also matches before
@@ -201,8 +205,8 @@ _PYTHON_PATTERNS = {p: _python_pattern(p) for p in (NUMBER_PATTERN, _ISO_PATTERN
 def _small_texts(arr: pa.Array | pa.ChunkedArray) -> list[str] | None:
     """The non-NULL values of a small text column as Python strings; None for a large column
     (or one Python cannot decode), which Arrow compute classifies."""
-    if len(arr) - arr.null_count > SMALL_TEXT:
-        return None
+    if len(arr) - arr.null_count > SMALL_TEXT or arr.get_total_buffer_size() > SMALL_TEXT_BYTES:
+        return None  # (a few huge values stay in Arrow: Python would copy them, up to 4x)
     try:
         values = arr.to_pylist()
     except (UnicodeDecodeError, ValueError):

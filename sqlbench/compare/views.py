@@ -419,8 +419,12 @@ class ViewSet:
         """The dictionary's codes for a few values, in Python: each distinct value's code is
         its rank of first appearance, reading the columns in order, as Arrow's dictionary
         encoding gives them (``tests/compare/test_small_paths.py``), without its per-call
-        cost (five Arrow calls a column). None past ``SMALL_DICTIONARY`` values."""
-        if sum(len(arr) for _, arr in columns) > SMALL_DICTIONARY:
+        cost (five Arrow calls a column). None past ``SMALL_DICTIONARY`` values or
+        ``SMALL_DICTIONARY_BYTES``."""
+        if (
+            sum(len(arr) for _, arr in columns) > SMALL_DICTIONARY
+            or sum(arr.get_total_buffer_size() for _, arr in columns) > SMALL_DICTIONARY_BYTES
+        ):
             return None
         seen: dict[object, int] = {}
         found = {}
@@ -464,6 +468,10 @@ class ViewSet:
 SMALL_DICTIONARY = 256
 """Text or binary columns of up to this many values together (both results) are coded in
 Python (``ViewSet._small_dictionary``), larger ones by Arrow's dictionary encoding."""
+
+SMALL_DICTIONARY_BYTES = 64 * 2**10
+"""... and at most this many bytes (their buffers): a few huge values stay in Arrow, which
+does not copy them into Python strings."""
 
 RANKED_BYTES = 64 * 2**20
 """Text or binary columns holding this many bytes together (both results) get codes from their

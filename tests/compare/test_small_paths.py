@@ -30,7 +30,7 @@ from sqlbench.compare import Comparison, compare_results
 from sqlbench.compare.arrowcols import from_arrow
 from sqlbench.compare.columns import Column
 from sqlbench.compare.normalize import normalize
-from sqlbench.compare.views import Domain, ViewSet
+from sqlbench.compare.views import Domain, ResultRole, ViewSet
 
 SETTINGS = settings(
     max_examples=150,
@@ -233,3 +233,21 @@ def test_generated_comparisons_decide_alike(
     for columns in ("superset", "exact"):
         fast, general = _both(expected, actual, order=order, rows=rows, columns=columns)
         assert repr(fast) == repr(general)
+
+
+def test_a_few_huge_values_stay_in_arrow() -> None:
+    """Few values but many bytes: the Python shortcuts would copy them (up to 4 bytes a
+    character), so they take the Arrow path, which reads them in place."""
+    huge = pa.array(["x" * 50_000, "y" * 50_000], pa.large_string())
+    assert arrowcols._small_texts(huge) is None
+    assert arrowcols._small_texts(huge.slice(0, 1)) is None  # its buffers are still large
+    assert arrowcols._small_texts(pa.array(["1", None, "2"], pa.large_string())) == ["1", "2"]
+    columns = normalize(pa.table({"t": huge}))
+    viewset = ViewSet(columns, columns, (2, 2))
+    assert viewset._small_dictionary([((ResultRole.EXPECTED, 0), huge)]) is None
+    few = pa.array(["a", "b"], pa.large_string())
+    assert viewset._small_dictionary([((ResultRole.EXPECTED, 0), few)]) is not None
+    fast = from_arrow(0, "t", huge)
+    with general_paths():
+        general = from_arrow(0, "t", huge)
+    _same_column(fast, general)
