@@ -12,7 +12,7 @@ the runs.
 Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
 the query processes of server warehouses are not fork-safe), every agent a replay of recorded
 answers, no data variants. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and more than
-one core. A child never outlives its parent: it asks the kernel to kill it when the parent dies
+one idle core. A child never outlives its parent: it asks the kernel to kill it when the parent dies
 (``PR_SET_PDEATHSIG``) and exits when the pipe to the parent breaks; it exits with
 ``os._exit``, so nothing of the parent's (exit handlers, buffered output) runs twice.
 """
@@ -34,9 +34,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal
 
-MIN_ANSWERS = 200
+MIN_ANSWERS = 500
 """Answers a batch needs before ``auto`` forks: below it the fork and each process's own
-connections cost more than they save (docs/performance.md, "Grading in several processes")."""
+connections cost about what they save (docs/performance.md, "Grading in several processes":
+180 and 405 Spider answers graded in 0.2 and 0.4 s in one process, 0.3-0.4 and 0.5-1.0 s in
+two)."""
 MAX_AUTO = 4
 """Most processes ``auto`` uses."""
 _PR_SET_PDEATHSIG = 1
@@ -49,20 +51,37 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
+def idle_cores() -> int:
+    """Cores the machine's 1-minute load average leaves idle (at least 1: this process)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        load = 0.0
+    return max(1, cores() - int(load))
+
+
 def process_count(
     setting: int | Literal["auto"],
     *,
     answers: int,
     questions: int,
     refusal: Callable[[], str | None],
+    idle: Callable[[], int] = idle_cores,
 ) -> tuple[int, str | None]:
     """How many processes grade a batch, and the notice to give when the user asked for more
-    than one and it cannot be (``refusal()`` says why it is not safe, or None)."""
+    than one and it cannot be (``refusal()`` says why it is not safe, or None).
+
+    ``auto``: one per idle core (``idle()``), at most ``MAX_AUTO``, for ``MIN_ANSWERS`` answers
+    or more; else one. On a machine whose cores are busy already, more processes only share
+    them: they cost CPU (each one's own connections, caches, copied pages) for no shorter wall
+    time. A number: that many (never more than the questions) when it is safe."""
     if setting == 1 or questions < 2:
         return 1, None
     if setting == "auto":
-        wanted = min(cores(), MAX_AUTO, questions)
-        if wanted < 2 or answers < MIN_ANSWERS:
+        if answers < MIN_ANSWERS:
+            return 1, None
+        wanted = min(idle(), MAX_AUTO, questions)
+        if wanted < 2:
             return 1, None
         return (1, None) if refusal() is not None else (wanted, None)
     why = refusal()

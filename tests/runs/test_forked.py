@@ -203,14 +203,24 @@ def test_several_processes_store_the_records_of_one(tmp_path: Path) -> None:
 
 def test_auto_forks_only_when_it_pays() -> None:
     safe: Any = lambda: None  # noqa: E731
-    assert process_count("auto", answers=199, questions=100, refusal=safe) == (1, None)
-    many = process_count("auto", answers=8748, questions=1034, refusal=safe)[0]
-    assert many == min(4, len(os.sched_getaffinity(0))) or many == 1
-    assert process_count("auto", answers=8748, questions=1034, refusal=lambda: "no") == (1, None)
-    assert process_count(2, answers=8, questions=4, refusal=safe) == (2, None)
+    idle: Any = lambda n: lambda: n  # noqa: E731
+    assert process_count("auto", answers=499, questions=100, refusal=safe, idle=idle(2)) == (
+        1,
+        None,
+    )
+    assert process_count("auto", answers=8748, questions=1034, refusal=safe, idle=idle(2)) == (
+        2,
+        None,
+    )
+    assert process_count("auto", answers=8748, questions=1034, refusal=safe, idle=idle(16))[0] == 4
+    # a busy machine: its cores are taken, more processes would only share them
+    assert process_count("auto", answers=8748, questions=1034, refusal=safe, idle=idle(1))[0] == 1
+    unsafe: Any = lambda: "no"  # noqa: E731
+    assert process_count("auto", answers=8748, questions=1034, refusal=unsafe) == (1, None)
+    assert process_count(2, answers=8, questions=4, refusal=safe, idle=idle(1)) == (2, None)
     assert process_count(8, answers=8, questions=3, refusal=safe) == (3, None)
-    unsafe = process_count(2, answers=8, questions=4, refusal=lambda: "agent x is a python agent")
-    assert unsafe == (
+    python = process_count(2, answers=8, questions=4, refusal=lambda: "agent x is a python agent")
+    assert python == (
         1,
         "run.processes is 2, but this batch is graded in one process: agent x is a python agent",
     )
