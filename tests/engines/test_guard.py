@@ -293,3 +293,30 @@ def test_remembered_outcomes_are_bounded() -> None:
     for k in range(2):
         remembered.put(f"SELECT {k}{'x' * 10}", "sqlite", 10, None)
     assert len(remembered) == 2  # 8 + 18 + 18 characters are past 40
+
+
+def test_every_node_type_the_check_tests_reaches_it() -> None:
+    # check_read_only passes a node to _check_node only when its type is one of
+    # _CHECKED_TYPES: a new isinstance test there on another type would silently never run.
+    import ast
+    import inspect
+
+    from sqlglot import exp
+
+    tree = ast.parse(inspect.getsource(guard._check_node))
+    tested: set[str] = set()
+    for call in ast.walk(tree):
+        if (
+            isinstance(call, ast.Call)
+            and getattr(call.func, "id", None) == "isinstance"
+            and getattr(call.args[0], "id", None) == "node"  # the node, not its children
+        ):
+            for name in ast.walk(call.args[1]):
+                if isinstance(name, ast.Attribute) and getattr(name.value, "id", None) == "exp":
+                    tested.add(name.attr)
+                if isinstance(name, ast.Name) and name.id == "_STATEMENT_TYPES":
+                    tested.update(cls.__name__ for cls in guard._STATEMENT_TYPES)
+    assert {"Command", "PropertyEQ", "Func", "Table", "DML"} <= tested
+    assert [
+        name for name in tested if not issubclass(getattr(exp, name), guard._CHECKED_TYPES)
+    ] == []
