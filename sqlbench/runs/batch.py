@@ -347,33 +347,33 @@ class Batch:
         share = self._deal(order, processes)
         why = forked.fork_refusal()  # checked again: a thread may have started since
         children: list[forked.Child] = []
-        if why is None:
-            writing = forked.shared_lock()
-            try:
-                children = forked.fork_children(
-                    processes,
-                    lambda index, conn: self._child(index, conn, order, share, agents, writing),
-                )
-            except OSError as err:
-                why = f"cannot fork: {err.strerror or err}"
-        for event in held:
-            self._emit(event)
-        if why is not None:
-            if self.project.settings.run.processes != "auto":
-                self._emit(RunNotice(f"this batch is graded in one process: {why}"))
-            self._loop(runs, agents, items)
-            return
-        by_id = {run.info.id: run for run in runs}
-        holds: dict[int, set[str]] = {}
-        for work in order:
-            holds.setdefault(share[(work.item.question.space, work.item.question.name)], set()).add(
-                work.run.info.id
-            )
-        beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
         finished = False
         try:
-            beat.start()
-            self._parent(children, by_id, holds, {rid: len(found) for rid, found in items.items()})
+            if why is None:
+                writing = forked.shared_lock()
+                try:
+                    forked.fork_children(
+                        processes,
+                        lambda index, conn: self._child(index, conn, order, share, agents, writing),
+                        children,
+                    )
+                except OSError as err:
+                    why = f"cannot fork: {err.strerror or err}"
+            for event in held:
+                self._emit(event)
+            if why is not None:
+                if self.project.settings.run.processes != "auto":
+                    self._emit(RunNotice(f"this batch is graded in one process: {why}"))
+                self._loop(runs, agents, items)
+                return
+            by_id = {run.info.id: run for run in runs}
+            holds: dict[int, set[str]] = {}
+            for work in order:
+                key = (work.item.question.space, work.item.question.name)
+                holds.setdefault(share[key], set()).add(work.run.info.id)
+            totals = {rid: len(found) for rid, found in items.items()}
+            threading.Thread(target=self._heartbeat, args=(runs,), daemon=True).start()
+            self._parent(children, by_id, holds, totals)
             finished = True
         finally:
             self._stop.set()

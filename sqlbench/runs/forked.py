@@ -129,17 +129,20 @@ class Child:
     """Its wait status, once reaped."""
 
 
-def fork_children(count: int, body: Callable[[int, Connection], None]) -> list[Child]:
-    """Fork ``count`` processes; child ``i`` runs ``body(i, conn)`` with its end of a pipe to
-    this process and exits with ``os._exit`` (0 when ``body`` returns). SIGINT and SIGTERM are
-    blocked around the forks (a Ctrl-C then reaches this process once it has every child);
-    children ignore SIGINT (Ctrl-C stops them through this process) and die on SIGTERM.
+def fork_children(
+    count: int, body: Callable[[int, Connection], None], children: list[Child]
+) -> list[Child]:
+    """Fork ``count`` processes, each appended to ``children`` as soon as it exists (the
+    caller stops them, ``stop_children``, however it ends: a Ctrl-C held back during the forks
+    may arrive right after); child ``i`` runs ``body(i, conn)`` with its end of a pipe to this
+    process and exits with ``os._exit`` (0 when ``body`` returns). SIGINT and SIGTERM are
+    blocked around the forks; children ignore SIGINT (Ctrl-C stops them through this
+    process) and die on SIGTERM.
 
     Raises:
         OSError: A fork failed; the children forked before it are killed and reaped.
     """
     parent = os.getpid()
-    children: list[Child] = []
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()

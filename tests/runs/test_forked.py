@@ -36,8 +36,8 @@ LAUNCH = """
 import os, sys
 from sqlbench.runs import forked, runner
 real = forked.fork_children
-def spying(count, body):
-    children = real(count, body)
+def spying(count, body, children):
+    real(count, body, children)
     with open(os.environ["FORKS"], "a") as out:
         out.write(" ".join(str(c.pid) for c in children) + "\\n")
     return children
