@@ -231,6 +231,8 @@ class _Run:
         self._emit(RunCreated(self.info))
         for notice in self.plan.notices:
             self._emit(RunNotice(notice))
+        if self.settings.processes not in (1, "auto"):
+            self._emit(RunNotice(ONE_AGENT_ONE_PROCESS.format(self.settings.processes)))
         items, total = self._items()
         counts: Counter[Verdict] = Counter()
         if self.plan.resumed:
@@ -499,6 +501,11 @@ class _Run:
             ),
         )
 
+
+ONE_AGENT_ONE_PROCESS = (
+    "run.processes is {}, but a run of one agent is graded in one process (several processes "
+    "grade `run --agent a,b,...` of replayed answers)"
+)
 
 _CONTENT_FAULTS = (ValueError, TypeError, OverflowError, RecursionError, MemoryError)
 """What storing a result raises for its content (the store itself failing is not one)."""

@@ -242,6 +242,22 @@ def test_asking_for_processes_where_it_is_not_safe_says_why_once(tmp_path: Path)
     assert done.stderr.count(note) == 1
 
 
+def test_one_agent_with_processes_says_it_runs_in_one(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2)
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlbench", "run", "-C", str(project), "--agent", "bad"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    note = (
+        "Note: run.processes is 2, but a run of one agent is graded in one process (several "
+        "processes grade `run --agent a,b,...` of replayed answers)"
+    )
+    assert done.stderr.count(note) == 1
+
+
 def test_a_crash_in_a_child_fails_that_run_alone(tmp_path: Path) -> None:
     project = _project(tmp_path / "proj", processes=2)
     done, forks = _run(project, "--name", "c", "--format", "json", patch="crash")
