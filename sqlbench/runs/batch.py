@@ -410,6 +410,9 @@ class Batch:
         live = {child.conn: child for child in children}
         while live:
             ready = wait(list(live), timeout=0.5)
+            while not self._events.empty():  # this process's own: the heartbeat's notices
+                _, _, notice = self._events.get_nowait()
+                self._emit(RunNotice(notice))
             if not ready:
                 self._emit(RunWaiting())
                 continue
