@@ -14,6 +14,7 @@ import contextlib
 import os
 import queue
 import threading
+import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -189,6 +190,18 @@ class _Item:
     position: int
     question: Question
     trial: int
+
+
+STOP_WAIT_S = 10.0
+"""How long a run that ends on an error (or Ctrl-C) waits for its threads to finish the query
+or call they are in."""
+
+
+def join_threads(threads: list[threading.Thread], budget: float | None) -> None:
+    """Wait for the started ``threads`` to end: without limit, or ``budget`` seconds in all."""
+    deadline = None if budget is None else time.monotonic() + budget
+    for thread in threads:
+        thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
 
 class _Run:
@@ -369,6 +382,7 @@ class _Run:
         ahead.start()
         for worker in workers:
             worker.start()
+        ended = False
         try:
             graded = 0
             while graded < len(items):
@@ -389,12 +403,15 @@ class _Run:
                 graded += 1
                 counts[payload.verdict] += 1
                 self._emit(QuestionGraded(payload, done + graded, total, dict(counts)))
+            ended = True
         finally:
             self._stop.set()
             with self._window:
                 self._window.notify_all()
-        for worker in workers:
-            worker.join()
+            # No thread of this run may be inside a warehouse's engine once the run ends: an
+            # error ends the process, and a daemon thread stopped inside DuckDB at interpreter
+            # exit aborts it ("terminate called without an active exception", exit -6).
+            join_threads([*workers, ahead, beat], None if ended else STOP_WAIT_S)
 
     def _halt(self) -> None:
         """Stop the workers; once this returns, nothing more is recorded for this run (an

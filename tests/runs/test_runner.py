@@ -14,7 +14,7 @@ import pytest
 from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
-from sqlbench.errors import AgentError, EngineError, SqlbenchError
+from sqlbench.errors import AgentError, EngineError, SqlbenchError, StoreError
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.plan import RunOptions, Shard, pick_questions
@@ -199,6 +199,41 @@ def test_questions_run_concurrently(
     # Counted, not timed: a wall-clock bound failed on a busy machine.
     assert agent.most_in_flight >= 2
     assert run.accuracy.label() == "100% (10/10)"
+
+
+def test_a_run_that_stops_on_an_error_leaves_no_thread_behind(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a run stops on an error (here the store refuses a result) its worker and
+    ground-truth threads have ended before the error reaches the caller: the error then ends
+    the process, and a daemon thread still inside DuckDB at interpreter exit aborts it."""
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(12)
+                ]
+            },
+            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
+        },
+    )
+    fake_agent(FakeAgent(default="SELECT 1", delay_s=0.3))
+    record = RunStore.record
+    calls = []
+
+    def failing(self: RunStore, run_id: str, result: Any) -> None:
+        calls.append(run_id)
+        if len(calls) == 2:
+            raise StoreError("the disk holding the run store is full")
+        record(self, run_id, result)
+
+    monkeypatch.setattr(RunStore, "record", failing)
+    with pytest.raises(StoreError):
+        run_benchmark(load_project(root), "fake", RunOptions(concurrency=4))
+    ours = ("sqlbench-run-", "sqlbench-truths", "sqlbench-heartbeat")
+    left = [t.name for t in threading.enumerate() if t.name.startswith(ours)]
+    assert left == []
 
 
 class _InFlightAgent(FakeAgent):
