@@ -238,9 +238,12 @@ def _from_text(pos: int, name: str, arr: pa.Array | pa.ChunkedArray, null: np.nd
             try:
                 column.ints = _ints(pc.cast(arr, pa.int64()))
             except pa.ArrowInvalid:  # past int64
-                column.ints = np.array(
-                    [0 if v is None else int(v) for v in arr.to_pylist()], dtype=object
-                )
+                try:
+                    column.ints = np.array(
+                        [0 if v is None else int(v) for v in arr.to_pylist()], dtype=object
+                    )
+                except ValueError:  # past Python's 4,300 digits: compared as the text it is
+                    return column
         else:
             column.floats_, _ = _floats(pc.cast(arr, pa.float64()))
             column.exact_ = from_text(arr)

@@ -212,3 +212,20 @@ def test_scaled_near_miss_still_found_for_finite_values() -> None:
 def test_nested_values_compare_exactly(expected: str, actual: str, verdict: Verdict) -> None:
     result = _compare(expected, actual)
     assert result.verdict is verdict, result.reason
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "verdict"),
+    [
+        ("repeat('1', 5000)", "repeat('1', 5000)", Verdict.PASS),
+        ("repeat('1', 5000)", "repeat('1', 4999) || '2'", Verdict.FAIL),
+        ("repeat('1', 5000)", "12", Verdict.FAIL),
+    ],
+)
+def test_plain_number_text_past_pythons_digit_limit(
+    expected: str, actual: str, verdict: Verdict
+) -> None:
+    """A text column of one plain number longer than Python converts (4,300 digits) is graded
+    as the text it is: a verdict, not an error from the comparison."""
+    result = _compare(expected, actual)
+    assert result.verdict is verdict, result.reason
