@@ -33,7 +33,8 @@ SLOW = (
 # Runs sqlbench after wrapping fork_children so that every fork is written to $FORKS, and
 # applying $PATCH (a crash or an exit in a child).
 LAUNCH = """
-import os, sys
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["FORKS"] + ".exits", "a").write(f"{os.getpid()}\\n"))
 from sqlbench.runs import forked, runner
 real = forked.fork_children
 def spying(count, body, children):
@@ -188,9 +189,12 @@ def test_several_processes_store_the_records_of_one(tmp_path: Path) -> None:
     settings = yaml.safe_load((project / "sqlbench.yml").read_text())
     settings["run"]["processes"] = 3
     (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    exits = project / "forks.log.exits"
+    exits.unlink()
     several, forks = _run(project, "--name", "several")
     assert several.returncode == 0, several.stderr
     assert [len(pids) for pids in forks] == [3]  # graded in 3 forked processes
+    assert len(exits.read_text().split()) == 1  # the children ran no exit handler
     alone, together = _records(project, "one-"), _records(project, "several-")
     assert len(alone) == 4 * 12 + 4
     assert together == alone
