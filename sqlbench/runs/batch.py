@@ -346,6 +346,8 @@ class Batch:
         order = _question_major(runs, items)
         share = self._deal(order, processes)
         why = forked.fork_refusal()  # checked again: a thread may have started since
+        if any(run.judge is not None for run in runs):
+            why = "judged metrics call the judge's endpoint (not tried in several processes)"
         children: list[forked.Child] = []
         finished = False
         try:

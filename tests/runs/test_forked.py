@@ -246,6 +246,21 @@ def test_asking_for_processes_where_it_is_not_safe_says_why_once(tmp_path: Path)
     assert done.stderr.count(note) == 1
 
 
+def test_a_batch_with_a_judge_is_graded_in_one_process(tmp_path: Path) -> None:
+    project = _project(tmp_path / "proj", processes=2)
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    settings["judge"] = {"base_url": "http://127.0.0.1:9/v1", "model": "judge-1"}
+    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    done, forks = _run(project)
+    assert done.returncode == 0, done.stderr
+    assert forks == []
+    note = (
+        "Note: this batch is graded in one process: judged metrics call the judge's endpoint "
+        "(not tried in several processes)"
+    )
+    assert done.stderr.count(note) == 1
+
+
 def test_one_agent_with_processes_says_it_runs_in_one(tmp_path: Path) -> None:
     project = _project(tmp_path / "proj", processes=2)
     done = subprocess.run(
