@@ -11,7 +11,7 @@ the runs.
 
 Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
 the query processes of server warehouses are not fork-safe), every agent a replay of recorded
-answers, no data variants. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and more than
+answers, no data variants, no judge. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and more than
 one idle core. A child never outlives its parent: it asks the kernel to kill it when the parent dies
 (``PR_SET_PDEATHSIG``) and exits when the pipe to the parent breaks; it exits with
 ``os._exit``, so nothing of the parent's (exit handlers, buffered output) runs twice.
