@@ -3,18 +3,18 @@
 Grading replayed answers is bound by the interpreter lock: 8 threads in one process use about
 1.2 cores. When it is safe and worth it, the batch forks worker processes once its runs are
 prepared (agents built, run rows created) and before any thread starts; each grades a share of
-the questions (every agent's answer to a question in the same process, so the per-question
-sharing of agent SQL, results and ground truth works as in one process) with its own worker
-threads, records each result in the run store through its own connections, and sends its
-events to the parent over a pipe. The parent prints progress, keeps the heartbeat and finishes
-the runs.
+the questions (every agent's answer to a question in the same process, and the questions with
+one ground truth together, so the sharing of agent SQL, results and ground truth works as in
+one process) with its own worker threads, records each result in the run store through its own
+connection (the children take one shared lock around each write), and sends its events to the
+parent over a pipe. The parent prints progress, keeps the heartbeat and finishes the runs.
 
 Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
 the query processes of server warehouses are not fork-safe), every agent a replay of recorded
-answers, no data variants, no judge. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and more than
-one idle core. A child never outlives its parent: it asks the kernel to kill it when the parent dies
-(``PR_SET_PDEATHSIG``) and exits when the pipe to the parent breaks; it exits with
-``os._exit``, so nothing of the parent's (exit handlers, buffered output) runs twice.
+answers, no data variants, no judge. Worth it (``auto``): at least ``MIN_ANSWERS`` answers and
+more than one idle core. A child never outlives its parent: it asks the kernel to kill it when
+the parent dies (``PR_SET_PDEATHSIG``) and exits when the pipe to the parent breaks; it exits
+with ``os._exit``, so nothing of the parent's (exit handlers, buffered output) runs twice.
 """
 
 from __future__ import annotations
