@@ -9,7 +9,12 @@ docs/engines.md marks untested.
 
 from __future__ import annotations
 
+import contextlib
+import heapq
+import itertools
+import os
 import sqlite3
+import threading
 import time
 from typing import Any
 
@@ -264,7 +269,7 @@ _MYSQL_SETUP_REFUSED = (
 
 class SqliteProfile(Profile):
     """SQLite: the file opened read-only (``mode=ro``), ``PRAGMA query_only``, an authorizer
-    that allows only reads while any query runs, a progress handler for the timeout, setup as
+    that allows only reads while any query runs, an interrupt at the timeout, setup as
     TEMP views; for agent SQL, no text or blob longer than ``max_bytes``
     (``SQLITE_LIMIT_LENGTH``: "string or blob too big")."""
 
@@ -286,14 +291,13 @@ class SqliteProfile(Profile):
         # its result; a value it returns past the limit is refused by the byte count anyway.
         if agent and max_bytes is not None:
             dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(1, min(max_bytes, _SQLITE_LENGTH)))
-        deadline = time.monotonic() + timeout_s
-        dbapi.set_progress_handler(lambda: int(time.monotonic() > deadline), SQLITE_PROGRESS_OPS)
+        SQLITE_DEADLINES.arm(dbapi, time.monotonic() + timeout_s)
         # Ground truth too: it is a query, and nothing may attach or create files.
         dbapi.set_authorizer(_sqlite_authorizer)
 
     def end(self, dbapi: Any, *, agent: bool) -> None:
+        SQLITE_DEADLINES.disarm(dbapi)
         dbapi.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, _SQLITE_LENGTH)
-        dbapi.set_progress_handler(None, 0)
         dbapi.set_authorizer(None)
         dbapi.rollback()
 
@@ -351,11 +355,78 @@ class SqliteProfile(Profile):
         return tables
 
 
-SQLITE_PROGRESS_OPS = 20_000
-"""SQLite virtual-machine instructions between two checks of a query's deadline (about 0.15 ms
-of SQLite work at 130M instructions a second). Each check is a Python call that takes the GIL
-from sqlbench's other threads: every 1,000 instructions, a run's SQLite queries held the GIL
-17% of the worker threads' time on the BIRD corpus, so they barely ran beside each other."""
+class SqliteDeadlines:
+    """Interrupts SQLite queries at their deadlines, from one thread.
+
+    A query's connection is armed with its deadline when the query begins and disarmed when it
+    ends; at a deadline still armed this thread calls ``interrupt()`` on that connection, and
+    the query fails with "interrupted" (classified as the timeout). Nothing runs inside SQLite
+    while it works: a progress handler checking the clock is a Python call that takes the
+    interpreter lock every few thousand SQLite instructions, so a long query beside the run's
+    other threads waited for the lock at each check (BIRD's toxicology q247, 15 s alone, ran
+    into its 30 s timeout in a run), and the checks held the lock from the other threads.
+    Arming and disarming happen under one lock with the interrupt, so a connection is never
+    interrupted after its query ended. A forked child starts with nothing armed and its own
+    thread, made when it first arms.
+    """
+
+    def __init__(self) -> None:
+        self._reset()
+        if hasattr(os, "register_at_fork"):
+            os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._heap: list[tuple[float, int]] = []
+        self._armed: dict[int, tuple[int, Any]] = {}
+        """Connection id -> (its arming's token, the connection)."""
+        self._tokens = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, dbapi: Any, deadline: float) -> None:
+        """Interrupt ``dbapi`` at ``deadline`` (``time.monotonic()``) unless disarmed first."""
+        with self._lock:
+            token = next(self._tokens)
+            self._armed[id(dbapi)] = (token, dbapi)
+            heapq.heappush(self._heap, (deadline, token))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._watch, daemon=True, name="sqlbench-sqlite-deadlines"
+                )
+                self._thread.start()
+            elif self._heap[0][1] == token:
+                self._wake.notify()
+
+    def disarm(self, dbapi: Any) -> None:
+        """``dbapi``'s query ended: it is not interrupted."""
+        with self._lock:
+            self._armed.pop(id(dbapi), None)
+
+    def _watch(self) -> None:
+        with self._lock:
+            while True:
+                live = {token: conn for token, conn in self._armed.values()}
+                while self._heap and self._heap[0][1] not in live:
+                    heapq.heappop(self._heap)  # its query ended
+                if not self._heap:
+                    self._wake.wait()
+                    continue
+                deadline, token = self._heap[0]
+                left = deadline - time.monotonic()
+                if left > 0:
+                    self._wake.wait(left)
+                    continue
+                heapq.heappop(self._heap)
+                conn = live[token]
+                del self._armed[id(conn)]
+                # A connection closed without its query's end runs nothing to interrupt.
+                with contextlib.suppress(sqlite3.Error):
+                    conn.interrupt()
+
+
+SQLITE_DEADLINES = SqliteDeadlines()
+"""The one thread that interrupts every SQLite query of this process at its timeout."""
 
 _SQLITE_LENGTH = 1_000_000_000
 """SQLite's default longest text or blob (SQLITE_MAX_LENGTH)."""
