@@ -28,6 +28,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -51,13 +52,39 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
-def idle_cores() -> int:
-    """Cores the machine's 1-minute load average leaves idle (at least 1: this process)."""
+IDLE_WINDOW_S = 0.1
+"""How long ``idle_cores`` watches the machine's CPUs (this process sleeps meanwhile)."""
+
+
+def _cpu_jiffies() -> tuple[int, int] | None:
+    """(busy, total) CPU time of the whole machine since boot, from ``/proc/stat``."""
     try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return max(1, cores() - int(load))
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    idle = fields[3] + fields[4]  # idle, iowait
+    return sum(fields[:8]) - idle, sum(fields[:8])
+
+
+def idle_cores(window_s: float = IDLE_WINDOW_S) -> int:
+    """Cores the machine leaves idle now (at least 1: this process's own), measured over
+    ``window_s`` while this process sleeps: the share of all CPUs' time that went idle.
+    (The load average would not do: it trails by a minute and counts every runnable thread,
+    so the last run's own worker threads made the next run look like a busy machine.)"""
+    before = _cpu_jiffies()
+    time.sleep(window_s)
+    after = _cpu_jiffies()
+    if before is None or after is None or after[1] <= before[1]:
+        try:
+            load = os.getloadavg()[0]
+        except OSError:
+            load = 0.0
+        return max(1, cores() - int(load))
+    busy = (after[0] - before[0]) / (after[1] - before[1])
+    return max(1, round(cores() * (1.0 - busy)))
 
 
 def process_count(

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sqlbench.runs.forked import process_count
+from sqlbench.runs.forked import cores, idle_cores, process_count
 from sqlbench.runs.records import RunStatus
 from sqlbench.runs.store import RunStore
 
@@ -423,3 +423,23 @@ def test_killing_the_parent_leaves_no_child_grading(tmp_path: Path) -> None:
     while time.monotonic() < deadline and not all(_gone(pid) for pid in children):
         time.sleep(0.05)
     assert all(_gone(pid) for pid in children)
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux's /proc/stat")
+def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Busy loops on every core, started just now: the cores are not idle, whatever the load
+    average (which trails by a minute; here it claims an idle machine). Measured as the share
+    of CPU time that went idle while this process slept."""
+    if cores() > 8:
+        pytest.skip("keeps the test cheap: one busy loop per core")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
+    try:
+        time.sleep(0.3)
+        assert idle_cores(window_s=0.3) == 1
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
