@@ -62,6 +62,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -483,6 +484,39 @@ def sqlbench_without(project: Path, left_out: set[tuple[str, str]], work: Path) 
 # ---- main ----------------------------------------------------------------------------------
 
 
+def spider_rounds(
+    args: argparse.Namespace,
+    layout: Path,
+    systems: list[tuple[Path, str, str]],
+    work: Path,
+    pairs: list[str],
+    first: tuple[float, float],
+) -> str:
+    """``--rounds N``: sqlbench (a fresh ``init`` and ``run``) and the official evaluation.py
+    alternated N times in all (the first pair included), and the ratio of their medians: on a
+    machine where wall times move by 10% between runs, one pair decides nothing."""
+    ours, theirs = [first[0]], [first[1]]
+    for index in range(1, args.rounds):
+        project = work / f"spider-project-{index}"
+        init = Timed([*SQLBENCH, "init", str(project), "--from", "spider", str(layout), *pairs])
+        run = Timed(
+            [*SQLBENCH, "run", "-C", str(project), "--agent", "*", "--format", "json",
+             "--output", str(work / f"spider-runs-{index}.json")]
+        )  # fmt: skip
+        ours.append(init.seconds + run.seconds)
+        seconds, _, _, _ = run_spider_evaluation_py(
+            Path(args.spider_eval), args.official_python, layout, systems, work
+        )
+        theirs.append(seconds)
+    mine, official = statistics.median(ours), statistics.median(theirs)
+    return (
+        f"{args.rounds} rounds alternated: sqlbench init+run "
+        f"{', '.join(f'{v:.1f}' for v in ours)} s, official evaluation.py "
+        f"{', '.join(f'{v:.1f}' for v in theirs)} s; medians {mine:.2f} s / {official:.2f} s = "
+        f"{mine / official:.2f}x wall"
+    )
+
+
 def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) -> list[str]:
     build = {"spider": spider_layout, "bird": bird_layout, "bird-dev": bird_dev_layout}[corpus]
     layout, systems = build(root, work)
@@ -551,6 +585,8 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
             f"{total_cpu / cpu:.2f}x CPU"
         )
         lines.append(f"official execution accuracy per call: {', '.join(rates)}")
+        if args.rounds > 1:
+            lines.append(spider_rounds(args, layout, systems, work, pairs, (total, seconds)))
         core = run_spider_official(eval_dir, python, layout, systems, work)
         lines.append(
             f"official's execution core alone (eval_exec_match per answer from one driver "
@@ -615,6 +651,9 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=DEFAULT_ROOT)
     parser.add_argument("--work", type=Path, default=None, help="default: a temporary folder")
     parser.add_argument("--corpus", default="spider,bird,bird-dev")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="Spider: alternate both tools this many times"
+    )
     parser.add_argument("--spider-eval", default=os.environ.get("SQLBENCH_SPIDER_EVAL"))
     parser.add_argument("--bird-eval", default=os.environ.get("SQLBENCH_BIRD_EVAL"))
     parser.add_argument(
