@@ -136,10 +136,18 @@ def shared_lock() -> AbstractContextManager[Any] | None:
         return None
 
 
+THREADS_PER_PROCESS = 2
+"""Most worker threads in one forked process. Its agents replay recorded answers: a thread
+waits for nothing but SQLite, so two keep a core busy (one can sit in a long query while the
+other grades); more only hand the interpreter lock back and forth (Spider, two processes:
+571k futex calls with 4 threads each; 5.6-6.6 s wall with 2 threads each against 6.3-6.7 s
+with 4, alternated on an idle machine)."""
+
+
 def per_process(concurrency: int, processes: int) -> int:
     """Worker threads in each of ``processes`` processes: the batch's ``concurrency`` shared
-    out (questions in flight at once stay about the same)."""
-    return max(1, math.ceil(concurrency / processes))
+    out, at most ``THREADS_PER_PROCESS``."""
+    return max(1, min(THREADS_PER_PROCESS, math.ceil(concurrency / processes)))
 
 
 @dataclass

@@ -443,3 +443,14 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
         for loop in loops:
             loop.kill()
             loop.wait()
+
+
+def test_a_forked_process_grades_with_at_most_two_threads() -> None:
+    """Replayed answers wait for nothing but SQLite: more threads in one process only pass
+    the interpreter lock around."""
+    from sqlbench.runs.forked import per_process
+
+    assert per_process(8, 2) == 2
+    assert per_process(32, 4) == 2
+    assert per_process(2, 2) == 1
+    assert per_process(3, 2) == 2
