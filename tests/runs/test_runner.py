@@ -179,20 +179,26 @@ def test_unknown_agent_suggests_the_closest(project_dir: Path) -> None:
         run_benchmark(load_project(project_dir), "scriptd")
 
 
-def test_questions_run_concurrently(
-    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
-) -> None:
-    root = write_project(
+def _questions_for_fake(tmp_path: Path, count: int) -> Path:
+    """A project of ``count`` questions whose ground truth is ``SELECT 1``, and the agent
+    ``fake`` (see ``fake_agent``)."""
+    return write_project(
         tmp_path,
         {
             "eval_questions/q.yml": {
                 "eval_questions": [
-                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(10)
+                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(count)
                 ]
             },
             "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
         },
     )
+
+
+def test_questions_run_concurrently(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _questions_for_fake(tmp_path, 10)
     agent = _InFlightAgent(default="SELECT 1", delay_s=0.5)
     fake_agent(agent)
     run = run_benchmark(load_project(root), "fake", RunOptions(concurrency=10))
@@ -207,17 +213,7 @@ def test_a_run_that_stops_on_an_error_leaves_no_thread_behind(
     """When a run stops on an error (here the store refuses a result) its worker and
     ground-truth threads have ended before the error reaches the caller: the error then ends
     the process, and a daemon thread still inside DuckDB at interpreter exit aborts it."""
-    root = write_project(
-        tmp_path,
-        {
-            "eval_questions/q.yml": {
-                "eval_questions": [
-                    {"name": f"q{i}", "question": "?", "sql": "SELECT 1"} for i in range(12)
-                ]
-            },
-            "agents/fake.yml": {"agents": [{"name": "fake", "kind": "fake"}]},
-        },
-    )
+    root = _questions_for_fake(tmp_path, 12)
     fake_agent(FakeAgent(default="SELECT 1", delay_s=0.3))
     record = RunStore.record
     calls = []
