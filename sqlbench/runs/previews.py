@@ -14,6 +14,7 @@ import math
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from json.encoder import encode_basestring
 from typing import Any, NamedTuple
 
 import pyarrow as pa
@@ -95,18 +96,20 @@ def result_fingerprint(result: ResultSet) -> str:
             break
         except _NotPython as err:
             as_text.add(err.column)
-    rows.sort()  # UTF-8 bytes sort as their text does (by code point)
+    # Text without lone surrogates (Arrow's is valid UTF-8) sorts by code point as its UTF-8
+    # bytes do, so the rows are sorted as text and encoded a batch at a time.
+    rows.sort()
     digest = hashlib.sha256(f"{table.num_columns}:{table.num_rows}\n".encode())
-    for row in rows:
-        digest.update(row)
-        digest.update(b"\n")
+    for start in range(0, len(rows), FINGERPRINT_BATCH_ROWS):
+        batch = rows[start : start + FINGERPRINT_BATCH_ROWS]
+        digest.update(("\n".join(batch) + "\n").encode("utf-8"))
     return digest.hexdigest()[:16]
 
 
 FINGERPRINT_BATCH_ROWS = 8192
 """Rows turned into Python values at a time by ``result_fingerprint``: only each row's JSON
-(as UTF-8 bytes) is kept, not every value as a Python object (3,000,000 narrow rows held
-gigabytes that way)."""
+text is kept, not every value as a Python object (3,000,000 narrow rows held gigabytes that
+way)."""
 
 
 class _NotPython(Exception):
@@ -114,10 +117,16 @@ class _NotPython(Exception):
         self.column = column
 
 
-def _row_texts(table: pa.Table, as_text: set[int]) -> list[bytes]:
-    """Each row's canonical JSON, UTF-8; columns in ``as_text`` as Arrow's text of each value
-    (what ``display_values`` gives for the whole column when one value is past Python)."""
-    rows: list[bytes] = []
+def _row_texts(table: pa.Table, as_text: set[int]) -> list[str]:
+    """Each row's canonical JSON (``json.dumps`` of the row's ``_canonical`` values, compact,
+    not ASCII-escaped); columns in ``as_text`` as Arrow's text of each value (what
+    ``display_values`` gives for the whole column when one value is past Python).
+
+    Built column by column from each value's own JSON text and joined with ``str.join``: one
+    ``json.dumps`` per row made a new encoder each time (0.10 s CPU for a 21,056 x 3 text
+    result, against 0.056 s for SQLite to fetch it; now about a seventh of that).
+    """
+    rows: list[str] = []
     for start in range(0, table.num_rows, FINGERPRINT_BATCH_ROWS):
         part = table.slice(start, FINGERPRINT_BATCH_ROWS)
         columns = []
@@ -129,12 +138,48 @@ def _row_texts(table: pa.Table, as_text: set[int]) -> list[bytes]:
                     values = column.to_pylist()
                 except (OverflowError, ValueError) as err:
                     raise _NotPython(index) from err
-            columns.append([_canonical(v) for v in values])
-        rows += (
-            json.dumps(list(row), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-            for row in zip(*columns, strict=True)
-        )
+            if index in as_text or column.type.id in _TEXT_TYPE_IDS:
+                columns.append([_NULL if v is None else _json_text(v) for v in values])
+            else:
+                columns.append(list(map(_value_json, values)))
+        rows += ["[" + ",".join(row) + "]" for row in zip(*columns, strict=True)]
     return rows
+
+
+_json_text = encode_basestring
+"""A string's JSON, as ``json.dumps(..., ensure_ascii=False)`` writes it."""
+_json_any = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""Any JSON value's text, as ``json.dumps(..., separators=(",", ":"), ensure_ascii=False)``."""
+_NULL = "null"
+_TEXT_TYPE_IDS = frozenset({pa.string().id, pa.large_string().id, pa.string_view().id})
+"""Arrow types whose values are ``str`` or None."""
+_EXACT_FLOATS = 2.0**53
+
+
+def _value_json(value: Any) -> str:
+    """The JSON text of ``_canonical(value)``, without building that value for the commonest
+    types (exact ``str``, ``int``, ``float``, None).
+
+    Example:
+        >>> [_value_json(v) for v in ("é", 6, 6.0, 0.1 + 0.2, float("nan"), None, True)]
+        ['"é"', '6', '6', '0.3', '"NaN"', 'null', 'true']
+    """
+    kind = type(value)
+    if kind is str:
+        return _json_text(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        if value != value:
+            return '"NaN"'
+        if value in (math.inf, -math.inf):
+            return '"Infinity"' if value > 0 else '"-Infinity"'
+        if value.is_integer() and abs(value) < _EXACT_FLOATS:
+            return int.__repr__(int(value))
+        return float.__repr__(float(f"{value:.12g}"))
+    if value is None:
+        return _NULL
+    return _json_any(_canonical(value))
 
 
 def _canonical(value: Any) -> JsonValue:
