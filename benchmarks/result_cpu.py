@@ -8,21 +8,33 @@ Shapes: BIRD dev's large results (21,056 x 3 text; 42,112 x 2 int and float; a S
 mixed int and text, an Arrow dense union) and Spider's small ones (1 x 2, 10 x 3). Prints the
 median CPU per call (``time.process_time``) of each side and their ratio.
 
-Usage: ``python benchmarks/result_cpu.py [--rounds 7]``. Not part of the test suite.
+With ``--project DIR`` (a SQLite corpus project ``corpus_speed.py`` lays out), instead: every
+ground truth and agent answer of the project run once in SQLite (those done within 2 s),
+fetched as a run fetches them, then the CPU of each step over all of those results (the
+garbage collector frozen first: the fetched rows would make its collections dominate):
+``fetch.result_bytes``, ``rows_to_table``, ``make_preview``, and ``result_fingerprint`` of the
+ground truths (old and new). Run it with each install's interpreter to compare the others.
+
+Usage: ``python benchmarks/result_cpu.py [--rounds 7] [--project DIR]``. Not part of the test
+suite.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import hashlib
 import json
+import sqlite3
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
+from sqlbench.engines import fetch
 from sqlbench.engines.base import ResultSet
 from sqlbench.engines.dbapi_arrow import rows_to_table
 from sqlbench.runs import previews
@@ -89,10 +101,75 @@ def _cpu(fn: Callable[[], object], calls: int) -> float:
     return (time.process_time() - start) / calls
 
 
+def project_steps(project: Path) -> None:
+    """The CPU of each per-result step over every result of ``project``."""
+    import yaml
+
+    urls = yaml.safe_load((project / "sqlbench.yml").read_text(encoding="utf-8"))["warehouses"]
+    queries: list[tuple[bool, str, str]] = []  # (ground truth?, warehouse URL, SQL)
+    space_url: dict[str, str] = {}
+    for spec in sorted((project / "eval_questions").glob("*.yml")):
+        data = yaml.safe_load(spec.read_text(encoding="utf-8"))
+        url = space_url[data["space"]] = urls[data["warehouse"]]
+        queries += [(True, url, q["sql"]) for q in data["eval_questions"]]
+    for answers in sorted((project / "agents").glob("*.jsonl")):
+        for line in answers.read_text(encoding="utf-8").splitlines():
+            answer = json.loads(line)
+            queries.append((False, space_url[answer["space"]], answer["sql"]))
+    fetched: list[tuple[bool, list[str], list[list[tuple[Any, ...]]]]] = []
+    connections: dict[str, sqlite3.Connection] = {}
+    for truth, url, sql in queries:
+        path = url.removeprefix("sqlite:///")
+        connection = connections.get(path)
+        if connection is None:
+            connection = connections[path] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        deadline = time.monotonic() + 2
+        connection.set_progress_handler(lambda d=deadline: time.monotonic() > d, 10_000)
+        try:
+            cursor = connection.execute(sql)
+            names = [column[0] for column in cursor.description]
+            chunks, size = [], 64  # the sizes fetch_rows asks for, about
+            while chunk := cursor.fetchmany(size):
+                chunks.append(chunk)
+                size = fetch.FETCH_CHUNK_ROWS
+        except sqlite3.Error:
+            continue
+        fetched.append((truth, names, chunks))
+    gc.collect()
+    gc.freeze()
+    spent: dict[str, float] = {}
+
+    def timed(step: str, fn: Callable[..., Any], *args: Any) -> Any:
+        start = time.process_time()
+        out = fn(*args)
+        spent[step] = spent.get(step, 0.0) + time.process_time() - start
+        return out
+
+    for truth, names, chunks in fetched:
+        for chunk in chunks:
+            timed("fetch.result_bytes", fetch.result_bytes, chunk)
+        rows = [row for chunk in chunks for row in chunk]
+        result = ResultSet(timed("rows_to_table", rows_to_table, names, rows))
+        timed("make_preview", previews.make_preview, result)
+        if truth:
+            old = timed("result_fingerprint (truths, old)", old_fingerprint, result)
+            new = timed("result_fingerprint (truths)", previews.result_fingerprint, result)
+            if old != new:
+                raise SystemExit(f"the fingerprints differ: {old} {new}")
+    large = sum(1 for _, _, chunks in fetched if sum(map(len, chunks)) > 1000)
+    print(f"{len(fetched)} results ({large} over 1,000 rows) of {len(queries)} queries")
+    for step, seconds in spent.items():
+        print(f"{step:<36} {seconds:.3f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--project", type=Path)
     args = parser.parse_args()
+    if args.project is not None:
+        project_steps(args.project)
+        return
     print(f"{'work':<13} {'shape':<26} {'before':>10} {'after':>10} {'after/before':>12}")
     for name, rows in _shapes().items():
         calls = max(1, 20_000 // len(rows))
