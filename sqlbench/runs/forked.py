@@ -2,12 +2,14 @@
 
 Grading replayed answers is bound by the interpreter lock: 8 threads in one process use about
 1.2 cores. When it is safe and worth it, the batch forks worker processes once its runs are
-prepared (agents built, run rows created) and before any thread starts; each grades a share of
-the questions (every agent's answer to a question in the same process, and the questions with
-one ground truth together, so the sharing of agent SQL, results and ground truth works as in
-one process) with its own worker threads, records each result in the run store through its own
-connection (the children take one shared lock around each write), and sends its events to the
-parent over a pipe. The parent prints progress, keeps the heartbeat and finishes the runs.
+prepared (agents built, run rows created) and before any thread starts. Each takes groups of
+the questions, in order, from a counter the processes share, whenever its workers run short
+(every agent's answer to a question in one group, and the questions with one ground truth
+together, so the sharing of agent SQL, results and ground truth works as in one process; a
+process held up by slow queries takes fewer groups), grades them with its own worker threads,
+records each result in the run store through its own connection (the children take one shared
+lock around each write), and sends its events to the parent over a pipe. The parent prints
+progress, keeps the heartbeat and finishes the runs.
 
 Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
 the query processes of server warehouses are not fork-safe), every agent a replay of recorded
@@ -132,6 +134,15 @@ def shared_lock() -> AbstractContextManager[Any] | None:
     the system has none to give (the writes then meet on SQLite's own lock)."""
     try:
         return multiprocessing.get_context("fork").Lock()
+    except (OSError, ImportError):
+        return None
+
+
+def shared_counter() -> Any | None:
+    """A whole number, from 0, that the processes forked after it share (with a lock: its
+    ``get_lock()``); None where the system has no semaphore to give."""
+    try:
+        return multiprocessing.get_context("fork").Value("q", 0)
     except (OSError, ImportError):
         return None
 

@@ -77,6 +77,13 @@ class TruthCache:
         for sql in sqls:
             self._one(sql, ahead=True)
 
+    def expect(self, sqls: Sequence[str]) -> None:
+        """One more answer will need ``sqls`` (a forked process taking a group of work whose
+        ground truths it had released)."""
+        with self._lock:
+            for sql in sqls:
+                self._pending[sql] += 1
+
     def release(self, sqls: Sequence[str]) -> None:
         """One answer that needed ``sqls`` is graded; forget results nobody needs any more."""
         with self._lock:

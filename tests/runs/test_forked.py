@@ -45,6 +45,9 @@ def spying(count, body, children):
 forked.fork_children = spying
 grade = runner._Run._grade
 def patched(self, warehouses, agent, item, shared=None):
+    if os.environ.get("GRADED"):
+        with open(os.environ["GRADED"], "a") as out:
+            out.write(f"{os.getpid()} {item.question.name}\\n")
     patch = os.environ.get("PATCH", "")
     if patch == "exit" and item.question.name == "q05":
         os._exit(3)
@@ -65,9 +68,12 @@ def _database(path: Path, script: str) -> None:
     conn.close()
 
 
-def _project(root: Path, *, processes: int | str, slow: int = 0) -> Path:
+def _project(
+    root: Path, *, processes: int | str, slow: int = 0, slow_only: frozenset[str] | None = None
+) -> Path:
     """Two SQLite files, 12 questions, 4 replay agents: passes, fails, errors, reviews, and SQL
-    two agents wrote alike. ``slow``: every answer of agent ``good`` counts that many rows."""
+    two agents wrote alike. ``slow``: every answer of agent ``good`` (those to ``slow_only``
+    when given) counts that many rows."""
     root.mkdir()
     _database(
         root / "a.sqlite",
@@ -137,6 +143,8 @@ def _project(root: Path, *, processes: int | str, slow: int = 0) -> Path:
     answers["same"]["q03"] = {"sql": "SELECT max(age) AS x, min(age) AS y FROM singer"}
     if slow:
         for name in truth:
+            if slow_only is not None and name not in slow_only:
+                continue
             answers["good"][name] = {
                 "sql": f"SELECT ({SLOW.format(n=slow)}) * 0 + ({truth[name]} LIMIT 1)"
             }
@@ -165,6 +173,36 @@ def _run(
     )
     lines = forks.read_text().splitlines() if forks.exists() else []
     return done, [[int(pid) for pid in line.split()] for line in lines]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path) -> None:
+    """Every other question is slow (one agent's answer counts 1M rows), one worker thread a
+    process. Dealt out in turn, one process would get every slow question while the other
+    idled; taken as each process runs short, both meet slow ones, and no answer is graded
+    twice or left out."""
+    slow = frozenset(f"q{i:02d}" for i in range(0, 12, 2))
+    project = _project(tmp_path / "proj", processes=2, slow=1_000_000, slow_only=slow)
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    settings["run"]["concurrency"] = 2  # one thread in each of the 2 processes
+    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    graded = tmp_path / "graded.log"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
+    done = subprocess.run(
+        _command(project, "--name", "b"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    by_process: dict[str, list[str]] = {}
+    for line in graded.read_text().splitlines():
+        pid, name = line.split()
+        by_process.setdefault(pid, []).append(name)
+    assert len(by_process) == 2
+    assert sorted(n for names in by_process.values() for n in names) == sorted(
+        f"q{i:02d}" for i in range(12) for _ in range(4)
+    )  # each answer graded once, all 4 agents' answers to a question in one process
+    for names in by_process.values():
+        assert len(set(names)) * 4 == len(names)  # a question's answers stay together
+        assert set(names) & slow, by_process
 
 
 def _records(project: Path, prefix: str) -> dict[str, Any]:
