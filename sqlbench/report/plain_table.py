@@ -11,6 +11,9 @@ widest cell), so widths, wrapping, padding, styles and
 their escape codes are byte for byte rich's (``tests/report/test_plain_table.py`` renders
 both ways over many shapes and widths).
 
+On a console without a colour system (output to a file or a pipe, as ``run`` prints its tables)
+each line is drawn as one string, without a segment per cell.
+
 Cells are plain text, never markup (as ``hygiene.SafeConsole`` prints them); a cell may carry
 one rich style for the whole cell (``("pass", "green")``).
 """
@@ -86,11 +89,23 @@ class PlainTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         widths = self._widths(console, options)
-        plain = console.color_system is None  # no escape codes: join each line into one segment
-        bold = console.get_style("table.header")
         rule = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+        if console.color_system is None:  # no escape codes: each line drawn as one string
+            new_line = Segment.line()
+            headers = tuple(c.header for c in self.columns)
+            for line in self._plain_row(console, options, widths, headers, header=True):
+                yield Segment(line)
+                yield new_line
+            yield Segment(rule.get_row(widths, "head", edge=False))
+            yield new_line
+            for row in self.rows:
+                for line in self._plain_row(console, options, widths, row):
+                    yield Segment(line)
+                    yield new_line
+            return
+        bold = console.get_style("table.header")
         header = tuple((c.header, Style.null()) for c in self.columns)
-        yield from self._row(console, options, widths, header, bold, plain, header_row=True)
+        yield from self._row(console, options, widths, header, bold, header_row=True)
         yield Segment(rule.get_row(widths, "head", edge=False))
         yield Segment.line()
         for row in self.rows:
@@ -98,7 +113,49 @@ class PlainTable:
                 (c, Style.null()) if isinstance(c, str) else (c[0], console.get_style(c[1]))
                 for c in row
             )
-            yield from self._row(console, options, widths, cells, Style.null(), plain)
+            yield from self._row(console, options, widths, cells, Style.null())
+
+    def _plain_row(
+        self,
+        console: Console,
+        options: ConsoleOptions,
+        widths: list[int],
+        row: tuple[Cell, ...],
+        *,
+        header: bool = False,
+    ) -> list[str]:
+        """A row's lines as text, for a console without a colour system: ``_row``'s segments
+        joined, without their styles (a style changes no character)."""
+        rendered = [
+            self._plain_cell(console, options, index, width, _text(cell))
+            for index, (width, cell) in enumerate(zip(widths, row, strict=True))
+        ]
+        if all(len(lines) == 1 for lines in rendered):
+            return [" ".join(lines[0] for lines in rendered)]
+        height = max(len(lines) for lines in rendered)
+        for index, lines in enumerate(rendered):
+            if len(lines) < height:  # rich aligns a header at the bottom, a row at the top
+                blank = [" " * widths[index]] * (height - len(lines))
+                rendered[index] = blank + lines if header else lines + blank
+        return [" ".join(lines[line_no] for lines in rendered) for line_no in range(height)]
+
+    def _plain_cell(
+        self, console: Console, options: ConsoleOptions, index: int, width: int, text: str
+    ) -> list[str]:
+        """A cell's lines as text (``_cell`` without styles)."""
+        column = self.columns[index]
+        left, right = self._pads(index)
+        inner = width - left - right
+        lines = _fast_lines(text, inner, column) if inner > 0 and _simple(text) else None
+        if lines is None:
+            null = Style.null()
+            rich_lines = _rich_lines(
+                console, options, column, width, (left, right), text, null, null
+            )
+            return ["".join(segment.text for segment in line) for line in rich_lines]
+        if left or right:
+            return [f"{' ' * left}{line}{' ' * right}" for line in lines]
+        return lines
 
     def _row(
         self,
@@ -107,7 +164,6 @@ class PlainTable:
         widths: list[int],
         cells: tuple[tuple[str, Style], ...],
         cell_style: Style,
-        plain: bool,
         *,
         header_row: bool = False,
     ) -> Iterator[Segment]:
@@ -127,10 +183,7 @@ class PlainTable:
                 if index:
                     segments.append(divider)
                 segments += lines[line_no]
-            if plain:
-                yield Segment("".join(s.text for s in segments))
-            else:
-                yield from segments
+            yield from segments
             yield Segment.line()
 
     def _cell(
