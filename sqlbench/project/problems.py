@@ -1,5 +1,5 @@
 """How problems are worded and located: closest-key suggestions, short value descriptions,
-pydantic errors mapped back to the line of the key they concern, and name rules."""
+pydantic errors mapped back to the line of the key they concern (name rules: ``names``)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.yamlload import YamlMap, line_of, plain
-from sqlbench.runs.provenance import MAX_NAME_CHARS
 from sqlbench.text import suggest
-
-_NAME_FORBIDDEN = set("/*?[]")
 
 
 def error(message: str, path: str, line: int | None) -> Problem:
@@ -156,24 +153,3 @@ def validate_partial(model: type[BaseModel], data: YamlMap) -> BaseModel:
             continue
         good[key] = value
     return model.model_validate(good)
-
-
-def name_problem(name: str, what: str) -> str | None:
-    """Why ``name`` cannot name a question, space, certified query or agent; None if it can.
-
-    Example:
-        >>> name_problem("sales/q1", "question name")
-        "question name 'sales/q1' may not contain any of / * ? [ ] (they pick questions out)"
-    """
-    if not name.strip():
-        return f"{what} is empty"
-    if name != name.strip():
-        return f"{what} {name!r} starts or ends with whitespace"
-    if _NAME_FORBIDDEN & set(name):
-        return f"{what} {name!r} may not contain any of / * ? [ ] (they pick questions out)"
-    if len(name) > MAX_NAME_CHARS:
-        # What validate accepts fits every store backend (names are 200-character columns).
-        return f"{what} {name[:40]!r}... has {len(name)} characters; at most {MAX_NAME_CHARS}"
-    if not name.isprintable():
-        return f"{what} {name!r} holds a character that is not printable"
-    return None

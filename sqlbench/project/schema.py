@@ -19,13 +19,8 @@ from sqlbench.errors import Problem, Severity
 from sqlbench.project.dialect import unknown_dialect_message
 from sqlbench.project.envvars import template_error
 from sqlbench.project.files import AgentConfig, CertifiedQuery, Question, Settings
-from sqlbench.project.problems import (
-    describe,
-    error,
-    name_problem,
-    pydantic_problems,
-    validate_partial,
-)
+from sqlbench.project.names import name_problem
+from sqlbench.project.problems import describe, error, pydantic_problems, validate_partial
 from sqlbench.project.yamlload import YamlList, YamlMap, line_of, plain
 from sqlbench.text import suggest
 

@@ -19,7 +19,7 @@ from typing import Any
 import yaml
 
 from sqlbench.errors import PublicBenchmarkError
-from sqlbench.project.problems import name_problem
+from sqlbench.project.names import name_problem
 from sqlbench.public.layout import Benchmark, Grading, Prediction
 
 KINDS = ("spider", "bird", "defog")
@@ -161,9 +161,51 @@ def import_benchmark(
     )
 
 
+_C_DUMPER: Any = getattr(yaml, "CSafeDumper", None)
+"""libyaml's emitter, when PyYAML was built with it: several times faster than PyYAML's own."""
+
+
 def _dump(data: Any) -> str:
-    text: str = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    # A document that is one plain scalar ends with "..." from PyYAML only: never written here.
+    alike = isinstance(data, dict | list) and _emitted_alike(data)
+    dumper = _C_DUMPER if _C_DUMPER is not None and alike else yaml.SafeDumper
+    text: str = yaml.dump(data, Dumper=dumper, sort_keys=False, allow_unicode=True, width=100)
     return text
+
+
+def _emitted_alike(data: Any) -> bool:
+    r"""Whether libyaml writes ``data`` as PyYAML's emitter does: every key a short printable
+    ASCII string (PyYAML writes an empty or a long key as ``? key``), every string printable and
+    in the Basic Multilingual Plane, line breaks only between two other characters. Any other
+    string (a tab, a control character, one past U+FFFF, a line break at an end, beside a space
+    or another break) is double-quoted with escapes, which the two emitters fold differently.
+    ``tests/cli/test_init_from.py`` compares them on strings of every kind.
+
+    Example:
+        >>> _emitted_alike({"q": ["How many?\nEvidence: Quel âge ?"]})
+        True
+        >>> _emitted_alike({"q": "a\n\nb"}), _emitted_alike({"q": "a\tb"}), _emitted_alike({"": 1})
+        (False, False, False)
+    """
+    if isinstance(data, str):
+        return _alike_text(data)
+    if isinstance(data, dict):
+        return all(_short_key(k) and _emitted_alike(v) for k, v in data.items())
+    if isinstance(data, list):
+        return all(_emitted_alike(item) for item in data)
+    return True
+
+
+def _alike_text(text: str) -> bool:
+    if "\n" in text:
+        if text[0] == "\n" or text[-1] == "\n" or any(p in text for p in (" \n", "\n ", "\n\n")):
+            return False
+        text = text.replace("\n", "")
+    return text.isprintable() and (text.isascii() or max(text) <= "\uffff")
+
+
+def _short_key(key: Any) -> bool:
+    return isinstance(key, str) and 0 < len(key) < 100 and key.isascii() and key.isprintable()
 
 
 def _project_files(

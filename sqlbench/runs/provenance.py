@@ -21,10 +21,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from sqlbench.project.names import MAX_NAME_CHARS
+
 SIGNATURE_KEY = "signature"
 SIGNING_ENV = "SQLBENCH_SIGNING_KEY"
-MAX_NAME_CHARS = 200
-"""Run, space, question and agent names: what every store backend's columns hold."""
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1
 """Integers in stored records fit a 32-bit INTEGER column (PostgreSQL, MySQL)."""
 

@@ -31,6 +31,7 @@ from sqlbench import gcpolicy, secrets
 from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
+from sqlbench.project.names import MAX_NAME_CHARS
 from sqlbench.runs.database import (
     UTF8_CHECK,
     create_store_engine,
@@ -51,12 +52,7 @@ from sqlbench.runs.migrations import (
     require_current,
     reviews_table,
 )
-from sqlbench.runs.provenance import (
-    MAX_NAME_CHARS,
-    ImportOrigin,
-    record_problems,
-    run_name_problem,
-)
+from sqlbench.runs.provenance import ImportOrigin, record_problems, run_name_problem
 from sqlbench.runs.records import (
     HumanReview,
     RunInfo,

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlbench.project.load import load_project
-from sqlbench.public import import_benchmark
+from sqlbench.public import _dump, _emitted_alike, import_benchmark
 from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmarks
 from sqlbench.runs.warehouses import RunWarehouses
@@ -485,3 +487,33 @@ def test_equal_results_are_compared_once(tmp_path: Path, monkeypatch: pytest.Mon
     verdicts = [[q.verdict.value for q in run.questions] for run in runs]
     assert verdicts[0] == verdicts[1] == ["pass", "fail", "fail"]
     assert verdicts[2] == ["fail", "fail", "fail"]
+
+
+# What init --from writes: names, questions, SQL, evidence, numbers, in maps and lists.
+_TEXT = st.text(st.characters(max_codepoint=0x2FFFF, exclude_categories=("Cs",)), max_size=240)
+_WORDS = st.lists(
+    st.sampled_from(
+        ["SELECT", "a", "'x'", '"y"', ":", "- ", "#", "?", "…", "名前", "é", " ", "\n"]
+    ),
+    max_size=80,
+).map("".join)
+_VALUES = st.recursive(
+    st.one_of(_TEXT, _WORDS, st.integers(), st.booleans(), st.none(), st.floats()),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.one_of(_TEXT, _WORDS), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@pytest.mark.skipif(not hasattr(yaml, "CSafeDumper"), reason="PyYAML built without libyaml")
+@settings(max_examples=300, deadline=None)
+@given(_VALUES)
+def test_project_files_are_written_as_pyyaml_writes_them(data: object) -> None:
+    """libyaml writes what PyYAML's own emitter writes whenever ``_dump`` uses it
+    (``_emitted_alike``); anything else goes to PyYAML's."""
+    options = {"sort_keys": False, "allow_unicode": True, "width": 100}
+    expected = yaml.dump(data, Dumper=yaml.SafeDumper, **options)  # type: ignore[call-overload]
+    assert _dump(data) == expected
+    if isinstance(data, dict | list) and _emitted_alike(data):
+        assert yaml.dump(data, Dumper=yaml.CSafeDumper, **options) == expected  # type: ignore[call-overload]

@@ -55,7 +55,9 @@ def test_an_unknown_command_suggests_the_closest(invoke) -> None:
 NOT_FOR_A_SQLITE_REPLAY_RUN = ("httpx", "duckdb", "sqlbench.variants", "sqlbench.rundiff")
 
 
-def test_a_replay_run_on_sqlite_imports_no_http_duckdb_or_rundiff(tmp_path: Path) -> None:
+def _spider_project(tmp_path: Path) -> None:
+    """A Spider folder of one database (``tmp_path/spider``), imported as ``tmp_path/proj``
+    with two replayed systems, ``a`` (right) and ``b`` (wrong)."""
     bench = tmp_path / "spider"
     (bench / "database" / "shop").mkdir(parents=True)
     conn = sqlite3.connect(bench / "database" / "shop" / "shop.sqlite")
@@ -70,17 +72,47 @@ def test_a_replay_run_on_sqlite_imports_no_http_duckdb_or_rundiff(tmp_path: Path
         (tmp_path / f"{name}.sql").write_text(sql + "\n")
         systems.append((tmp_path / f"{name}.sql", name))
     import_benchmark("spider", bench, tmp_path / "proj", systems)
+
+
+def _loaded_by(argv: list[str], modules: tuple[str, ...]) -> tuple[str, list[str]]:
+    """The stdout of ``sqlbench ARGV`` run as the command runs, and which of ``modules`` it had
+    imported when it exited."""
     code = (
         "import atexit, sys\n"
         "from sqlbench.cli.main import main\n"
         "atexit.register(lambda: print('loaded:' + ','.join(m for m in "
-        f"{NOT_FOR_A_SQLITE_REPLAY_RUN!r} if m in sys.modules), file=sys.stderr))\n"
-        f"sys.argv = ['sqlbench', 'run', '-C', {str(tmp_path / 'proj')!r}, '--agent', 'a,b',"
-        " '--format', 'json']\n"
+        f"{modules!r} if m in sys.modules), file=sys.stderr))\n"
+        f"sys.argv = ['sqlbench', *{argv!r}]\n"
         "main()\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
-    assert [run["accuracy"]["passed"] for run in json.loads(out.stdout)["runs"]] == [1, 0]
     line = next(ln for ln in out.stderr.splitlines() if ln.startswith("loaded:"))
-    assert line == "loaded:"
+    return out.stdout, [m for m in line.removeprefix("loaded:").split(",") if m]
+
+
+def test_a_replay_run_on_sqlite_imports_no_http_duckdb_or_rundiff(tmp_path: Path) -> None:
+    _spider_project(tmp_path)
+    stdout, loaded = _loaded_by(
+        ["run", "-C", str(tmp_path / "proj"), "--agent", "a,b", "--format", "json"],
+        NOT_FOR_A_SQLITE_REPLAY_RUN,
+    )
+    assert [run["accuracy"]["passed"] for run in json.loads(stdout)["runs"]] == [1, 0]
+    assert loaded == []
+
+
+# `init --from` reads JSON and writes YAML: no models, no warehouse, no run store.
+NOT_FOR_INIT_FROM = ("pydantic", "sqlalchemy", "sqlglot", "pyarrow", "numpy", "rich")
+
+
+def test_init_from_a_benchmark_imports_no_models_or_engines(tmp_path: Path) -> None:
+    _spider_project(tmp_path)  # made in this process; the command below makes another
+    folder = tmp_path / "again"
+    argv = ["init", str(folder), "--from", "spider", str(tmp_path / "spider" / "dev.json")]
+    argv += ["--predictions", str(tmp_path / "a.sql"), "--agent", "a"]
+    stdout, loaded = _loaded_by(argv, NOT_FOR_INIT_FROM)
+    assert "Created a spider project" in stdout
+    assert (folder / "eval_questions" / "shop.yml").read_text() == (
+        tmp_path / "proj" / "eval_questions" / "shop.yml"
+    ).read_text()
+    assert loaded == []
