@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from jsonpath_ng import JSONPath
-from jsonpath_ng.exceptions import JSONPathError
-from jsonpath_ng.ext.parser import parse as parse_jsonpath
 from pydantic import Field
 
 from sqlbench.agents.base import Answer, Request
@@ -26,6 +23,9 @@ from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
 from sqlbench.project.files import AgentConfig
 from sqlbench.text import one_line, suggest
+
+if TYPE_CHECKING:
+    from jsonpath_ng import JSONPath
 
 ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
 _EXCERPT = 80
@@ -67,6 +67,10 @@ def compile_response_paths(
         >>> sorted(compile_response_paths({"sql": "$.message.sql"}))
         ['sql']
     """
+    # Imported here: a project without an http agent never parses a JSONPath.
+    from jsonpath_ng.exceptions import JSONPathError
+    from jsonpath_ng.ext.parser import parse as parse_jsonpath
+
     paths: dict[str, ResponsePath] = {}
     fields: tuple[str, ...] = ANSWER_FIELDS
     if trace_format is TraceFormat.OPENAI_MESSAGES:

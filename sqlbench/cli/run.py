@@ -27,7 +27,7 @@ from sqlbench.cli.options import (
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.files import MAX_VARIANTS, Project
-from sqlbench.report import run_json, run_junit, run_markdown, run_text
+from sqlbench.report import run_text
 from sqlbench.runs.accuracy import Accuracy
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.scores import RunResult
@@ -36,11 +36,18 @@ from sqlbench.validation import load_project
 
 def render_run(run: RunResult, fmt: str, *, color: bool = False, width: int | None = None) -> str:
     """The run in one of the ``--format`` choices (text at ``width`` columns)."""
+    # The other formats are imported for the format asked for only.
     if fmt == "json":
+        from sqlbench.report import run_json
+
         return run_json.render(run)
     if fmt == "markdown":
+        from sqlbench.report import run_markdown
+
         return run_markdown.render(run)
     if fmt == "junit":
+        from sqlbench.report import run_junit
+
         return run_junit.render(run)
     return run_text.render_run(run, color=color, width=width)
 
@@ -294,21 +301,33 @@ def render_runs_several(
     with gcpolicy.paused():
         for run in runs:
             if fmt == "json":
-                # Each run's text is made on its own (run_json.dumps_run), indented into the list.
-                body = run_json.dumps_run(run_json.run_to_json(run))
-                parts.append(textwrap.indent(body, "    "))
+                parts.append(_json_part(run))
             else:
                 parts.append(render_run(run, fmt, color=color))
             tallies.append(run_text.RunTally.of(run))
             del run  # the next run loads while this one is freed
     if fmt == "json":
-        text = (
-            f'{{\n  "schema_version": {run_json.SCHEMA_VERSION},\n  "runs": [\n'
-            + ",\n".join(parts)
-            + "\n  ]\n}\n"
-        )
+        text = _json_document(parts)
     elif fmt == "markdown":
         text = "\n".join(parts)
     else:
         text = "\n".join(parts) + "\n" + run_text.render_agents_summary(tallies)
     return text, tallies
+
+
+def _json_part(run: RunResult) -> str:
+    """One run's JSON, made on its own (``run_json.dumps_run``), indented into the list."""
+    from sqlbench.report import run_json
+
+    return textwrap.indent(run_json.dumps_run(run_json.run_to_json(run)), "    ")
+
+
+def _json_document(parts: list[str]) -> str:
+    """``{schema_version, runs}`` around the runs' JSON (``_json_part``)."""
+    from sqlbench.report import run_json
+
+    return (
+        f'{{\n  "schema_version": {run_json.SCHEMA_VERSION},\n  "runs": [\n'
+        + ",\n".join(parts)
+        + "\n  ]\n}\n"
+    )

@@ -24,8 +24,6 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from jsonpath_ng.ext.parser import parse as parse_jsonpath
-
 from sqlbench.project.files import Assertion
 from sqlbench.runs.records import AssertionResult, TrialResult
 
@@ -65,6 +63,9 @@ def check_assertions(
 
 
 def _check(assertion: Assertion, record: dict[str, Any]) -> AssertionResult:
+    # Imported here: a question without assertions never parses a JSONPath.
+    from jsonpath_ng.ext.parser import parse as parse_jsonpath
+
     values = [match.value for match in parse_jsonpath(assertion.actual).find(record)]
     if not values:
         return AssertionResult(

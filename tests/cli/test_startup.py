@@ -51,8 +51,20 @@ def test_an_unknown_command_suggests_the_closest(invoke) -> None:
 
 
 # Loaded only by the runs that need them: HTTP agents and judges (httpx), DuckDB warehouses and
-# data variants (duckdb), --affected-by (run-to-run comparison).
-NOT_FOR_A_SQLITE_REPLAY_RUN = ("httpx", "duckdb", "sqlbench.variants", "sqlbench.rundiff")
+# data variants (duckdb), --affected-by (run-to-run comparison), JSONPaths (http agents and
+# assertions), the formats not asked for (the JUnit report's XML). pandas is not among them:
+# pyarrow imports it on its first conversion of Python values (its pandas shim), which the
+# SQLite engine's results and the comparison of small results make.
+NOT_FOR_A_SQLITE_REPLAY_RUN = (
+    "httpx",
+    "duckdb",
+    "sqlbench.variants",
+    "sqlbench.rundiff",
+    "jsonpath_ng",
+    "sqlbench.report.run_junit",
+    "sqlbench.report.run_markdown",
+    "xml.etree",
+)
 
 
 def _spider_project(tmp_path: Path) -> None:
