@@ -4,7 +4,8 @@ pass`` (the interpreter alone), measured in one run; prints its figures.
 Every command's imports (pandas, DuckDB, SQLAlchemy, sqlglot, pyarrow) load only when that
 command runs (``sqlbench.cli.commands``), so ``--version`` and ``--help`` cost little more than
 the interpreter. Target: under 0.3 s each. Also timed for reference: ``sqlbench run --help``
-(one command loaded) and the heavy modules ``--version`` leaves out.
+(one command loaded), the imports of ``run`` and of ``init --from``, and the heavy modules
+``--version`` and ``init --from`` leave out.
 
 Usage: ``python benchmarks/cli_startup.py [--repeat N]``.
 """
@@ -47,14 +48,21 @@ def _has_gcpolicy() -> bool:
 
 
 def _loaded_by_version() -> list[str]:
-    code = (
-        "import sys\n"
+    return _loaded_by(
         "from sqlbench.cli.main import get_cli\n"
         "try:\n"
         "    get_cli().main(['--version'], standalone_mode=False)\n"
         "except SystemExit:\n"
         "    pass\n"
-        f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
+    )
+
+
+def _loaded_by(code: str) -> list[str]:
+    """Which of ``HEAVY`` a fresh interpreter has imported once it ran ``code``."""
+    code = (
+        "import sys\n"
+        + code
+        + f"print('loaded:' + ','.join(m for m in {HEAVY!r} if m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     line = next(ln for ln in out.stdout.splitlines() if ln.startswith("loaded:"))
@@ -81,15 +89,22 @@ def main() -> None:
     )
     if not _has_gcpolicy():
         run_imports = "import sqlbench.cli.run, sqlbench.rundiff.refs, sqlbench.runs.runner\n"
+    # What `sqlbench init --from spider|bird` imports: the command, the readers, the YAML writer.
+    init_imports = (
+        "from sqlbench.cli.main import get_cli\n"
+        "get_cli().get_command(None, 'init')\n"
+        "import sqlbench.public, sqlbench.public.bird, sqlbench.public.spider\n"
+    )
     for label, argv in (
         ("sqlbench --version", [*cli, "--version"]),
         ("sqlbench --help", [*cli, "--help"]),
         ("sqlbench run --help", [*cli, "run", "--help"]),
         ("imports of sqlbench run", [sys.executable, "-c", run_imports]),
+        ("imports of init --from", [sys.executable, "-c", init_imports]),
     ):
         took, cpu = _best(argv, args.repeat)
         verdict = ""
-        if "run" not in label:
+        if "run" not in label and "init" not in label:
             verdict = f"  (target < {TARGET_S} s: {'met' if took < TARGET_S else 'NOT met'})"
         print(
             f"{label:<28} {took:.3f} s (CPU {cpu:.3f} s) {took / base:5.1f}x python -c pass"
@@ -97,6 +112,8 @@ def main() -> None:
         )
     heavy = _loaded_by_version()
     print(f"heavy modules --version loads: {', '.join(heavy) or 'none'}")
+    heavy = _loaded_by(init_imports)
+    print(f"heavy modules init --from loads: {', '.join(heavy) or 'none'}")
 
 
 if __name__ == "__main__":
