@@ -194,7 +194,8 @@ def _json_value(text: str, shown: str, line: int | None) -> Any:
         raise ProjectError(
             "the JSON is nested too deeply for sqlbench to read", shown, line
         ) from err
-    if nesting_depth(value) > MAX_YAML_DEPTH:
+    # Each level of nesting opens with a bracket: a line with few brackets needs no walk.
+    if text.count("[") + text.count("{") > MAX_YAML_DEPTH and nesting_depth(value) > MAX_YAML_DEPTH:
         raise ProjectError(
             f"the JSON is nested more than {MAX_YAML_DEPTH} levels deep; sqlbench reads no deeper",
             shown,

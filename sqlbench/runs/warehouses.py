@@ -67,10 +67,16 @@ class RunWarehouses:
         self.project = project
         self._questions = list(questions)
         uses: dict[str | None, list[str]] = {}
+        compare = project.settings.compare
+        self._variants: set[str | None] = set()
+        """Warehouses some question is graded on data variants of."""
         for question in self._questions:
-            sqls = uses.setdefault(project.warehouse_of(question), [])
+            where = project.warehouse_of(question)
+            sqls = uses.setdefault(where, [])
             if question.skip is None:
                 sqls.extend(ground_truths(question))
+                if where not in self._variants and compare.merged(question.compare).variants > 0:
+                    self._variants.add(where)
         if not uses:
             uses[None] = []
         self._by_name: dict[str | None, Warehouse] = {}
@@ -95,7 +101,7 @@ class RunWarehouses:
             dialect=dialect,
         )
         variants = None
-        if self._wants_variants(name):
+        if name in self._variants:
             from sqlbench.variants.source import variant_source
             from sqlbench.variants.suite import VariantCache
 
@@ -105,14 +111,6 @@ class RunWarehouses:
                 engine.close()
                 raise
         return Warehouse(name, engine, settings.run, truths, dialect, variants)
-
-    def _wants_variants(self, name: str | None) -> bool:
-        compare = self.project.settings.compare
-        return any(
-            compare.merged(q.compare).variants > 0
-            for q in self._questions
-            if self.project.warehouse_of(q) == name and q.skip is None
-        )
 
     def of(self, question: Question) -> Warehouse:
         """The warehouse ``question`` runs on."""
