@@ -34,6 +34,7 @@ from typing import NoReturn
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ErrorLevel, SqlglotError
+from sqlglot.tokenizer_core import Token, TokenType
 
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.sqlstatements import error_text
@@ -422,8 +423,10 @@ if hasattr(os, "register_at_fork"):
 
 
 def _parse(sql: str, dialect: str) -> list[exp.Expr]:
+    tokens: list[Token] | None = None
     try:
-        parsed = _sqlglot_parse(sql, dialect)
+        tokens = _tokenize(sql, dialect)
+        parsed = _sqlglot_parse(sql, dialect, tokens)
     except RecursionError as err:
         # Nesting the depth check does not count (NOT NOT NOT ..., long CASE chains).
         raise QueryError(
@@ -435,8 +438,9 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
         # the words differ. A plain query that does not parse is a syntax error; one whose
         # words could write or reach outside is refused as before. An engine whose database
         # parses without running (DuckDB) replaces the message with the database's own.
+        # No tokens: not even tokens (an unterminated string), a syntax error.
         detail = error_text(err, 160)
-        unsafe = _unsafe_words(sql, dialect)
+        unsafe = None if tokens is None else _unsafe_words(tokens, dialect)
         if unsafe is not None:
             _refuse(
                 f"sqlglot cannot parse it as {dialect} SQL ({detail}) and it holds {unsafe}, "
@@ -450,10 +454,17 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
     return real_statements(parsed)
 
 
-def _sqlglot_parse(sql: str, dialect: str) -> list[exp.Expr | None]:
-    """``sqlglot.parse(sql, read=dialect, error_level=RAISE)``, without making the dialect
-    anew for each text."""
-    return _dialect(dialect).parse(sql, error_level=ErrorLevel.RAISE)
+def _tokenize(sql: str, dialect: str) -> list[Token]:
+    """``sql``'s sqlglot tokens in ``dialect``, made once for the parse and, when the parse
+    fails, for ``_unsafe_words`` (the parser reads tokens and never changes them)."""
+    return _dialect(dialect).tokenize(sql)
+
+
+def _sqlglot_parse(sql: str, dialect: str, tokens: list[Token]) -> list[exp.Expr | None]:
+    """``sqlglot.parse(sql, read=dialect, error_level=RAISE)`` from ``sql``'s ``tokens``,
+    without making the dialect anew for each text (``Dialect.parse`` is this parser's
+    ``parse`` of ``Dialect.tokenize(sql)``)."""
+    return _dialect(dialect).parser(error_level=ErrorLevel.RAISE).parse(tokens, sql)
 
 
 def _dialect(name: str) -> sqlglot.Dialect:
@@ -468,8 +479,14 @@ def _dialect(name: str) -> sqlglot.Dialect:
 _DIALECTS: dict[str, sqlglot.Dialect] = {}
 
 
-_QUERY_STARTS = frozenset({"SELECT", "WITH", "VALUES", "FROM", "L_PAREN"})
+_QUERY_STARTS = frozenset(
+    {TokenType.SELECT, TokenType.WITH, TokenType.VALUES, TokenType.FROM, TokenType.L_PAREN}
+)
 """Token types a plain query may start with."""
+_SEMICOLON = TokenType.SEMICOLON
+_L_PAREN = TokenType.L_PAREN
+_STRING = TokenType.STRING
+_FROM_OR_JOIN = frozenset({TokenType.FROM, TokenType.JOIN})
 
 _UNSAFE_WORDS = frozenset(
     [
@@ -524,37 +541,44 @@ _UNSAFE_WORDS = frozenset(
 """Words that, outside a function call, make unparseable SQL more than a broken query."""
 
 
-def _unsafe_words(sql: str, dialect: str) -> str | None:
-    """Why SQL sqlglot cannot parse is not plainly a broken query (a word that writes or
-    reaches outside, a second statement, a file name, a denied function), or None."""
-    try:
-        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
-    except SqlglotError:
-        return None  # not even tokens (an unterminated string): a syntax error
-    words = [t for t in tokens if t.token_type.name != "SEMICOLON"]
+def _unsafe_words(tokens: list[Token], dialect: str) -> str | None:
+    """Why SQL sqlglot cannot parse (its ``tokens``) is not plainly a broken query (a word that
+    writes or reaches outside, a second statement, a file name, a denied function), or None.
+
+    One pass over the tokens, testing token types by identity (an enum member's ``name`` is a
+    descriptor call, several a token before).
+    """
+    kinds = [token.token_type for token in tokens]
+    words = [k for k, kind in enumerate(kinds) if kind is not _SEMICOLON]
     if not words:
         return None
     # An unknown first word (SELEC) is a typo; a keyword other than a query's is a statement.
-    if words[0].token_type.name not in _QUERY_STARTS and words[0].token_type.name != "VAR":
-        return f"{words[0].text.upper()!r} where a query starts with SELECT or WITH"
-    first_end = next((k for k, t in enumerate(tokens) if t.token_type.name == "SEMICOLON"), None)
-    if first_end is not None and any(
-        t.token_type.name != "SEMICOLON" for t in tokens[first_end + 1 :]
-    ):
+    first = words[0]
+    if kinds[first] not in _QUERY_STARTS and kinds[first] is not TokenType.VAR:
+        return f"{tokens[first].text.upper()!r} where a query starts with SELECT or WITH"
+    if _SEMICOLON in kinds and words[-1] > kinds.index(_SEMICOLON):
         return "a second statement"
+    last = len(tokens) - 1
+    duckdb = dialect == "duckdb"
     for k, token in enumerate(tokens):
-        word = token.text.upper()
-        called = k + 1 < len(tokens) and tokens[k + 1].token_type.name == "L_PAREN"
-        if called and (
-            word.lower() in _DENIED_FUNCTIONS or word.lower().startswith(_DENIED_PREFIXES)
-        ):
-            return f"a call of {token.text.lower()}()"
-        if not called and token.token_type.name != "STRING" and word in _UNSAFE_WORDS:
+        kind = kinds[k]
+        text = token.text
+        word = text.upper()
+        called = k < last and kinds[k + 1] is _L_PAREN
+        if called:
+            name = word.lower()
+            if name in _DENIED_FUNCTIONS or name.startswith(_DENIED_PREFIXES):
+                return f"a call of {text.lower()}()"
+        elif kind is not _STRING and word in _UNSAFE_WORDS:
             return f"the word {word}"
-        after_from = k > 0 and tokens[k - 1].token_type.name in ("FROM", "JOIN")
-        is_string = token.token_type.name == "STRING"
-        if is_string and dialect == "duckdb" and after_from and _FILE_LIKE_TABLE.search(token.text):
-            return f"the file name {token.text!r}"
+        if (
+            duckdb
+            and kind is _STRING
+            and k > 0
+            and kinds[k - 1] in _FROM_OR_JOIN
+            and _FILE_LIKE_TABLE.search(text)
+        ):
+            return f"the file name {text!r}"
     return None
 
 

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlbench.engines import guard
 from sqlbench.engines.guard import check_read_only
@@ -320,3 +322,150 @@ def test_every_node_type_the_check_tests_reaches_it() -> None:
     assert [
         name for name in tested if not issubclass(getattr(exp, name), guard._CHECKED_TYPES)
     ] == []
+
+
+def _unsafe_words_before(sql: str, dialect: str) -> str | None:
+    """``guard._unsafe_words`` as it was before it took the parse's tokens and tested token
+    types by identity (it tokenized the text again and compared each type's name): the new
+    one must say the same on every text."""
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    try:
+        tokens = sqlglot.Dialect.get_or_raise(dialect).tokenize(sql)
+    except SqlglotError:
+        return None
+    words = [t for t in tokens if t.token_type.name != "SEMICOLON"]
+    if not words:
+        return None
+    starts = {"SELECT", "WITH", "VALUES", "FROM", "L_PAREN"}
+    if words[0].token_type.name not in starts and words[0].token_type.name != "VAR":
+        return f"{words[0].text.upper()!r} where a query starts with SELECT or WITH"
+    first_end = next((k for k, t in enumerate(tokens) if t.token_type.name == "SEMICOLON"), None)
+    if first_end is not None and any(
+        t.token_type.name != "SEMICOLON" for t in tokens[first_end + 1 :]
+    ):
+        return "a second statement"
+    for k, token in enumerate(tokens):
+        word = token.text.upper()
+        called = k + 1 < len(tokens) and tokens[k + 1].token_type.name == "L_PAREN"
+        if called and (
+            word.lower() in guard._DENIED_FUNCTIONS
+            or word.lower().startswith(guard._DENIED_PREFIXES)
+        ):
+            return f"a call of {token.text.lower()}()"
+        if not called and token.token_type.name != "STRING" and word in guard._UNSAFE_WORDS:
+            return f"the word {word}"
+        after_from = k > 0 and tokens[k - 1].token_type.name in ("FROM", "JOIN")
+        is_string = token.token_type.name == "STRING"
+        if (
+            is_string
+            and dialect == "duckdb"
+            and after_from
+            and guard._FILE_LIKE_TABLE.search(token.text)
+        ):
+            return f"the file name {token.text!r}"
+    return None
+
+
+def _unsafe_words_now(sql: str, dialect: str) -> str | None:
+    from sqlglot.errors import SqlglotError
+
+    try:
+        tokens = guard._tokenize(sql, dialect)
+    except SqlglotError:
+        return None
+    return guard._unsafe_words(tokens, dialect)
+
+
+# Texts sqlglot cannot parse (or tokenize) at each of _unsafe_words' decisions and their edges.
+UNPARSEABLE = [
+    "SELECT COUNT(*) FROM t /* Answer the following: Women's Soccer */ SELECT 1",
+    "SELECT a FROM t WHERE",
+    "selec 1",
+    "SELECT 'unterminated",
+    ";;",
+    "; ;",
+    "( ;",
+    "; DELETE FROM t WHERE",
+    "DELETE FROM t WHERE",
+    "VACUUM INTO '/tmp/x.db' (",
+    "EXPLAIN SELECT FROM WHERE (",
+    "SELECT FROM WHERE ( ; SELECT 1",
+    "SELECT FROM WHERE ( ; ",
+    "SELECT FROM WHERE ( ;; -- end",
+    "SELECT FROM WHERE ( ; /* x */",
+    "SELECT read_csv( FROM",
+    "SELECT READ_CSV ( FROM",
+    "SELECT Pg_Read_File('x') FROM WHERE (",
+    "SELECT load_file FROM WHERE (",
+    "SELECT ß FROM WHERE ( ſelect(",
+    "SELECT load_fıle('x') FROM WHERE (",  # dotless i: upper() then lower() gives load_file
+    "SELECT ſys_exec('x') FROM WHERE (",
+    "SELECT x FROM WHERE ( INTO",
+    "SELECT 'INTO' FROM WHERE (",
+    'SELECT "into" FROM WHERE (',
+    "SELECT into( FROM WHERE (",
+    "SELECT * FROM 'data.csv' WHERE (",
+    "SELECT * FROM t JOIN 's3://x/y' WHERE (",
+    "SELECT * FROM t JOIN 'plain' WHERE (",
+    "SELECT * FROM t WHERE x = 'a/b' AND (",
+    "SELECT 1 FROM (",
+    "SELECT 1 FROM",
+    "SELECT (",
+    "WITH AS SELECT",
+    "VALUES (",
+    "FROM (",
+    "abc def (",
+    "`x` (",
+    "@a := (",
+    "SELECT 1 INTO OUTFILE '/tmp/x'",
+    "SELECT 1 /*! INTO OUTFILE '/tmp/y' */ (",
+    "SELECT $$x FROM (",
+    "SELECT x FROM t WHERE y = 1 (",
+]
+DIALECTS = ("sqlite", "duckdb", "postgres", "mysql", "spark")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+@pytest.mark.parametrize("sql", UNPARSEABLE)
+def test_the_unparseable_path_says_what_it_said_before(sql: str, dialect: str) -> None:
+    assert _unsafe_words_now(sql, dialect) == _unsafe_words_before(sql, dialect)
+
+
+_FRAGMENTS = [
+    "SELECT", "select", "WITH", "VALUES", "FROM", "JOIN", "WHERE", "(", ")", ";", " ", ",",
+    "INTO", "into", "DELETE", "read_csv", "load_file", "glob", "x", "ß", "'a.csv'", "'plain'",
+    "'s3://b'", "1", "/* Women's */", "-- c\n", "'", '"', "$$", "=", ":=", "@a", "`q`",
+]  # fmt: skip
+
+
+@given(
+    st.lists(st.sampled_from(_FRAGMENTS), max_size=14).map(" ".join),
+    st.sampled_from(DIALECTS),
+)
+@settings(max_examples=400, deadline=None)
+def test_the_unparseable_path_says_what_it_said_before_on_generated_text(
+    sql: str, dialect: str
+) -> None:
+    assert _unsafe_words_now(sql, dialect) == _unsafe_words_before(sql, dialect)
+
+
+def test_sql_that_does_not_parse_is_tokenized_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The parse's tokens are the ones _unsafe_words reads (it tokenized the text again: a
+    # third of the guard's time on BIRD's unparseable answers).
+    calls: list[str] = []
+    original = guard._tokenize
+
+    def counting(sql: str, dialect: str) -> Any:
+        calls.append(sql)
+        return original(sql, dialect)
+
+    monkeypatch.setattr(guard, "_tokenize", counting)
+    sql = "SELECT COUNT(*) FROM t /* Women's Soccer */ SELECT 1"
+    with pytest.raises(QueryError) as caught:
+        guard._check(sql, "sqlite")
+    assert caught.value.kind is QueryErrorKind.SYNTAX
+    assert calls == [sql]
+    with pytest.raises(QueryError, match="the word DELETE"):
+        guard._check("SELECT x FROM WHERE ( DELETE", "sqlite")

@@ -287,7 +287,9 @@ def test_agent_sql_over_max_sql_kb_or_too_deep_is_not_parsed_or_run(
     parsed: list[str] = []
     original = guard._sqlglot_parse
     monkeypatch.setattr(
-        guard, "_sqlglot_parse", lambda sql, dialect: parsed.append(sql) or original(sql, dialect)
+        guard,
+        "_sqlglot_parse",
+        lambda sql, dialect, tokens: parsed.append(sql) or original(sql, dialect, tokens),
     )
     run = RunSettings(max_sql_kb=4, query_timeout_s=30)
     in_list = f"SELECT 1 AS x WHERE 1 IN ({','.join(map(str, range(2000)))})"  # 9 KB
