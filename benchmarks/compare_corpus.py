@@ -1,15 +1,16 @@
 """Comparison CPU on a corpus project's answers, with the small-result paths and without.
 
 ``sqlbench.compare`` takes Python shortcuts on small results (``arrowcols.SMALL_TEXT``,
-``views.SMALL_DICTIONARY``, ``nearmiss.SMALL_COUNTS``). This runs ``sqlbench run --agent '*'``
-in a project laid out by ``benchmarks/corpus_speed.py`` (in this process, one process of
-grading, from an empty run store) and keeps every comparison's inputs as grading makes them
-(``grading.compare_under``: the two Arrow tables, the compare options, the ground truth's
-SQL). Then it compares them all again, alternating: every shortcut on (as shipped), all off
-(every input down the general Arrow/numpy path), and each one off alone; it prints the CPU
-seconds of each (best of ``--rounds``), and checks that every comparison (verdict, reason,
-details), both previews and the ground truth's fingerprint are the same with the shortcuts on
-and off, naming the first that differs.
+``views.SMALL_DICTIONARY``, ``nearmiss.SMALL_COUNTS``, ``rows.SMALL_DISTINCT``) and shares
+distinct rows between the matchers of one comparison (``ViewSet.distinct_rows``). This runs
+``sqlbench run --agent '*'`` in a project laid out by ``benchmarks/corpus_speed.py`` (in this
+process, one process of grading, from an empty run store) and keeps every comparison's inputs as
+grading makes them (``grading.compare_under``: the two Arrow tables, the compare options, the
+ground truth's SQL). Then it compares them all again, alternating: every shortcut on (as
+shipped), all off (every input down the general Arrow/numpy path), and each one off alone; it
+prints the CPU seconds of each (best of ``--rounds``), and checks that every comparison
+(verdict, reason, details), both previews and the ground truth's fingerprint are the same with
+the shortcuts on and off, naming the first that differs.
 
 Usage: ``python benchmarks/compare_corpus.py --project DIR [--rounds 3]``. Not part of the test
 suite; on a shared machine compare the figures of one invocation only.
@@ -30,18 +31,31 @@ from typing import Any
 
 import sqlbench.compare.arrowcols as arrowcols
 import sqlbench.compare.nearmiss as nearmiss
+import sqlbench.compare.rows as compare_rows
 import sqlbench.compare.views as views
 import sqlbench.grading as grading
 from sqlbench.cli.main import get_cli
+from sqlbench.compare.match import Matcher
 from sqlbench.engines.base import ResultSet
 from sqlbench.runs import batch
 from sqlbench.runs.previews import make_preview, result_fingerprint, unmatched_rows
 
-SHORTCUTS = {
-    "text": (arrowcols, "SMALL_TEXT"),
-    "dictionary": (views, "SMALL_DICTIONARY"),
-    "counts": (nearmiss, "SMALL_COUNTS"),
+SHORTCUTS: dict[str, list[tuple[Any, str, Any]]] = {
+    "text": [(arrowcols, "SMALL_TEXT", -1)],
+    "dictionary": [(views, "SMALL_DICTIONARY", -1)],
+    "counts": [(nearmiss, "SMALL_COUNTS", -1)],
+    "distinct": [(compare_rows, "SMALL_DISTINCT", -1)],
+    "distinct shared": [
+        (
+            Matcher,
+            "_distinct_rows",
+            lambda _, views, count: compare_rows._distinct_rows(views, count),
+        )
+    ],
 }
+"""Each shortcut, as the attributes that turn it off and their values then: a size threshold
+set below every input, or ``Matcher``'s distinct rows found afresh for each match instead of
+shared by the matchers on one view set (``ViewSet.distinct_rows``)."""
 
 Call = tuple[Any, Any, Any, str, str]
 
@@ -83,16 +97,15 @@ def capture(project: Path) -> list[Call]:
 
 @contextmanager
 def shortcuts_off(names: list[str]) -> Iterator[None]:
-    saved = {name: getattr(*SHORTCUTS[name]) for name in names}
-    for name in names:
-        module, attribute = SHORTCUTS[name]
-        setattr(module, attribute, -1)
+    changes = [change for name in names for change in SHORTCUTS[name]]
+    saved = [(target, attribute, getattr(target, attribute)) for target, attribute, _ in changes]
+    for target, attribute, off in changes:
+        setattr(target, attribute, off)
     try:
         yield
     finally:
-        for name, value in saved.items():
-            module, attribute = SHORTCUTS[name]
-            setattr(module, attribute, value)
+        for target, attribute, value in saved:
+            setattr(target, attribute, value)
 
 
 def compare_all(calls: list[Call]) -> float:

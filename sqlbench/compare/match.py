@@ -22,7 +22,7 @@ import numpy as np
 
 from sqlbench.compare.columns import Column
 from sqlbench.compare.pairs import Pair, RowMatch, row_hashes
-from sqlbench.compare.rows import match_rows
+from sqlbench.compare.rows import distinct_rows, match_rows
 from sqlbench.compare.tolerance import group_views
 from sqlbench.compare.views import Domain, ResultRole, Tolerance, View, ViewSet
 
@@ -78,6 +78,7 @@ class Matcher:
         self.criteria = criteria
         self.n_e, self.n_a = views.rows
         self._tie_view: View | None = None
+        self._distinct = views.distinct_rows
 
     def pair(self, e_pos: int, a_pos: int) -> Pair:
         """Expected column ``e_pos`` and actual column ``a_pos`` in their domain."""
@@ -180,8 +181,26 @@ class Matcher:
         pairs = [self.pair(i, j) for i, j in items]
         c = self.criteria
         return match_rows(
-            pairs, self.n_e, self.n_a, distinct=c.distinct, tol=c.tol, ties=c.ties, report=report
+            pairs,
+            self.n_e,
+            self.n_a,
+            distinct=c.distinct,
+            tol=c.tol,
+            ties=c.ties,
+            report=report,
+            distinct_rows=self._distinct_rows,
         )
+
+    def _distinct_rows(self, views: list[View], count: int) -> np.ndarray:
+        """``rows.distinct_rows``, remembered for the view set (its views live as long as it
+        does, so their ids name them)."""
+        key = (frozenset(map(id, views)), count)
+        found = self._distinct.get(key)
+        if found is None:
+            found = distinct_rows(views, count)
+            found.flags.writeable = False  # shared by every match that asks these columns
+            self._distinct[key] = found
+        return found
 
 
 def _bounds_agree(

@@ -30,7 +30,15 @@ from sqlbench.compare.pairs import (
 from sqlbench.compare.tolerance import RowGroups, tolerant_stage, uncovered
 from sqlbench.compare.views import Tolerance, View
 
-__all__ = ["Pair", "RowMatch", "distinct_count", "exact_unmatched", "match_rows", "row_hashes"]
+__all__ = [
+    "Pair",
+    "RowMatch",
+    "distinct_count",
+    "distinct_rows",
+    "exact_unmatched",
+    "match_rows",
+    "row_hashes",
+]
 
 
 def match_rows(
@@ -42,6 +50,7 @@ def match_rows(
     tol: Tolerance,
     ties: Callable[[np.ndarray | None], np.ndarray] | None = None,
     report: bool = False,
+    distinct_rows: Callable[[list[View], int], np.ndarray] | None = None,
 ) -> RowMatch:
     """Match the rows of two results under one column mapping.
 
@@ -56,12 +65,15 @@ def match_rows(
             get the same id; rows with equal ids may permute among themselves.
         report: on a failure, find the fewest unmatched rows (for reasons and previews)
             rather than stopping at the first proof that the rows differ.
+        distinct_rows: finds one side's distinct rows from its views and row count, as
+            ``rows._distinct_rows`` does (a caller's remembered ones); None: that function.
     """
     scope = RowScope(ResultRows(expected_count), ResultRows(actual_count))
     if distinct:
+        find = distinct_rows or _distinct_rows
         scope = RowScope(
-            ResultRows(expected_count, _distinct_rows([p.expected for p in pairs], expected_count)),
-            ResultRows(actual_count, _distinct_rows([p.actual for p in pairs], actual_count)),
+            ResultRows(expected_count, find([p.expected for p in pairs], expected_count)),
+            ResultRows(actual_count, find([p.actual for p in pairs], actual_count)),
         )
     if ties is not None:
         if scope.expected.size != scope.actual.size:
@@ -233,13 +245,39 @@ def _exact_ids(pairs: list[Pair], rows: RowIndices) -> tuple[np.ndarray, np.ndar
     return ids[: len(rows.expected)], ids[len(rows.expected) :]
 
 
+def distinct_rows(views: list[View], count: int) -> np.ndarray:
+    """Indices of the first occurrence of each distinct row of one side (exact codes),
+    ascending: the same for the same views in any order."""
+    return _distinct_rows(views, count)
+
+
 def distinct_count(views: list[View], count: int) -> int:
     """Number of distinct rows of one side (exact codes)."""
     return len(_distinct_rows(views, count))
 
 
+SMALL_DISTINCT = 256
+"""Results of at most this many rows find their distinct rows in Python (a dict of each row's
+codes and NULL flags) rather than with about ten numpy calls (hash, sort, runs, verify): the
+same indices, as the same dtype."""
+
+
 def _distinct_rows(views: list[View], count: int) -> np.ndarray:
-    """Indices of the first occurrence of each distinct row, ascending."""
+    """Indices of the first occurrence of each distinct row, ascending.
+
+    Example:
+        >>> codes = View(np.array([5, 0, 5, 7]), np.array([False, True, False, False]))
+        >>> _distinct_rows([codes], 4).tolist()
+        [0, 1, 3]
+    """
+    if count <= SMALL_DISTINCT and all(view.codes.dtype.kind in "iu" for view in views):
+        # Integer codes only: Python ints are equal exactly when numpy's are (float codes
+        # would have 0.0 == -0.0 where the hashes tell them apart).
+        seen: dict[tuple[object, ...], int] = {}
+        columns = [part for view in views for part in (view.codes.tolist(), view.null.tolist())]
+        for row, key in enumerate(zip(*columns, strict=True) if columns else [()] * count):
+            seen.setdefault(key, row)
+        return np.array(list(seen.values()), dtype=np.intp)
     h = row_hashes(views, None, count)
     order = np.argsort(h, kind="stable")
     _, starts, counts = runs(h[order])

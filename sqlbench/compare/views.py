@@ -292,6 +292,10 @@ class ViewSet:
         self._tags: dict[str, int] = {}
         self._big_ints: dict[int, int] = {}
         self._exact_codes: dict[Fraction, int] = {}
+        self.distinct_rows: dict[tuple[frozenset[int], int], np.ndarray] = {}
+        """Distinct rows (each one's first occurrence, read-only) of sets of this view set's
+        views, by the views' ids and the row count: a set of columns has the same distinct rows
+        in any order, so the mappings a search tries share them (``rows: set``)."""
 
     def bounds(self, side: ResultRole, pos: int, domain: Domain) -> tuple[float, float] | None:
         """(min, max) of a column's non-NULL values in ``domain``, without building a float

@@ -4,10 +4,12 @@ Small text columns are classified (plain numbers? ISO-8601 instants?) with Pytho
 instead of Arrow's regex kernels (``arrowcols.SMALL_TEXT``), and small text/binary columns get
 their dictionary codes in Python instead of Arrow's dictionary encoding
 (``views.SMALL_DICTIONARY``), and the share of values two small columns hold in common (a
-failure's closest columns) is counted in Python (``nearmiss.SMALL_COUNTS``). Each test runs
-the same input through both (the general path by setting the thresholds below every input)
-and asserts equal columns, codes and comparisons: every verdict, reason, near miss, mapping
-and difference detail.
+failure's closest columns) is counted in Python (``nearmiss.SMALL_COUNTS``), and the distinct
+rows of a small result (``rows: set``) are found with a dict (``rows.SMALL_DISTINCT``). The
+general path also finds every set of distinct rows afresh, where the matchers on one view set
+share them (``ViewSet.distinct_rows``). Each test runs the same input through both (the general
+path by setting the thresholds below every input) and asserts equal columns, codes and
+comparisons: every verdict, reason, near miss, mapping and difference detail.
 """
 
 from __future__ import annotations
@@ -24,13 +26,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sqlbench.compare.arrowcols as arrowcols
+import sqlbench.compare.match as match
 import sqlbench.compare.nearmiss as nearmiss
+import sqlbench.compare.rows as rows
 import sqlbench.compare.views as views
 from sqlbench.compare import Comparison, compare_results
 from sqlbench.compare.arrowcols import from_arrow
 from sqlbench.compare.columns import Column
 from sqlbench.compare.normalize import normalize
-from sqlbench.compare.views import Domain, ResultRole, ViewSet
+from sqlbench.compare.views import Domain, ResultRole, View, ViewSet
 
 SETTINGS = settings(
     max_examples=150,
@@ -46,7 +50,14 @@ def general_paths() -> Iterator[None]:
         patch.setattr(arrowcols, "SMALL_TEXT", -1)
         patch.setattr(views, "SMALL_DICTIONARY", -1)
         patch.setattr(nearmiss, "SMALL_COUNTS", -1)
+        patch.setattr(rows, "SMALL_DISTINCT", -1)
+        patch.setattr(match.Matcher, "_distinct_rows", _fresh_distinct_rows)
         yield
+
+
+def _fresh_distinct_rows(self: match.Matcher, views_: list[View], count: int) -> np.ndarray:
+    """A matcher's distinct rows computed afresh for each match, in the views' order."""
+    return rows._distinct_rows(views_, count)
 
 
 # Characters that sit at the edges of the number and ISO-8601 patterns: digits, signs, the
@@ -251,3 +262,74 @@ def test_a_few_huge_values_stay_in_arrow() -> None:
     with general_paths():
         general = from_arrow(0, "t", huge)
     _same_column(fast, general)
+
+
+_CODE = st.sampled_from([0, 1, 2, -1, 2**62, -(2**63)])
+
+
+@SETTINGS
+@given(
+    st.integers(0, 3).flatmap(
+        lambda width: st.integers(0, 12).flatmap(
+            lambda count: st.lists(
+                st.tuples(
+                    st.lists(_CODE, min_size=count, max_size=count),
+                    st.lists(st.booleans(), min_size=count, max_size=count),
+                ),
+                min_size=width,
+                max_size=width,
+            ).map(lambda columns: (count, columns))
+        )
+    ),
+    st.sampled_from([np.int64, np.int32, np.uint64]),
+)
+def test_distinct_rows_are_alike(drawn: tuple[int, list[Any]], dtype: Any) -> None:
+    # Rows equal in codes and NULL flags; codes under NULL count (as the exact ids compare
+    # them); no column at all (every row the same); int32 codes (dictionaries).
+    count, columns = drawn
+    views_ = [
+        View(np.array(codes, dtype=np.int64).astype(dtype), np.array(null, dtype=bool))
+        for codes, null in columns
+    ]
+    fast = rows._distinct_rows(views_, count)
+    with general_paths():
+        general = rows._distinct_rows(views_, count)
+    assert fast.dtype == general.dtype
+    np.testing.assert_array_equal(fast, general)
+
+
+def test_distinct_rows_of_a_small_result_take_the_python_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    view = View(np.array([3, 3, 1, 3]), np.array([False, False, False, True]))
+    monkeypatch.setattr(rows, "row_hashes", None)  # the general path would call it
+    assert rows._distinct_rows([view], 4).tolist() == [0, 2, 3]
+    floats = View(np.array([0.0, -0.0]), np.array([False, False]))  # float codes: general path
+    with pytest.raises(TypeError):
+        rows._distinct_rows([floats], 2)
+
+
+def test_mappings_of_one_view_set_share_their_distinct_rows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # rows: set finds each side's distinct rows for every mapping it matches; the same columns
+    # in another order (another mapping, another matcher) have the same distinct rows.
+    found: list[int] = []
+    original = match.distinct_rows
+
+    def counted(views_: list[View], count: int) -> np.ndarray:
+        found.append(count)
+        return original(views_, count)
+
+    monkeypatch.setattr(match, "distinct_rows", counted)
+    expected = normalize(pa.table({"a": [1, 1, 2, 3], "b": [4, 4, 5, 6]}))
+    actual = normalize(pa.table({"x": [6, 5, 4], "y": [3, 2, 1]}))
+    viewset = ViewSet(expected, actual, (4, 3))
+    tol = views.Tolerance(1e-9, 1e-9)
+    first = match.Matcher(viewset, match.Criteria(distinct=True, tol=tol))
+    straight, crossed = first.rows((0, 1)), first.rows((1, 0))
+    again = match.Matcher(viewset, match.Criteria(distinct=True, tol=tol)).rows((1, 0))
+    assert found == [4, 3]
+    assert not straight.ok and crossed.ok and again.ok
+    with general_paths():
+        assert repr(match.Matcher(viewset, first.criteria).rows((1, 0))) == repr(crossed)
