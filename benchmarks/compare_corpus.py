@@ -151,7 +151,7 @@ def main() -> None:
     on = min(seconds["shortcuts on"])
     for name, taken in seconds.items():
         best = min(taken)
-        print(f"{name:>16}: CPU {best:.3f} s ({best / len(calls) * 1e6:.0f} us a comparison)")
+        print(f"{name:>19}: CPU {best:.3f} s ({best / len(calls) * 1e6:.0f} us a comparison)")
     print(f"all off -> on: {on / min(seconds['all off']):.2f}x the CPU")
     differ = 0
     for index, call in enumerate(calls):
