@@ -27,12 +27,15 @@ from typing import Literal
 
 from rich import box
 from rich._wrap import divide_line
+from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style
 from rich.table import Table
 from rich.text import Text
+
+from sqlbench.hygiene import SafeConsole, visible
 
 Cell = str | tuple[str, str]
 """A cell's text, or its text and one rich style for all of it."""
@@ -92,16 +95,9 @@ class PlainTable:
         rule = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
         if console.color_system is None:  # no escape codes: each line drawn as one string
             new_line = Segment.line()
-            headers = tuple(c.header for c in self.columns)
-            for line in self._plain_row(console, options, widths, headers, header=True):
+            for line in self.plain_lines(console, options):
                 yield Segment(line)
                 yield new_line
-            yield Segment(rule.get_row(widths, "head", edge=False))
-            yield new_line
-            for row in self.rows:
-                for line in self._plain_row(console, options, widths, row):
-                    yield Segment(line)
-                    yield new_line
             return
         bold = console.get_style("table.header")
         header = tuple((c.header, Style.null()) for c in self.columns)
@@ -114,6 +110,18 @@ class PlainTable:
                 for c in row
             )
             yield from self._row(console, options, widths, cells, Style.null())
+
+    def plain_lines(self, console: Console, options: ConsoleOptions) -> list[str]:
+        """The table's lines (no line breaks) as ``console`` draws them when it has no colour
+        system: the text of each line's segments."""
+        widths = self._widths(console, options)
+        rule = box.SIMPLE_HEAD.substitute(options, safe=console.safe_box)
+        headers = tuple(c.header for c in self.columns)
+        lines = self._plain_row(console, options, widths, headers, header=True)
+        lines.append(rule.get_row(widths, "head", edge=False))
+        for row in self.rows:
+            lines += self._plain_row(console, options, widths, row)
+        return lines
 
     def _plain_row(
         self,
@@ -214,6 +222,26 @@ class PlainTable:
                 segments.append(Segment(" " * right, cell_style))
             out.append(segments)
         return out
+
+
+def print_table(console: SafeConsole, table: PlainTable) -> None:
+    """``console.print(table)``. On a console without a colour system, the table's lines go to
+    ``console.file`` as drawn, shown as ``SafeConsole`` shows text (``hygiene.visible``), without
+    rich's splitting, measuring and joining of each line, unless a line is wider than the
+    console (rich would crop it: the table is printed by rich then)."""
+    if console.color_system is not None or console.record or console.quiet:
+        console.print(table)
+        return
+    # The options console.print renders with when given no option.
+    options = console.options.update(
+        justify=None, overflow=None, height=None, no_wrap=None, markup=None, highlight=None
+    )
+    lines = table.plain_lines(console, options)
+    width = console.width  # an ASCII line's cells are at most its characters
+    if not all((ln.isascii() and len(ln) <= width) or cell_len(ln) <= width for ln in lines):
+        console.print(table)
+        return
+    console.file.write(visible("\n".join(lines) + "\n"))
 
 
 def _text(cell: Cell) -> str:

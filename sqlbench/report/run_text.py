@@ -14,7 +14,7 @@ from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
 from sqlbench.report.metric_format import metric_detail, metric_lines
-from sqlbench.report.plain_table import Cell, Column, PlainTable
+from sqlbench.report.plain_table import Cell, Column, PlainTable, print_table
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
@@ -62,7 +62,10 @@ def _render(parts: Sequence[RenderableType], *, color: bool, width: int | None) 
         soft_wrap=False,
     )
     for part in parts:
-        console.print(part)
+        if isinstance(part, PlainTable):
+            print_table(console, part)
+        else:
+            console.print(part)
     return buffer.getvalue()
 
 

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
-from sqlbench.report.plain_table import Cell, Column, PlainTable
+from sqlbench.report.plain_table import Cell, Column, PlainTable, print_table
 
 WORDS = [
     "results",
@@ -90,7 +90,8 @@ def _plain(columns: list[Column], rows: list[list[Cell]]) -> PlainTable:
     return table
 
 
-def _draw(renderable: RenderableType, *, color: bool, width: int) -> str:
+def _draw(renderable: RenderableType, *, color: bool, width: int, fast: bool = False) -> str:
+    """What ``console.print`` writes, or with ``fast`` what ``print_table`` writes."""
     buffer = io.StringIO()
     console = SafeConsole(
         file=buffer,
@@ -100,7 +101,11 @@ def _draw(renderable: RenderableType, *, color: bool, width: int) -> str:
         highlight=False,
         soft_wrap=False,
     )
-    console.print(renderable)
+    if fast:
+        assert isinstance(renderable, PlainTable)
+        print_table(console, renderable)
+    else:
+        console.print(renderable)
     return buffer.getvalue()
 
 
@@ -113,6 +118,20 @@ def test_plain_table_draws_what_rich_draws(seed: int, width: int, color: bool) -
     rows = _rows(rng, columns, rng.choice([0, 1, 5, 20]))
     expected = _draw(_rich(columns, rows), color=color, width=width)
     assert _draw(_plain(columns, rows), color=color, width=width) == expected
+    assert _draw(_plain(columns, rows), color=color, width=width, fast=True) == expected
+
+
+def test_print_table_leaves_a_line_wider_than_the_console_to_rich() -> None:
+    """On a console narrower than the table's rule (4 columns: 3 cells), rich crops it: the
+    table is printed as ``console.print`` prints it."""
+    columns = _columns(repeat=False)
+    rows: list[list[Cell]] = [["名前/q1", ("pass", "green"), "x 名前 y", "12.3 s"]]
+    console = SafeConsole(file=io.StringIO(), no_color=True, width=2, soft_wrap=False)
+    drawn = _plain(columns, rows).plain_lines(console, console.options)
+    assert max(len(line) for line in drawn) > 2
+    expected = _draw(_plain(columns, rows), color=False, width=2)
+    assert max(len(line) for line in expected.splitlines()) <= 2
+    assert _draw(_plain(columns, rows), color=False, width=2, fast=True) == expected
 
 
 def test_plain_table_on_printable_ascii_never_calls_rich_per_cell(
@@ -130,7 +149,7 @@ def test_plain_table_on_printable_ascii_never_calls_rich_per_cell(
         ["db/q1", ("pass", "green"), "results match: 1 row x 1 column", "0 ms"],
         ["db/q2", ("fail", "red"), "the agent returned 3 columns, the ground truth 2 " * 4, ""],
     ]
-    text = _draw(_plain(columns, rows), color=False, width=80)
+    text = _draw(_plain(columns, rows), color=False, width=80, fast=True)
     assert text == _draw(_rich(columns, rows), color=False, width=80)
     assert text.count("\n") > 4  # the long reason wrapped
 
