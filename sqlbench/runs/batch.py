@@ -40,7 +40,7 @@ from sqlbench.runs.events import (
     RunStarted,
     RunWaiting,
 )
-from sqlbench.runs.records import RunStatus
+from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
 
@@ -534,6 +534,7 @@ class Batch:
                     self._run_failed(runs[rid], payload, live.values(), stored=True)
                 elif kind == "graded" and rid not in self._failed:
                     run = runs[rid]
+                    payload = TrialResult.model_validate_json(payload)  # the record as stored
                     counts[rid][payload.verdict] += 1
                     done[rid] += 1
                     self._emit(
@@ -680,7 +681,7 @@ class Batch:
                         if run.info.id in self._failed:
                             self._events.put(("skipped", run, None))
                             continue
-                        result = run._record(result)
+                        stored = run._stored(result)
                 except BaseException as err:  # this run's failure; the others go on
                     # Failed here, not when the loop reads the event: a worker must not grade
                     # and store this run's next answers in between.
@@ -690,7 +691,11 @@ class Batch:
                             self._fail(run, err)
                     self._events.put(("crash", run, first))
                     continue
-                self._events.put(("graded", run, result))
+                # A forked process sends the parent the record's stored text: it is made already,
+                # and it is read back (validate_json) in about half the CPU of unpickling the
+                # result it came from, which the child would have pickled too.
+                payload = stored.data if self._claims is not None else stored.result
+                self._events.put(("graded", run, payload))
             finally:
                 self._release(key)
 

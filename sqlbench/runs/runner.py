@@ -18,7 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -183,6 +183,14 @@ def run_benchmarks_stored(
         return Batch(project, runs, shared, store, options, progress).execute()
     finally:
         shared.close()
+
+
+class Stored(NamedTuple):
+    """A result as recorded (``_Run._stored``)."""
+
+    result: TrialResult
+    data: str
+    """Its JSON text in the store (what ``RunStore.load_run`` reads back)."""
 
 
 @dataclass(frozen=True)
@@ -448,9 +456,12 @@ class _Run:
         """Store one result; one whose content cannot be stored (a value the record cannot
         hold) is stored as an error saying so, with its verdict and reason kept in the reason.
         A store that fails on that too is the run's failure."""
+        return self._stored(result).result
+
+    def _stored(self, result: TrialResult) -> Stored:
+        """``_record``, with the JSON text stored."""
         try:
-            self.store.record(self.info.id, result)
-            return result
+            return Stored(result, self.store.record(self.info.id, result))
         except _CONTENT_FAULTS as err:
             kept = f"was {result.verdict.value}: {result.reason}"
             stored = TrialResult(
@@ -466,8 +477,7 @@ class _Run:
                 reason=one_line(f"{fault_reason('storing this answer', err)}; {kept}", 400),
                 timings_ms=result.timings_ms,
             )
-            self.store.record(self.info.id, stored)
-            return stored
+            return Stored(stored, self.store.record(self.info.id, stored))
 
     def _prefetch(self, warehouses: RunWarehouses, items: list[_Item], lookahead: int) -> None:
         """Run ground truths of upcoming items while the workers wait on the agent."""

@@ -168,13 +168,15 @@ class RunStore:
                 f"a run named '{info.name}' already exists in {self.url}; choose another --name"
             ) from err
 
-    def record(self, run_id: str, result: TrialResult) -> None:
-        """Commit one graded result, on its own (the run's heartbeat keeps ``updated_at``)."""
+    def record(self, run_id: str, result: TrialResult) -> str:
+        """Commit one graded result, on its own (the run's heartbeat keeps ``updated_at``);
+        the JSON text stored (what ``load_run`` reads back)."""
+        row = _result_row(run_id, result)
         if self._writer is None:
             with self._write() as conn:
-                conn.execute(self._insert_result, _result_row(run_id, result))
-            return
-        values = self._writer.values(_result_row(run_id, result))
+                conn.execute(self._insert_result, row)
+            return str(row["data"])
+        values = self._writer.values(row)
         with self._write_lock:
             try:
                 self._writer.insert(values)
@@ -182,6 +184,7 @@ class RunStore:
                 raise
             except SQLAlchemyError as err:
                 raise StoreError(_fault_sentence(err, self.url, writing=True)) from err
+        return str(row["data"])
 
     def replace_result(self, run_id: str, result: TrialResult) -> None:
         """Overwrite one stored result (``sqlbench judge`` adding judged metrics)."""

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from sqlbench.runs.forked import cores, idle_cores, process_count
-from sqlbench.runs.records import RunStatus
+from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 
 VOLATILE = {"latency_ms", "timings_ms", "graded_at"}
@@ -55,6 +55,21 @@ def patched(self, warehouses, agent, item, shared=None):
         raise KeyError("a sqlbench bug")
     return grade(self, warehouses, agent, item, shared)
 runner._Run._grade = patched
+if os.environ.get("EVENTS"):
+    from sqlbench.runs import batch
+    from sqlbench.runs.events import QuestionGraded
+    sending, emitting = forked.send, batch.Batch._emit
+    def sent(conn, message):
+        if message[0] == "graded":
+            with open(os.environ["EVENTS"] + ".sent", "a") as out:
+                out.write(type(message[2]).__name__ + "\\n")
+        return sending(conn, message)
+    def emitted(self, event):
+        if isinstance(event, QuestionGraded):
+            with open(os.environ["EVENTS"], "a") as out:
+                out.write(event.result.model_dump_json() + "\\n")
+        return emitting(self, event)
+    forked.send, batch.Batch._emit = sent, emitted
 from sqlbench.cli.main import main
 sys.argv = ["sqlbench", *sys.argv[1:]]
 main()
@@ -203,6 +218,34 @@ def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path
     for names in by_process.values():
         assert len(set(names)) * 4 == len(names)  # a question's answers stay together
         assert set(names) & slow, by_process
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_the_parent_reports_each_answer_as_it_is_stored(tmp_path: Path) -> None:
+    """A child sends the record's stored JSON text, not the pickled result (about half the
+    CPU on both sides); the parent's progress events hold exactly the stored records."""
+    project = _project(tmp_path / "proj", processes=2)
+    events = tmp_path / "events.jsonl"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "EVENTS": str(events)}
+    done = subprocess.run(
+        _command(project, "--name", "e"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    assert len((project / "forks.log").read_text().split()) == 2
+    assert set(Path(f"{events}.sent").read_text().split()) == {"str"}
+    reported = sorted(
+        json.dumps(TrialResult.model_validate_json(line).model_dump(mode="json"), sort_keys=True)
+        for line in events.read_text().splitlines()
+    )
+    stored: list[str] = []
+    with RunStore.for_project(project, None) as store:
+        for line in store.list_runs():
+            stored += (
+                json.dumps(t.model_dump(mode="json"), sort_keys=True)
+                for t in store.trials(line.info.id)
+            )
+    assert len(reported) == 48
+    assert reported == sorted(stored)
 
 
 def _records(project: Path, prefix: str) -> dict[str, Any]:
