@@ -228,8 +228,10 @@ def print_table(console: SafeConsole, table: PlainTable) -> None:
     """``console.print(table)``. On a console without a colour system, the table's lines go to
     ``console.file`` as drawn, shown as ``SafeConsole`` shows text (``hygiene.visible``), without
     rich's splitting, measuring and joining of each line, unless a line is wider than the
-    console (rich would crop it: the table is printed by rich then)."""
-    if console.color_system is not None or console.record or console.quiet:
+    console (rich would crop it: the table is printed by rich then). For a console that writes
+    each print to its file at once (not inside ``with console:`` or a capture), as
+    ``run_text``'s do; one that records, is quiet or shows in Jupyter prints through rich."""
+    if console.color_system is not None or console.record or console.quiet or console.is_jupyter:
         console.print(table)
         return
     # The options console.print renders with when given no option.
