@@ -1,16 +1,16 @@
 """Comparison CPU on a corpus project's answers, with the small-result paths and without.
 
 ``sqlbench.compare`` takes Python shortcuts on small results (``arrowcols.SMALL_TEXT``,
-``views.SMALL_DICTIONARY``, ``nearmiss.SMALL_COUNTS``, ``rows.SMALL_DISTINCT``) and shares
-distinct rows between the matchers of one comparison (``ViewSet.distinct_rows``). This runs
-``sqlbench run --agent '*'`` in a project laid out by ``benchmarks/corpus_speed.py`` (in this
-process, one process of grading, from an empty run store) and keeps every comparison's inputs as
-grading makes them (``grading.compare_under``: the two Arrow tables, the compare options, the
-ground truth's SQL). Then it compares them all again, alternating: every shortcut on (as
-shipped), all off (every input down the general Arrow/numpy path), and each one off alone; it
-prints the CPU seconds of each (best of ``--rounds``), and checks that every comparison
-(verdict, reason, details), both previews and the ground truth's fingerprint are the same with
-the shortcuts on and off, naming the first that differs.
+``views.SMALL_DICTIONARY``, ``nearmiss.SMALL_COUNTS``, ``rows.SMALL_DISTINCT``,
+``rows.SMALL_SET``) and shares distinct rows between the matchers of one comparison
+(``ViewSet.distinct_rows``). This runs ``sqlbench run --agent '*'`` in a project laid out by
+``benchmarks/corpus_speed.py`` (in this process, one process of grading, from an empty run
+store) and keeps every comparison's inputs as grading makes them (``grading.compare_under``: the
+two Arrow tables, the compare options, the ground truth's SQL). Then it compares them all again,
+alternating: every shortcut on (as shipped), all off (every input down the general Arrow/numpy
+path), and each one off alone; it prints the CPU seconds of each (best of ``--rounds``), and
+checks that every comparison (verdict, reason, details), both previews and the ground truth's
+fingerprint are the same with the shortcuts on and off, naming the first that differs.
 
 Usage: ``python benchmarks/compare_corpus.py --project DIR [--rounds 3]``. Not part of the test
 suite; on a shared machine compare the figures of one invocation only.
@@ -45,6 +45,7 @@ SHORTCUTS: dict[str, list[tuple[Any, str, Any]]] = {
     "dictionary": [(views, "SMALL_DICTIONARY", -1)],
     "counts": [(nearmiss, "SMALL_COUNTS", -1)],
     "distinct": [(compare_rows, "SMALL_DISTINCT", -1)],
+    "set difference": [(compare_rows, "SMALL_SET", -1)],
     "distinct shared": [
         (
             Matcher,

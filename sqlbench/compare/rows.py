@@ -297,7 +297,9 @@ def _distinct_rows(views: list[View], count: int) -> np.ndarray:
 
 def _set_match(pairs: list[Pair], scope: RowScope, tol: Tolerance) -> RowMatch:
     """Set semantics: every distinct row needs an equal (or, for numbers, close) partner."""
-    left = exact_unmatched(pairs, scope)
+    left = _small_set_difference(pairs, scope)
+    if left is None:
+        left = exact_unmatched(pairs, scope)
     if not left.none and any(p.tolerant for p in pairs):
         groups = RowGroups.of(pairs, scope)
         swapped = [p.swapped() for p in pairs]
@@ -307,3 +309,54 @@ def _set_match(pairs: list[Pair], scope: RowScope, tol: Tolerance) -> RowMatch:
             uncovered(swapped, left.actual, scope.expected.kept, groups.swapped(), tol),
         )
     return left.as_unmatched()
+
+
+SMALL_SET = 256
+"""``rows: set`` matches of at most this many compared rows (both sides together) find the rows
+without an exactly equal partner in Python (a set of each row's codes and NULL flags) rather
+than by hashing and sorting them with numpy."""
+
+
+def _small_set_difference(pairs: list[Pair], scope: RowScope) -> RowIndices | None:
+    """``exact_unmatched`` of a small ``rows: set`` match, in Python; None past ``SMALL_SET``
+    rows or with codes other than integers.
+
+    Each side's compared rows are its distinct rows (first occurrences), so the multiset
+    difference ``exact_unmatched`` finds is the set difference: the same rows, in another
+    order (the caller sorts them).
+
+    Example:
+        >>> def view(*codes):
+        ...     return View(np.array(codes), np.zeros(len(codes), dtype=bool))
+        >>> kept = np.arange(3)
+        >>> scope = RowScope(ResultRows(3, kept), ResultRows(3, kept))
+        >>> left = _small_set_difference([Pair(view(1, 2, 3), view(3, 1, 4), False)], scope)
+        >>> left.expected.tolist(), left.actual.tolist()
+        ([1], [2])
+    """
+    kept_e, kept_a = scope.expected.kept, scope.actual.kept
+    assert kept_e is not None and kept_a is not None
+    if len(kept_e) + len(kept_a) > SMALL_SET or not all(
+        p.expected.codes.dtype.kind in "iu" and p.actual.codes.dtype.kind in "iu" for p in pairs
+    ):
+        return None  # float codes: Python's 0.0 == -0.0 would pair rows the codes tell apart
+    keys_e = _row_keys([p.expected for p in pairs], kept_e)
+    keys_a = _row_keys([p.actual for p in pairs], kept_a)
+    among_a, among_e = set(keys_a), set(keys_e)
+    unmatched_e = [
+        row for row, key in zip(kept_e.tolist(), keys_e, strict=True) if key not in among_a
+    ]
+    unmatched_a = [
+        row for row, key in zip(kept_a.tolist(), keys_a, strict=True) if key not in among_e
+    ]
+    if not unmatched_e and not unmatched_a:
+        return RowIndices(EMPTY, EMPTY)
+    return RowIndices(np.array(unmatched_e, dtype=np.intp), np.array(unmatched_a, dtype=np.intp))
+
+
+def _row_keys(views: list[View], rows: np.ndarray) -> list[tuple[object, ...]]:
+    """Each of ``rows``' codes and NULL flags across ``views``, as a tuple."""
+    columns = [
+        part for view in views for part in (view.codes[rows].tolist(), view.null[rows].tolist())
+    ]
+    return list(zip(*columns, strict=True)) if columns else [()] * len(rows)

@@ -5,11 +5,12 @@ instead of Arrow's regex kernels (``arrowcols.SMALL_TEXT``), and small text/bina
 their dictionary codes in Python instead of Arrow's dictionary encoding
 (``views.SMALL_DICTIONARY``), and the share of values two small columns hold in common (a
 failure's closest columns) is counted in Python (``nearmiss.SMALL_COUNTS``), and the distinct
-rows of a small result (``rows: set``) are found with a dict (``rows.SMALL_DISTINCT``). The
-general path also finds every set of distinct rows afresh, where the matchers on one view set
-share them (``ViewSet.distinct_rows``). Each test runs the same input through both (the general
-path by setting the thresholds below every input) and asserts equal columns, codes and
-comparisons: every verdict, reason, near miss, mapping and difference detail.
+rows of a small result (``rows: set``) are found with a dict (``rows.SMALL_DISTINCT``) and the
+rows without an equal partner with a set (``rows.SMALL_SET``). The general path also finds every
+set of distinct rows afresh, where the matchers on one view set share them
+(``ViewSet.distinct_rows``). Each test runs the same input through both (the general path by
+setting the thresholds below every input) and asserts equal columns, codes and comparisons:
+every verdict, reason, near miss, mapping and difference detail.
 """
 
 from __future__ import annotations
@@ -51,6 +52,7 @@ def general_paths() -> Iterator[None]:
         patch.setattr(views, "SMALL_DICTIONARY", -1)
         patch.setattr(nearmiss, "SMALL_COUNTS", -1)
         patch.setattr(rows, "SMALL_DISTINCT", -1)
+        patch.setattr(rows, "SMALL_SET", -1)
         patch.setattr(match.Matcher, "_distinct_rows", _fresh_distinct_rows)
         yield
 
@@ -333,3 +335,57 @@ def test_mappings_of_one_view_set_share_their_distinct_rows(
     assert not straight.ok and crossed.ok and again.ok
     with general_paths():
         assert repr(match.Matcher(viewset, first.criteria).rows((1, 0))) == repr(crossed)
+
+
+_SMALL_CODE = st.sampled_from([0, 1, 2, -(2**63)])
+
+
+@SETTINGS
+@given(
+    st.integers(0, 3).flatmap(
+        lambda width: st.tuples(st.integers(0, 8), st.integers(0, 8)).flatmap(
+            lambda counts: st.tuples(
+                st.just(counts),
+                st.lists(
+                    st.tuples(
+                        *[
+                            st.tuples(
+                                st.lists(_SMALL_CODE, min_size=n, max_size=n),
+                                st.lists(st.booleans(), min_size=n, max_size=n),
+                            )
+                            for n in counts
+                        ]
+                    ),
+                    min_size=width,
+                    max_size=width,
+                ),
+            )
+        )
+    ),
+)
+def test_set_matches_are_alike(drawn: tuple[tuple[int, int], list[Any]]) -> None:
+    # rows: set on exactly compared columns: duplicate rows on a side, rows equal but for a
+    # NULL flag or a code under NULL, no column at all, an empty side.
+    (n_e, n_a), columns = drawn
+    pairs = [
+        rows.Pair(View(np.array(ce, dtype=np.int64), np.array(ne, dtype=bool)),
+                  View(np.array(ca, dtype=np.int64), np.array(na, dtype=bool)), False)
+        for (ce, ne), (ca, na) in columns
+    ]  # fmt: skip
+    tol = views.Tolerance(1e-9, 1e-9)
+    fast = rows.match_rows(pairs, n_e, n_a, distinct=True, tol=tol)
+    with general_paths():
+        general = rows.match_rows(pairs, n_e, n_a, distinct=True, tol=tol)
+    assert repr(fast) == repr(general)
+    assert fast.expected_unmatched.dtype == general.expected_unmatched.dtype
+
+
+def test_a_small_set_match_takes_the_python_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rows, "exact_unmatched", None)  # the general path would call it
+    pair = rows.Pair(
+        View(np.array([1, 2, 2]), np.zeros(3, dtype=bool)),
+        View(np.array([2, 3]), np.zeros(2, dtype=bool)),
+        False,
+    )
+    match_ = rows.match_rows([pair], 3, 2, distinct=True, tol=views.Tolerance(0, 0))
+    assert (match_.expected_unmatched.tolist(), match_.actual_unmatched.tolist()) == ([0], [1])
