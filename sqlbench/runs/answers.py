@@ -169,7 +169,15 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             timings["variants"] = round((time.perf_counter() - start) * 1000.0, 3)
         try:
             trial = _trial(
-                base, graded, truths, answer, outcome, timings, on_variant, context.truths
+                base,
+                graded,
+                truths,
+                answer,
+                outcome,
+                timings,
+                on_variant,
+                context.truths,
+                shared,
             )
         except Exception as err:  # keep the verdict, leave out what failed
             reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
@@ -366,11 +374,14 @@ def _trial(
     timings: dict[str, float],
     on_variant: OnVariant | None = None,
     cache: TruthCache | None = None,
+    shared: SharedSql | None = None,
 ) -> TrialResult:
     """The stored result: verdict, reason, both previews (differing rows marked), trace.
     A verdict decided on a data variant shows that variant's results. The ground truth's
     fingerprint comes from ``cache`` (made once for every answer sharing that ground truth)
-    when given."""
+    when given; the previews from ``shared`` (made once per result object and marks for the
+    question's answers) when given."""
+    preview = make_preview if shared is None else shared.preview
     unmatched = unmatched_rows(graded.comparison)
     expected = truths[graded.compared_truth or 0].result if truths else None
     if on_variant is not None and on_variant.expected is not None:
@@ -379,7 +390,7 @@ def _trial(
     expected_preview = actual_preview = None
     fingerprint = None
     if expected is not None:
-        expected_preview = make_preview(
+        expected_preview = preview(
             expected, unmatched.expected, differing_count=unmatched.expected_count
         )
     main = truths[0].result if truths else None
@@ -390,9 +401,7 @@ def _trial(
             cache.fingerprint(truths[0]) if cache is not None else result_fingerprint(main)
         )
     if isinstance(outcome, ResultSet):
-        actual_preview = make_preview(
-            outcome, unmatched.actual, differing_count=unmatched.actual_count
-        )
+        actual_preview = preview(outcome, unmatched.actual, differing_count=unmatched.actual_count)
     return TrialResult(
         **base,
         verdict=graded.verdict,
