@@ -110,11 +110,33 @@ def scrub(text: str) -> str:
             text = text.replace(value, shown)
     if "://" in text:
         text = _URL_PASSWORD.sub(_masked, text)
-    if "=" in text:
+    if "=" in text and _may_hold_param(text):
         text = _SECRET_PARAM.sub(_masked, text)
     if " " in text and any(word in text for word in _BEARER_WORDS):
         text = _BEARER.sub(_masked, text)
     return text
+
+
+def _may_hold_param(text: str) -> bool:
+    """Whether ``_SECRET_PARAM`` matches somewhere in ``text``: it can only start at a ``?``,
+    ``&`` or ``;``, so it is tried there alone (found with ``str.find``), not scanned over
+    every character (about 10 us of a stored result's 14 us of ``scrub``).
+
+    Example:
+        >>> _may_hold_param("a = 1; b = 2"), _may_hold_param("x?a=1&api_key=k")
+        (False, True)
+    """
+    for mark in _PARAM_STARTS:
+        at = text.find(mark)
+        while at >= 0:
+            if _SECRET_PARAM.match(text, at) is not None:
+                return True
+            at = text.find(mark, at + 1)
+    return False
+
+
+_PARAM_STARTS = ("?", "&", ";")
+"""The characters a ``_SECRET_PARAM`` match starts with (its first ``[?&;]``)."""
 
 
 def _masked(match: re.Match[str]) -> str:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sqlbench import secrets
 
@@ -44,3 +48,46 @@ def test_a_secret_registered_within_a_block_is_forgotten_after_it() -> None:
         assert secrets.scrub("kept-from-before-1") == "***"
     assert secrets.scrub("a only-inside-the-block-2 b") == "a only-inside-the-block-2 b"
     assert secrets.scrub("kept-from-before-1") == "***"
+
+
+_PARAM_TEXT = st.lists(
+    st.sampled_from(
+        [
+            *("?", "&", ";", "=", "#", " ", "'", '"', "a", "_", "-", ".", "1", "x", "Key"),
+            *("TOKEN", "pass", "word", "sig", "auth", "pwd", "secret", "credential", "${V}"),
+            *("***", "://"),
+        ]
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PARAM_TEXT, max_size=4).map("".join))
+def test_query_parameters_are_masked_as_by_the_search_over_every_character(text: str) -> None:
+    """``scrub`` tries the parameter pattern only where a ``?``, ``&`` or ``;`` is; the
+    text is the one the search over every character gives."""
+    searched = text
+    searched = secrets._URL_PASSWORD.sub(secrets._masked, searched) if "://" in text else text
+    searched = secrets._SECRET_PARAM.sub(secrets._masked, searched)
+    assert secrets.scrub(text) == searched
+    assert secrets._may_hold_param(text) == (secrets._SECRET_PARAM.search(text) is not None)
+
+
+def test_text_with_no_parameter_is_not_searched_for_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stored result's JSON has ``=`` (SQL) and ``;`` but no ``?name=``: the search over its
+    every character (about 10 us a result) is skipped."""
+    pattern = secrets._SECRET_PARAM
+
+    class MatchOnly:
+        def match(self, text: str, pos: int) -> re.Match[str] | None:
+            return pattern.match(text, pos)
+
+        def sub(self, *args: object) -> str:
+            raise AssertionError("searched text that holds no secret parameter")
+
+    monkeypatch.setattr(secrets, "_SECRET_PARAM", MatchOnly())
+    text = '{"agent_sql": "SELECT a FROM t WHERE b = 1; ", "reason": "x & y?"}'
+    assert secrets.scrub(text) == text
+    monkeypatch.setattr(secrets, "_SECRET_PARAM", pattern)
+    assert secrets.scrub("see http://h/x?q=1&api_key=abc") == "see http://h/x?q=1&api_key=***"
