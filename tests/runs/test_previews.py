@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import pickle
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -142,3 +145,93 @@ def test_preview_shortcuts_change_nothing(rows: int, differing: list[int], count
     result = ResultSet(table)
     got = make_preview(result, differing, differing_count=count)
     assert got == _reference_preview(result, differing, count)
+
+
+def _typed(value: object) -> object:
+    """``value`` with the type of every part spelled out (``1 == True == 1.0`` would hide one)."""
+    if isinstance(value, list):
+        return ["list", [_typed(v) for v in value]]
+    if isinstance(value, dict):
+        return ["dict", {k: _typed(v) for k, v in value.items()}]
+    return [type(value).__name__, repr(value)]
+
+
+def _same_as_validated(made: Preview) -> None:
+    validated = Preview(**dict(made.__dict__))
+    assert made == validated
+    assert _typed(made.__dict__) == _typed(validated.__dict__)
+    assert list(made.__dict__) == list(validated.__dict__)
+    assert made.model_fields_set == validated.model_fields_set
+    assert made.__pydantic_extra__ == validated.__pydantic_extra__
+    assert made.__pydantic_private__ == validated.__pydantic_private__
+    assert made.model_dump_json() == validated.model_dump_json()
+    assert made.model_dump() == validated.model_dump()
+    assert pickle.loads(pickle.dumps(made)) == validated
+    assert made.model_copy(update={"total_rows": 3}) == validated.model_copy(
+        update={"total_rows": 3}
+    )
+
+
+_COLUMNS = {
+    "int": (pa.int64(), st.integers(-(2**63), 2**63 - 1)),
+    "float": (pa.float64(), st.floats()),
+    "text": (pa.string(), st.text(max_size=4)),
+    "bool": (pa.bool_(), st.booleans()),
+    "decimal": (pa.decimal128(12, 3), st.decimals(-(10**8), 10**8, places=3)),
+    "date": (pa.date32(), st.dates()),
+    "timestamp": (pa.timestamp("us", tz="UTC"), st.datetimes(timezones=st.just(UTC))),
+    "binary": (pa.binary(), st.binary(max_size=4)),
+    "list": (pa.list_(pa.int32()), st.lists(st.integers(-5, 5), max_size=2)),
+}
+
+
+@st.composite
+def _any_results(draw: st.DrawFn) -> ResultSet:
+    rows = draw(st.integers(0, 30))
+    kinds = draw(st.lists(st.sampled_from(sorted(_COLUMNS)), max_size=4))
+    arrays = []
+    for kind in kinds:
+        arrow_type, values = _COLUMNS[kind]
+        column = draw(st.lists(st.one_of(st.none(), values), min_size=rows, max_size=rows))
+        arrays.append(pa.array(column, arrow_type))
+    names = [draw(st.sampled_from(["a", "a", "b", "é"])) for _ in kinds]
+    if not arrays:
+        return ResultSet(pa.table({}))
+    return ResultSet(pa.Table.from_arrays(arrays, names=names))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _any_results(),
+    st.lists(st.integers(-2, 40), max_size=25),
+    st.one_of(st.none(), st.integers(0, 50)),
+)
+def test_a_preview_made_without_validation_is_the_validated_one(
+    result: ResultSet, differing: list[int], count: int | None
+) -> None:
+    """``make_preview`` skips validating values that are already what validation gives: the
+    object, its fields set and its JSON are those of ``Preview(**fields)``, for every kind of
+    column value."""
+    _same_as_validated(make_preview(result, differing, differing_count=count))
+    _same_as_validated(make_preview(result, differing, differing_count=count, limit=4))
+
+
+def test_values_validation_would_convert_are_validated(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cheap path is taken for plain ``int`` marks and count; marks or a count of another
+    type (a numpy integer, a bool) go through validation, which turns them into ``int``."""
+    result = ResultSet(pa.table({"a": [1, 2, 3]}))
+
+    class Refuse:
+        def validate_python(self, *args: object, **kwargs: object) -> None:
+            raise AssertionError("validated")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Preview, "__pydantic_validator__", Refuse())
+        assert make_preview(result, [1], differing_count=2).differing_rows == 2
+        with pytest.raises(AssertionError, match="validated"):
+            make_preview(result, [np.int64(1)])
+        with pytest.raises(AssertionError, match="validated"):
+            make_preview(result, [], differing_count=True)  # type: ignore[arg-type]
+    converted = make_preview(result, [np.int64(1)], differing_count=np.int64(2))  # type: ignore[arg-type]
+    assert _typed(converted.row_numbers) == _typed([0, 1, 2])
+    assert type(converted.differing_rows) is int
