@@ -7,8 +7,10 @@ makes them, every preview a question's answers ask for (``SharedSql.preview``), 
 before its metrics (``with_metrics``) and every record the store writes. Then, over all of
 them, with the garbage collector frozen:
 
-- ``previews``: ``make_preview`` for every answer's two sides (before) against one
-  ``SharedSql`` per question (now: one preview per result object and marks);
+- ``previews``: ``make_preview`` validating each ``Preview`` for every answer's two sides
+  (before) against one ``SharedSql`` per question and today's ``make_preview`` (one preview
+  per result object and marks, not validated again);
+- ``make_preview``: every call, validating each ``Preview`` (before) or not (now);
 - ``with_metrics``: the copy of the record it made every time (before) against today's;
 - ``scrub``: the secret-parameter pattern searched over every character of the stored JSON
   (before) against today's ``scrub`` (tried only at each ``?``, ``&``, ``;``).
@@ -38,9 +40,10 @@ from sqlbench.metrics import compute
 from sqlbench.metrics.assertions import answer_record, check_assertions
 from sqlbench.project.files import Question
 from sqlbench.runs import answers, store
+from sqlbench.runs import previews as previews_module
 from sqlbench.runs.batch import SharedSql, _Shared
 from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import TrialResult
+from sqlbench.runs.records import Preview, TrialResult
 from sqlbench.verdicts import Verdict
 
 
@@ -58,6 +61,20 @@ def old_with_metrics(question: Question, trial: TrialResult) -> TrialResult:
     return trial.model_copy(
         update={"metrics": metrics, "assertions": assertions, "verdict": verdict, "reason": reason}
     )
+
+
+def validating(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with ``make_preview`` validating every ``Preview`` it makes, as it did."""
+
+    def validated() -> object:
+        cheap = previews_module._validated_already
+        previews_module._validated_already = lambda fields: Preview(**fields)
+        try:
+            return run()
+        finally:
+            previews_module._validated_already = cheap
+
+    return validated
 
 
 def old_scrub(text: str) -> str:
@@ -145,10 +162,9 @@ def main() -> None:
     faults = sum("building the previews" in t for t in texts)
     assert faults == 0, f"{faults} records say building the previews failed"
     # Outputs identical.
-    for (group, result, differing, count), made in zip(
-        previews, _shared_previews(previews), strict=True
-    ):
-        assert made == make_preview(result, differing, differing_count=count), group
+    olds = validating(lambda: [make_preview(r, d, differing_count=c) for _, r, d, c in previews])()
+    for made, old in zip(_shared_previews(previews), olds, strict=True):  # type: ignore[call-overload]
+        assert made == old and made.model_dump_json() == old.model_dump_json()
     for question, trial in metrics:
         new, old = compute.with_metrics(question, trial), old_with_metrics(question, trial)
         assert new == old and new.model_dump_json() == old.model_dump_json()
@@ -157,8 +173,12 @@ def main() -> None:
 
     steps: dict[str, tuple[Callable[[], object], Callable[[], object]]] = {
         "previews": (
-            lambda: [make_preview(r, d, differing_count=c) for _, r, d, c in previews],
+            validating(lambda: [make_preview(r, d, differing_count=c) for _, r, d, c in previews]),
             lambda: _shared_previews(previews),
+        ),
+        "make_preview": (
+            validating(lambda: [make_preview(r, d, differing_count=c) for _, r, d, c in previews]),
+            lambda: [make_preview(r, d, differing_count=c) for _, r, d, c in previews],
         ),
         "with_metrics": (
             lambda: [old_with_metrics(q, t) for q, t in metrics],
