@@ -417,19 +417,31 @@ class Batch:
         self, order: list[_Work], agents: dict[str, Agent], concurrency: int
     ) -> list[threading.Thread]:
         """Queue ``order`` and start the ground-truth prefetcher and the worker threads."""
-        uses = Counter((w.item.question.space, w.item.question.name) for w in order)
-        for key, count in uses.items():
-            self._shared[key] = _Shared(count)
-        for work in order:
+        self._queue(order)
+        return self._threads(agents, min(concurrency, len(order)), order)
+
+    def _queue(self, works: list[_Work]) -> None:
+        """Queue ``works`` for the workers, every answer to one of their questions among them
+        (its agent SQL is shared by that count of answers)."""
+        uses = Counter((w.item.question.space, w.item.question.name) for w in works)
+        with self._shared_lock:
+            for key, count in uses.items():
+                self._shared[key] = _Shared(count)
+        for work in works:
             self._work.put(work)
+
+    def _threads(
+        self, agents: dict[str, Agent], count: int, upcoming: Iterable[_Work]
+    ) -> list[threading.Thread]:
+        """Start the ground-truth prefetcher over ``upcoming`` and ``count`` worker threads."""
         workers = [
             threading.Thread(
                 target=self._worker, args=(agents,), daemon=True, name=f"sqlbench-run-{i}"
             )
-            for i in range(min(concurrency, len(order)))
+            for i in range(count)
         ]
         ahead = threading.Thread(
-            target=self._prefetch, args=(order, len(workers)), daemon=True, name="sqlbench-truths"
+            target=self._prefetch, args=(upcoming, count), daemon=True, name="sqlbench-truths"
         )
         ahead.start()
         for worker in workers:
@@ -635,17 +647,13 @@ class Batch:
         conn.close()
 
     def _took(self, group: list[_Work]) -> None:
-        """A group this process took (``_Claims``): its ground truths are needed here, its
-        questions' agent SQL shared, and its answers queued for the workers."""
-        uses = Counter((w.item.question.space, w.item.question.name) for w in group)
-        with self._shared_lock:
-            for key, count in uses.items():
-                self._shared[key] = _Shared(count)
+        """A group this process took (``_Claims``): its ground truths are needed here, and its
+        answers queued for the workers."""
         for work in group:
             question = work.item.question
             if question.skip is None:
                 self.warehouses.of(question).truths.expect(ground_truths(question))
-            self._work.put(work)
+        self._queue(group)
 
     def _start_taking(
         self, claims: _Claims, agents: dict[str, Agent], threads: int
@@ -653,22 +661,7 @@ class Batch:
         """``_start`` for a forked process: the workers take groups from ``claims`` as they run
         short, and the ground-truth prefetcher follows what they took."""
         claims.take()
-        workers = [
-            threading.Thread(
-                target=self._worker, args=(agents,), daemon=True, name=f"sqlbench-run-{i}"
-            )
-            for i in range(threads)
-        ]
-        ahead = threading.Thread(
-            target=self._prefetch,
-            args=(claims.works(), threads),
-            daemon=True,
-            name="sqlbench-truths",
-        )
-        ahead.start()
-        for worker in workers:
-            worker.start()
-        return workers
+        return self._threads(agents, threads, claims.works())
 
     def _worker(self, agents: dict[str, Agent]) -> None:
         claims = self._claims
