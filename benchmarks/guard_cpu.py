@@ -14,7 +14,9 @@ Each install also writes every outcome (kind and message, or the exception anoth
 raises) of every text in sqlite, duckdb, postgres and mysql, and the script counts the outcomes
 that differ from the first install's. The children run with ``PYTHONHASHSEED=0``: for a few
 texts sqlglot's error message lists missing arguments in the order of a set of strings, which
-changes with the hash seed (``SELECT i FROM range(`` in duckdb names 'start' or 'end' first).
+changes with the hash seed (``SELECT i FROM range(`` in duckdb names 'start' or 'end' first);
+sqlbench lists them by name since session 7 (``sqlstatements.error_text``), but an install from
+before that still varies.
 
 Usage: ``python benchmarks/guard_cpu.py --project DIR [--project DIR ...] --python
 before=/a/bin/python --python after=.venv/bin/python [--rounds 3]``. Not part of the test
