@@ -10,7 +10,7 @@ pass``), and how the official evaluators' query count compares (they run every g
 once per system's answer, and every answer's SQL, with no sharing).
 
 sqlbench must also check every agent SQL text before it reaches the database (the statement
-guard: SPEC's read-only rule), and that check parses it with sqlglot. So the script prints a
+guard, docs/engines.md), and that check parses it with sqlglot. So the script prints a
 second floor that adds sqlglot's parse of each distinct agent text (``sqlglot.parse`` in the
 SQLite dialect, errors ignored, after one unmeasured pass) and the import of sqlglot in a
 fresh interpreter. Nothing else sqlbench does (comparing, storing, reporting, loading the
