@@ -22,7 +22,7 @@ import queue
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection, wait
@@ -75,11 +75,6 @@ def shareable(sql: str) -> bool:
         False
     """
     return _VOLATILE.search(sql) is None
-
-
-_TAKE_AHEAD = 4
-"""A forked process takes its next group of work (``_Claims``) when fewer answers than this
-are queued: its ground truth then runs while the answers before it are graded."""
 
 
 class _Shared:
@@ -169,14 +164,13 @@ class _Claims:
     """The groups of a batch's work (``Batch._groups``) as one forked process takes them.
 
     Every process takes the next group not yet taken, in order, from a counter they share, when
-    its workers run short: a process that meets slow queries takes fewer groups, and the others
+    it runs out of work: a process that meets slow queries takes fewer groups, and the others
     do the rest, so no process idles while one still grades a share dealt out before anybody
     knew what it would cost (BIRD dev in two processes, dealt out in turn: one ended 1.35 s of
     a 7 s batch before the other). Without a shared counter (a system that gives no
     semaphores), process ``index`` takes every ``processes``-th group.
 
-    ``taken(group)`` is called for each group this process takes, before its work is seen by
-    anyone (``works``), under this object's lock.
+    ``taken(group)`` is called for each group this process takes.
     """
 
     def __init__(
@@ -192,32 +186,18 @@ class _Claims:
         self._counter = counter
         self._next = index
         self._taken = taken
-        self._cond = threading.Condition()
-        self._works: list[_Work] = []
-        self.exhausted = False
-        """No group is left to take (or this process stops): ``count`` is final."""
-
-    @property
-    def count(self) -> int:
-        """Answers taken so far."""
-        with self._cond:
-            return len(self._works)
+        self._closed = False
 
     def take(self) -> bool:
-        """Take the next group; False when none is left."""
-        with self._cond:
-            if self.exhausted:
-                return False
-            index = self._claim()
-            if index >= len(self.groups):
-                self.exhausted = True
-                self._cond.notify_all()
-                return False
-            group = self.groups[index]
-            self._taken(group)
-            self._works.extend(group)
-            self._cond.notify_all()
-            return True
+        """Take the next group; False when none is left (or after ``close``)."""
+        if self._closed:
+            return False
+        index = self._claim()
+        if index >= len(self.groups):
+            self._closed = True
+            return False
+        self._taken(self.groups[index])
+        return True
 
     def _claim(self) -> int:
         if self._counter is None:
@@ -231,23 +211,8 @@ class _Claims:
             return index
 
     def close(self) -> None:
-        """Take nothing more; ``works`` ends after what was taken."""
-        with self._cond:
-            self.exhausted = True
-            self._cond.notify_all()
-
-    def works(self) -> Iterator[_Work]:
-        """Every answer taken, in the order taken, waiting for the next until none is left."""
-        seen = 0
-        while True:
-            with self._cond:
-                while seen >= len(self._works) and not self.exhausted:
-                    self._cond.wait()
-                if seen >= len(self._works):
-                    return
-                work = self._works[seen]
-            seen += 1
-            yield work
+        """Take nothing more."""
+        self._closed = True
 
 
 class Batch:
@@ -279,7 +244,9 @@ class Batch:
         self._taken = 0
         self._window = threading.Condition()
         self._claims: _Claims | None = None
-        """In a forked process: the groups of work it takes as its workers run short."""
+        """In a forked process: the groups of work it takes as it runs out."""
+        self._parent_conn: Connection | None = None
+        """In a forked process: its pipe to the parent, which its worker sends each event on."""
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -605,63 +572,59 @@ class Batch:
         agents: dict[str, Agent],
         writing: AbstractContextManager[Any] | None,
     ) -> None:
-        """A forked process: grade the groups of work it takes (``claims``) and send each
-        event to the parent; the parent's store and warehouse connections are left alone.
-        ``writing``: the lock the children take around each store write."""
+        """A forked process: grade the groups of work it takes (``claims``), in this thread,
+        and send each event to the parent; the parent's store and warehouse connections are
+        left alone. ``writing``: the lock the children take around each store write.
+
+        One thread and no ground-truth prefetcher: replayed answers wait on nothing but the
+        database, whose queries keep this process's core busy on their own. A second worker,
+        the prefetcher and a thread passing events on only handed the interpreter lock around
+        (Spider: 61k voluntary context switches and 1.5 s of system CPU, against 8.6k and
+        0.85 s, and 5.9-6.1 s against 5.0-5.1 s of wall time; docs/performance.md).
+        """
         self.store.after_fork(writing)
         self.warehouses.after_fork()
         for group in claims.groups:  # nothing is needed here until this process takes it
             for work in group:
                 self._release_truths(work.item)
         self._claims = claims
-        threads = forked.per_process(self._concurrency(), claims.processes)
-        workers = self._start_taking(claims, agents, threads)
+        self._parent_conn = conn
         try:
-            handled = 0
-            while not (claims.exhausted and handled >= claims.count):
-                while conn.poll():  # the parent says a run failed (EOF: it is gone)
-                    _, rid, why = conn.recv()
-                    with self._record_lock:
-                        self._failed.setdefault(rid, why)
-                try:
-                    kind, run, payload = self._events.get(timeout=0.2)
-                except queue.Empty:
-                    if not any(w.is_alive() for w in workers):
-                        break
-                    continue
-                if kind == "notice":
-                    forked.send(conn, ("notice", None, payload))
-                    continue
-                handled += 1
-                if kind == "skipped":
-                    continue
-                rid = run.info.id
-                if kind == "crash":  # the worker failed the run (``_worker``)
-                    if payload:  # the first of this run's failures
-                        forked.send(conn, ("crash", rid, self._failed[rid]))
-                    continue
-                forked.send(conn, ("graded", rid, payload))
+            self._worker(agents)
         finally:
-            self._stop_workers(workers)
+            self._stop_workers([])
         forked.send(conn, ("done", None, None))
         conn.close()
 
     def _took(self, group: list[_Work]) -> None:
         """A group this process took (``_Claims``): its ground truths are needed here, and its
-        answers queued for the workers."""
+        answers queued for the worker."""
         for work in group:
             question = work.item.question
             if question.skip is None:
                 self.warehouses.of(question).truths.expect(ground_truths(question))
         self._queue(group)
 
-    def _start_taking(
-        self, claims: _Claims, agents: dict[str, Agent], threads: int
-    ) -> list[threading.Thread]:
-        """``_start`` for a forked process: the workers take groups from ``claims`` as they run
-        short, and the ground-truth prefetcher follows what they took."""
-        claims.take()
-        return self._threads(agents, threads, claims.works())
+    def _event(self, kind: str, run: _Run, payload: Any) -> None:
+        """A worker's event: for this process's loop (``_loop``) or, in a forked process, sent
+        to the parent (``_parent``), which needs neither a skipped answer nor a run's failures
+        after its first."""
+        conn = self._parent_conn
+        if conn is None:
+            self._events.put((kind, run, payload))
+        elif kind == "graded":
+            forked.send(conn, ("graded", run.info.id, payload))
+        elif kind == "crash" and payload:  # the first of this run's failures
+            forked.send(conn, ("crash", run.info.id, self._failed[run.info.id]))
+
+    def _from_parent(self) -> None:
+        """In a forked process: the runs the parent said failed (another process's crash);
+        their answers left here are skipped. The parent gone (EOF) ends this process."""
+        conn = self._parent_conn
+        while conn is not None and conn.poll():
+            _, rid, why = conn.recv()
+            with self._record_lock:
+                self._failed.setdefault(rid, why)
 
     def _worker(self, agents: dict[str, Agent]) -> None:
         claims = self._claims
@@ -672,8 +635,7 @@ class Batch:
                 if claims is not None and claims.take():
                     continue
                 return
-            if claims is not None and self._work.qsize() < _TAKE_AHEAD:
-                claims.take()  # the next group's ground truth runs ahead meanwhile
+            self._from_parent()
             with self._window:
                 self._taken += 1
                 self._window.notify_all()
@@ -682,7 +644,7 @@ class Batch:
             try:
                 if run.info.id in self._failed:
                     self._release_truths(item)
-                    self._events.put(("skipped", run, None))
+                    self._event("skipped", run, None)
                     continue
                 try:
                     result = run._grade(
@@ -692,7 +654,7 @@ class Batch:
                         if self._stop.is_set():
                             return
                         if run.info.id in self._failed:
-                            self._events.put(("skipped", run, None))
+                            self._event("skipped", run, None)
                             continue
                         stored = run._stored(result)
                 except BaseException as err:  # this run's failure; the others go on
@@ -702,13 +664,13 @@ class Batch:
                         first = run.info.id not in self._failed
                         if first:
                             self._fail(run, err)
-                    self._events.put(("crash", run, first))
+                    self._event("crash", run, first)
                     continue
                 # A forked process sends the parent the record's stored text: it is made already,
                 # and it is read back (validate_json) in about half the CPU of unpickling the
                 # result it came from, which the child would have pickled too.
                 payload = stored.data if self._claims is not None else stored.result
-                self._events.put(("graded", run, payload))
+                self._event("graded", run, payload)
             finally:
                 self._release(key)
 

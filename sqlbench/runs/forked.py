@@ -3,12 +3,13 @@
 Grading replayed answers is bound by the interpreter lock: 8 threads in one process use about
 1.2 cores. When it is safe and worth it, the batch forks worker processes once its runs are
 prepared (agents built, run rows created) and before any thread starts. Each takes groups of
-the questions, in order, from a counter the processes share, whenever its workers run short
+the questions, in order, from a counter the processes share, whenever it runs out of work
 (every agent's answer to a question in one group, and the questions with one ground truth
 together, so the sharing of agent SQL, results and ground truth works as in one process; a
-process held up by slow queries takes fewer groups), grades them with its own worker threads,
-records each result in the run store through its own connection (the children take one shared
-lock around each write), and sends its events to the parent over a pipe. The parent prints
+process held up by slow queries takes fewer groups), grades them in its one thread (each
+ground truth run when an answer first needs it), records each result in the run store through
+its own connection (the children take one shared lock around each write), and sends its events
+to the parent over a pipe. The parent prints
 progress, keeps the heartbeat and finishes the runs.
 
 Safe: Linux (``os.fork``), no other thread running, every warehouse a SQLite file (DuckDB and
@@ -24,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
-import math
 import multiprocessing
 import os
 import signal
@@ -145,20 +145,6 @@ def shared_counter() -> Any | None:
         return multiprocessing.get_context("fork").Value("q", 0)
     except (OSError, ImportError):
         return None
-
-
-THREADS_PER_PROCESS = 2
-"""Most worker threads in one forked process. Its agents replay recorded answers: a thread
-waits for nothing but SQLite, so two keep a core busy (one can sit in a long query while the
-other grades); more only hand the interpreter lock back and forth (Spider, two processes:
-571k futex calls with 4 threads each; 5.6-6.6 s wall with 2 threads each against 6.3-6.7 s
-with 4, alternated on an idle machine)."""
-
-
-def per_process(concurrency: int, processes: int) -> int:
-    """Worker threads in each of ``processes`` processes: the batch's ``concurrency`` shared
-    out, at most ``THREADS_PER_PROCESS``."""
-    return max(1, min(THREADS_PER_PROCESS, math.ceil(concurrency / processes)))
 
 
 @dataclass

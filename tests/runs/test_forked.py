@@ -46,8 +46,11 @@ forked.fork_children = spying
 grade = runner._Run._grade
 def patched(self, warehouses, agent, item, shared=None):
     if os.environ.get("GRADED"):
+        import threading
         with open(os.environ["GRADED"], "a") as out:
-            out.write(f"{os.getpid()} {item.question.name}\\n")
+            names = ",".join(sorted(t.name for t in threading.enumerate()))
+            here = threading.current_thread().name
+            out.write(f"{os.getpid()} {item.question.name} {here} {names}\\n")
     patch = os.environ.get("PATCH", "")
     if patch == "exit" and item.question.name == "q05":
         os._exit(3)
@@ -209,7 +212,7 @@ def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path
     assert done.returncode == 0, done.stderr
     by_process: dict[str, list[str]] = {}
     for line in graded.read_text().splitlines():
-        pid, name = line.split()
+        pid, name, _, _ = line.split()
         by_process.setdefault(pid, []).append(name)
     assert len(by_process) == 2
     assert sorted(n for names in by_process.values() for n in names) == sorted(
@@ -526,12 +529,23 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
             loop.wait()
 
 
-def test_a_forked_process_grades_with_at_most_two_threads() -> None:
-    """Replayed answers wait for nothing but SQLite: more threads in one process only pass
-    the interpreter lock around."""
-    from sqlbench.runs.forked import per_process
-
-    assert per_process(8, 2) == 2
-    assert per_process(32, 4) == 2
-    assert per_process(2, 2) == 1
-    assert per_process(3, 2) == 2
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
+    """Replayed answers wait on nothing but SQLite: a forked process grades in its main thread,
+    with no worker threads, no ground-truth prefetcher and no thread passing its events on
+    (they only handed the interpreter lock around), and still grades every answer once."""
+    project = _project(tmp_path / "proj", processes=2)
+    graded = tmp_path / "graded.log"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
+    done = subprocess.run(
+        _command(project, "--name", "t"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    children = set((project / "forks.log").read_text().split())
+    assert len(children) == 2
+    seen = [line.split() for line in graded.read_text().splitlines()]
+    assert len(seen) == 4 * 12
+    assert {pid for pid, _, _, _ in seen} <= children
+    for _, _, thread, threads in seen:
+        assert thread == "MainThread"
+        assert set(threads.split(",")) <= {"MainThread", "sqlbench-sqlite-deadlines"}, threads
