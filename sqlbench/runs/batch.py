@@ -21,6 +21,7 @@ import contextlib
 import queue
 import re
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -75,6 +76,11 @@ def shareable(sql: str) -> bool:
         False
     """
     return _VOLATILE.search(sql) is None
+
+
+_READ_PARENT_EVERY_S = 0.05
+"""How often a forked process reads its parent's messages between answers (a poll each answer
+cost a selector each)."""
 
 
 class _Shared:
@@ -246,7 +252,11 @@ class Batch:
         self._claims: _Claims | None = None
         """In a forked process: the groups of work it takes as it runs out."""
         self._parent_conn: Connection | None = None
-        """In a forked process: its pipe to the parent, which its worker sends each event on."""
+        """In a forked process: its pipe to the parent (the parent's messages are read here)."""
+        self._outbox: forked.Outbox | None = None
+        """In a forked process: its messages to the parent."""
+        self._parent_read_at = 0.0
+        """When a forked process last read its parent's messages (``time.monotonic``)."""
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -531,14 +541,19 @@ class Batch:
                     self._emit(RunNotice(payload))
                 elif kind == "crash":  # the child stored the run as failed
                     self._run_failed(runs[rid], payload, live.values(), stored=True)
-                elif kind == "graded" and rid not in self._failed:
-                    run = runs[rid]
-                    payload = TrialResult.model_validate_json(payload)  # the record as stored
-                    counts[rid][payload.verdict] += 1
-                    done[rid] += 1
-                    self._emit(
-                        QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
-                    )
+                elif kind == "graded":  # (run id, the record as stored), ...
+                    for rid, text in payload:
+                        if rid in self._failed:
+                            continue
+                        run = runs[rid]
+                        result = TrialResult.model_validate_json(text)
+                        counts[rid][result.verdict] += 1
+                        done[rid] += 1
+                        self._emit(
+                            QuestionGraded(
+                                result, done[rid], totals[rid], dict(counts[rid]), run.info
+                            )
+                        )
 
     def _run_failed(self, run: _Run, why: str, children: Any, *, stored: bool = False) -> None:
         if run.info.id in self._failed:
@@ -589,10 +604,12 @@ class Batch:
                 self._release_truths(work.item)
         self._claims = claims
         self._parent_conn = conn
+        outbox = self._outbox = forked.Outbox(conn)
         try:
             self._worker(agents)
         finally:
             self._stop_workers([])
+        outbox.close()
         forked.send(conn, ("done", None, None))
         conn.close()
 
@@ -609,19 +626,26 @@ class Batch:
         """A worker's event: for this process's loop (``_loop``) or, in a forked process, sent
         to the parent (``_parent``), which needs neither a skipped answer nor a run's failures
         after its first."""
-        conn = self._parent_conn
-        if conn is None:
+        outbox = self._outbox
+        if outbox is None:
             self._events.put((kind, run, payload))
         elif kind == "graded":
-            forked.send(conn, ("graded", run.info.id, payload))
+            outbox.record((run.info.id, payload))
         elif kind == "crash" and payload:  # the first of this run's failures
-            forked.send(conn, ("crash", run.info.id, self._failed[run.info.id]))
+            outbox.send(("crash", run.info.id, self._failed[run.info.id]))
 
     def _from_parent(self) -> None:
-        """In a forked process: the runs the parent said failed (another process's crash);
-        their answers left here are skipped. The parent gone (EOF) ends this process."""
+        """In a forked process, at most every ``_READ_PARENT_EVERY_S``: the runs the parent
+        said failed (another process's crash); their answers left here are skipped. The
+        parent gone (EOF) ends this process."""
         conn = self._parent_conn
-        while conn is not None and conn.poll():
+        if conn is None:
+            return
+        now = time.monotonic()
+        if now < self._parent_read_at + _READ_PARENT_EVERY_S:
+            return
+        self._parent_read_at = now
+        while conn.poll():
             _, rid, why = conn.recv()
             with self._record_lock:
                 self._failed.setdefault(rid, why)

@@ -65,7 +65,7 @@ if os.environ.get("EVENTS"):
     def sent(conn, message):
         if message[0] == "graded":
             with open(os.environ["EVENTS"] + ".sent", "a") as out:
-                out.write(type(message[2]).__name__ + "\\n")
+                out.write(" ".join(type(text).__name__ for _, text in message[2]) + "\\n")
         return sending(conn, message)
     def emitted(self, event):
         if isinstance(event, QuestionGraded):
@@ -226,7 +226,8 @@ def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
 def test_the_parent_reports_each_answer_as_it_is_stored(tmp_path: Path) -> None:
     """A child sends the record's stored JSON text, not the pickled result (about half the
-    CPU on both sides); the parent's progress events hold exactly the stored records."""
+    CPU on both sides), records graded together in one message; the parent's progress events
+    hold exactly the stored records."""
     project = _project(tmp_path / "proj", processes=2)
     events = tmp_path / "events.jsonl"
     env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "EVENTS": str(events)}
@@ -235,7 +236,10 @@ def test_the_parent_reports_each_answer_as_it_is_stored(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert len((project / "forks.log").read_text().split()) == 2
-    assert set(Path(f"{events}.sent").read_text().split()) == {"str"}
+    messages = Path(f"{events}.sent").read_text().splitlines()
+    assert {kind for line in messages for kind in line.split()} == {"str"}
+    assert sum(len(line.split()) for line in messages) == 48
+    assert len(messages) < 48  # records graded together are sent together
     reported = sorted(
         json.dumps(TrialResult.model_validate_json(line).model_dump(mode="json"), sort_keys=True)
         for line in events.read_text().splitlines()
@@ -532,8 +536,9 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
 def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
     """Replayed answers wait on nothing but SQLite: a forked process grades in its main thread,
-    with no worker threads, no ground-truth prefetcher and no thread passing its events on
-    (they only handed the interpreter lock around), and still grades every answer once."""
+    with no worker threads, no ground-truth prefetcher and no thread passing each event on
+    (they only handed the interpreter lock around; the outbox's thread wakes once for many
+    records), and still grades every answer once."""
     project = _project(tmp_path / "proj", processes=2)
     graded = tmp_path / "graded.log"
     env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
@@ -548,4 +553,32 @@ def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
     assert {pid for pid, _, _, _ in seen} <= children
     for _, _, thread, threads in seen:
         assert thread == "MainThread"
-        assert set(threads.split(",")) <= {"MainThread", "sqlbench-sqlite-deadlines"}, threads
+        others = {"MainThread", "sqlbench-sqlite-deadlines", "sqlbench-outbox"}
+        assert set(threads.split(",")) <= others, threads
+
+
+def test_the_outbox_gathers_records_and_keeps_every_message_in_order() -> None:
+    """Records given close together reach the parent as one message within SEND_EVERY_S;
+    another message goes at once, after the records given before it; closing sends the rest."""
+    from multiprocessing import Pipe
+
+    from sqlbench.runs.forked import SEND_EVERY_S, Outbox
+
+    parent, child = Pipe()
+    outbox = Outbox(child)
+    try:
+        for n in range(3):
+            outbox.record(("run", f"r{n}"))
+        assert parent.poll(SEND_EVERY_S + 5)
+        assert parent.recv() == ("graded", None, [("run", "r0"), ("run", "r1"), ("run", "r2")])
+        outbox.record(("run", "r3"))
+        outbox.send(("crash", "run", "why"))
+        assert parent.recv() == ("graded", None, [("run", "r3")])
+        assert parent.recv() == ("crash", "run", "why")
+        outbox.record(("run", "r4"))
+    finally:
+        outbox.close()
+    assert parent.recv() == ("graded", None, [("run", "r4")])
+    assert not parent.poll(SEND_EVERY_S * 2)
+    parent.close()
+    child.close()
