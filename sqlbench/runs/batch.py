@@ -78,6 +78,10 @@ def shareable(sql: str) -> bool:
     return _VOLATILE.search(sql) is None
 
 
+_STAND_IN_AFTER_S = 0.5
+"""How long a forked process's worker is held up by one answer before its stand-in grades the
+next ones (``Batch._stand_in``)."""
+
 _READ_PARENT_EVERY_S = 0.05
 """How often a forked process reads its parent's messages between answers (a poll each answer
 cost a selector each)."""
@@ -193,17 +197,19 @@ class _Claims:
         self._next = index
         self._taken = taken
         self._closed = False
+        self._lock = threading.Lock()
 
     def take(self) -> bool:
         """Take the next group; False when none is left (or after ``close``)."""
-        if self._closed:
-            return False
-        index = self._claim()
-        if index >= len(self.groups):
-            self._closed = True
-            return False
-        self._taken(self.groups[index])
-        return True
+        with self._lock:
+            if self._closed:
+                return False
+            index = self._claim()
+            if index >= len(self.groups):
+                self._closed = True
+                return False
+            self._taken(self.groups[index])
+            return True
 
     def _claim(self) -> int:
         if self._counter is None:
@@ -257,6 +263,11 @@ class Batch:
         """In a forked process: its messages to the parent."""
         self._parent_read_at = 0.0
         """When a forked process last read its parent's messages (``time.monotonic``)."""
+        self._held_since: float | None = None
+        """In a forked process: when its worker began the answer it is grading."""
+        self._first_done = threading.Event()
+        """In a forked process: its worker found nothing left to grade."""
+        self._parent_lock = threading.Lock()
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -591,11 +602,12 @@ class Batch:
         and send each event to the parent; the parent's store and warehouse connections are
         left alone. ``writing``: the lock the children take around each store write.
 
-        One thread and no ground-truth prefetcher: replayed answers wait on nothing but the
-        database, whose queries keep this process's core busy on their own. A second worker,
-        the prefetcher and a thread passing events on only handed the interpreter lock around
-        (Spider: 61k voluntary context switches and 1.5 s of system CPU, against 8.6k and
-        0.85 s, and 5.9-6.1 s against 5.0-5.1 s of wall time; docs/performance.md).
+        One worker and no ground-truth prefetcher: replayed answers wait on nothing but the
+        database, whose queries keep this process's core busy on their own. A second worker
+        always at it, the prefetcher and a thread passing events on only handed the interpreter
+        lock around (Spider: 61k voluntary context switches and 1.5 s of system CPU, against
+        8.6k and 0.85 s, and 5.9-6.1 s against 5.0-5.1 s of wall time; docs/performance.md).
+        A stand-in (``_stand_in``) grades only while the worker is held up by a slow answer.
         """
         self.store.after_fork(writing)
         self.warehouses.after_fork()
@@ -605,10 +617,17 @@ class Batch:
         self._claims = claims
         self._parent_conn = conn
         outbox = self._outbox = forked.Outbox(conn)
+        stand_in = threading.Thread(
+            target=self._stand_in, args=(agents,), daemon=True, name="sqlbench-stand-in"
+        )
+        stand_in.start()
         try:
             self._worker(agents)
+            self._first_done.set()
+            stand_in.join()  # its last answer
         finally:
-            self._stop_workers([])
+            self._first_done.set()
+            self._stop_workers([stand_in])
         outbox.close()
         forked.send(conn, ("done", None, None))
         conn.close()
@@ -644,59 +663,97 @@ class Batch:
         now = time.monotonic()
         if now < self._parent_read_at + _READ_PARENT_EVERY_S:
             return
-        self._parent_read_at = now
-        while conn.poll():
-            _, rid, why = conn.recv()
-            with self._record_lock:
-                self._failed.setdefault(rid, why)
+        if not self._parent_lock.acquire(blocking=False):
+            return  # the other worker is reading them
+        try:
+            self._parent_read_at = now
+            while conn.poll():
+                _, rid, why = conn.recv()
+                with self._record_lock:
+                    self._failed.setdefault(rid, why)
+        finally:
+            self._parent_lock.release()
 
     def _worker(self, agents: dict[str, Agent]) -> None:
-        claims = self._claims
+        """Grade answers until none is left to take (or the batch stops)."""
+        watched = self._claims is not None  # a forked process's one worker: see _stand_in
         while not self._stop.is_set():
-            try:
-                work = self._work.get_nowait()
-            except queue.Empty:
-                if claims is not None and claims.take():
-                    continue
+            work = self._next_work()
+            if work is None or not self._graded(work, agents, held=watched):
                 return
-            self._from_parent()
-            with self._window:
-                self._taken += 1
-                self._window.notify_all()
-            run, item = work.run, work.item
-            key = (item.question.space, item.question.name)
+
+    def _stand_in(self, agents: dict[str, Agent]) -> None:
+        """A forked process's second worker: it grades the next answers only while the first
+        has been held up in one answer for ``_STAND_IN_AFTER_S`` (a slow query; SQLite lets
+        the interpreter go meanwhile), and sleeps otherwise. Two workers always at it passed
+        the interpreter lock back and forth on every answer; one alone left its core idle
+        beside a slow query (BIRD mini-dev: 33 s against 19 s, its two 15 s queries one after
+        the other)."""
+        while not self._first_done.wait(_STAND_IN_AFTER_S / 2):
+            since = self._held_since
+            while since is not None and time.monotonic() - since >= _STAND_IN_AFTER_S:
+                work = self._next_work()
+                if work is None or not self._graded(work, agents, held=False):
+                    return
+                since = self._held_since
+
+    def _next_work(self) -> _Work | None:
+        """The next answer to grade, taking the next group (``_Claims``) when none is queued;
+        None when none is left."""
+        claims = self._claims
+        while True:
             try:
-                if run.info.id in self._failed:
-                    self._release_truths(item)
-                    self._event("skipped", run, None)
-                    continue
-                try:
-                    result = run._grade(
-                        self.warehouses, agents[run.info.id], item, SharedSql(self._shared[key])
-                    )
-                    with self._record_lock:
-                        if self._stop.is_set():
-                            return
-                        if run.info.id in self._failed:
-                            self._event("skipped", run, None)
-                            continue
-                        stored = run._stored(result)
-                except BaseException as err:  # this run's failure; the others go on
-                    # Failed here, not when the loop reads the event: a worker must not grade
-                    # and store this run's next answers in between.
-                    with self._record_lock:
-                        first = run.info.id not in self._failed
-                        if first:
-                            self._fail(run, err)
-                    self._event("crash", run, first)
-                    continue
-                # A forked process sends the parent the record's stored text: it is made already,
-                # and it is read back (validate_json) in about half the CPU of unpickling the
-                # result it came from, which the child would have pickled too.
-                payload = stored.data if self._claims is not None else stored.result
-                self._event("graded", run, payload)
-            finally:
-                self._release(key)
+                return self._work.get_nowait()
+            except queue.Empty:
+                if claims is None or not claims.take():
+                    return None
+
+    def _graded(self, work: _Work, agents: dict[str, Agent], *, held: bool) -> bool:
+        """Grade and store ``work`` (``held``: the worker a stand-in watches); False when the
+        batch stopped meanwhile."""
+        self._from_parent()
+        with self._window:
+            self._taken += 1
+            self._window.notify_all()
+        run, item = work.run, work.item
+        key = (item.question.space, item.question.name)
+        if held:
+            self._held_since = time.monotonic()
+        try:
+            if run.info.id in self._failed:
+                self._release_truths(item)
+                self._event("skipped", run, None)
+                return True
+            try:
+                result = run._grade(
+                    self.warehouses, agents[run.info.id], item, SharedSql(self._shared[key])
+                )
+                with self._record_lock:
+                    if self._stop.is_set():
+                        return False
+                    if run.info.id in self._failed:
+                        self._event("skipped", run, None)
+                        return True
+                    stored = run._stored(result)
+            except BaseException as err:  # this run's failure; the others go on
+                # Failed here, not when the loop reads the event: a worker must not grade
+                # and store this run's next answers in between.
+                with self._record_lock:
+                    first = run.info.id not in self._failed
+                    if first:
+                        self._fail(run, err)
+                self._event("crash", run, first)
+                return True
+            # A forked process sends the parent the record's stored text: it is made already,
+            # and it is read back (validate_json) in about half the CPU of unpickling the
+            # result it came from, which the child would have pickled too.
+            payload = stored.data if self._claims is not None else stored.result
+            self._event("graded", run, payload)
+            return True
+        finally:
+            if held:
+                self._held_since = None
+            self._release(key)
 
     def _release_truths(self, item: _Item) -> None:
         """An answer that will not be graded (its run failed) needs its ground truth no more."""

@@ -536,9 +536,9 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
 def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
     """Replayed answers wait on nothing but SQLite: a forked process grades in its main thread,
-    with no worker threads, no ground-truth prefetcher and no thread passing each event on
-    (they only handed the interpreter lock around; the outbox's thread wakes once for many
-    records), and still grades every answer once."""
+    with no second worker always at it, no ground-truth prefetcher and no thread passing each
+    event on (they only handed the interpreter lock around; the outbox's thread wakes once for
+    many records, the stand-in only beside a slow answer), and grades every answer once."""
     project = _project(tmp_path / "proj", processes=2)
     graded = tmp_path / "graded.log"
     env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
@@ -553,8 +553,29 @@ def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
     assert {pid for pid, _, _, _ in seen} <= children
     for _, _, thread, threads in seen:
         assert thread == "MainThread"
-        others = {"MainThread", "sqlbench-sqlite-deadlines", "sqlbench-outbox"}
+        others = {"MainThread", "sqlbench-sqlite-deadlines", "sqlbench-outbox", "sqlbench-stand-in"}
         assert set(threads.split(",")) <= others, threads
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_beside_a_slow_answer_the_stand_in_grades_the_next_ones(tmp_path: Path) -> None:
+    """One answer counts rows for over a second: the process's stand-in grades the answers
+    after it meanwhile (a slow query releases the interpreter), so that its core is not left
+    idle; every answer is still graded once."""
+    project = _project(tmp_path / "proj", processes=2, slow=8_000_000, slow_only=frozenset({"q00"}))
+    graded = tmp_path / "graded.log"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
+    done = subprocess.run(
+        _command(project, "--name", "s"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in graded.read_text().splitlines()]
+    assert sorted(name for _, name, _, _ in seen) == sorted(
+        f"q{i:02d}" for i in range(12) for _ in range(4)
+    )
+    slow_process = {pid for pid, name, _, _ in seen if name == "q00"}
+    by_stand_in = {pid for pid, _, thread, _ in seen if thread == "sqlbench-stand-in"}
+    assert slow_process <= by_stand_in, seen
 
 
 def test_the_outbox_gathers_records_and_keeps_every_message_in_order() -> None:
