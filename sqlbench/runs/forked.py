@@ -6,8 +6,9 @@ prepared (agents built, run rows created) and before any thread starts. Each tak
 the questions, in order, from a counter the processes share, whenever it runs out of work
 (every agent's answer to a question in one group, and the questions with one ground truth
 together, so the sharing of agent SQL, results and ground truth works as in one process; a
-process held up by slow queries takes fewer groups), grades them in its one thread (each
-ground truth run when an answer first needs it), records each result in the run store through
+process held up by slow queries takes fewer groups), grades them with one worker (each
+ground truth run when an answer first needs it; a stand-in thread grades the next answers while
+the worker is held up by a slow query), records each result in the run store through
 its own connection (the children take one shared lock around each write), and sends its events
 to the parent over a pipe. The parent prints
 progress, keeps the heartbeat and finishes the runs.
