@@ -48,7 +48,7 @@ def patched(self, warehouses, agent, item, shared=None):
     if os.environ.get("GRADED"):
         import threading
         with open(os.environ["GRADED"], "a") as out:
-            names = ",".join(sorted(t.name for t in threading.enumerate()))
+            names = ",".join(sorted(t.name.replace(" ", "_") for t in threading.enumerate()))
             here = threading.current_thread().name
             out.write(f"{os.getpid()} {item.question.name} {here} {names}\\n")
     patch = os.environ.get("PATCH", "")
@@ -576,6 +576,25 @@ def test_beside_a_slow_answer_the_stand_in_grades_the_next_ones(tmp_path: Path) 
     slow_process = {pid for pid, name, _, _ in seen if name == "q00"}
     by_stand_in = {pid for pid, _, thread, _ in seen if thread == "sqlbench-stand-in"}
     assert slow_process <= by_stand_in, seen
+
+
+def test_replays_on_sqlite_in_one_process_are_graded_by_one_worker(tmp_path: Path) -> None:
+    """In one process too (``run.processes: 1``), answers that wait on nothing but SQLite files
+    are graded by one worker and its stand-in, without the 8 workers and the ground-truth
+    prefetcher that agents waited on side by side need."""
+    project = _project(tmp_path / "proj", processes=1)
+    graded = tmp_path / "graded.log"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
+    done = subprocess.run(
+        _command(project, "--name", "o"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in graded.read_text().splitlines()]
+    assert len(seen) == 4 * 12
+    assert {thread for _, _, thread, _ in seen} == {"sqlbench-run-0"}
+    for _, _, _, threads in seen:
+        grading = {t for t in threads.split(",") if t.startswith(("sqlbench-run", "sqlbench-tr"))}
+        assert grading == {"sqlbench-run-0"}, threads
 
 
 def test_the_outbox_gathers_records_and_keeps_every_message_in_order() -> None:
