@@ -263,13 +263,12 @@ class Batch:
         """In a forked process: its messages to the parent."""
         self._parent_read_at = 0.0
         """When a forked process last read its parent's messages (``time.monotonic``)."""
-        self._watched = False
-        """One worker grades, with a stand-in (``_stand_in``): a forked process, or a batch
-        that waits on SQLite files only."""
-        self._held_since: float | None = None
-        """With a stand-in: when the worker began the answer it is grading."""
+        self._held: list[float | None] | None = None
+        """With stand-ins (``_stand_in``: a forked process, or a batch that waits on SQLite
+        files only): per grader, the worker first, then each stand-in, when it began the answer
+        it is grading (None between answers)."""
         self._first_done = threading.Event()
-        """With a stand-in: the worker found nothing left to grade."""
+        """With stand-ins: the worker found nothing left to grade."""
         self._parent_lock = threading.Lock()
 
     def _emit(self, event: Any) -> None:
@@ -413,19 +412,29 @@ class Batch:
         (agents that think, judges and servers are waited on side by side)."""
         self._queue(order)
         if self._waits_on_sqlite_only():
-            self._watched = True
-            threads = [
-                threading.Thread(
-                    target=self._first_worker, args=(agents,), daemon=True, name="sqlbench-run-0"
-                ),
-                threading.Thread(
-                    target=self._stand_in, args=(agents,), daemon=True, name="sqlbench-stand-in"
-                ),
-            ]
-            for thread in threads:
-                thread.start()
-            return threads
+            stand_ins = self._stand_ins(agents, max(1, min(concurrency, forked.cores()) - 1))
+            first = threading.Thread(
+                target=self._first_worker, args=(agents,), daemon=True, name="sqlbench-run-0"
+            )
+            first.start()
+            return [first, *stand_ins]
         return self._threads(agents, min(concurrency, len(order)), order)
+
+    def _stand_ins(self, agents: dict[str, Agent], count: int) -> list[threading.Thread]:
+        """Start ``count`` stand-ins (``_stand_in``) for the one worker."""
+        self._held = [None] * (count + 1)
+        threads = [
+            threading.Thread(
+                target=self._stand_in,
+                args=(agents, slot),
+                daemon=True,
+                name="sqlbench-stand-in" if slot == 1 else f"sqlbench-stand-in-{slot}",
+            )
+            for slot in range(1, count + 1)
+        ]
+        for thread in threads:
+            thread.start()
+        return threads
 
     def _waits_on_sqlite_only(self) -> bool:
         """Whether grading this batch waits on nothing but SQLite files: every agent replays
@@ -655,19 +664,17 @@ class Batch:
                 self._release_truths(work.item)
         self._claims = claims
         self._parent_conn = conn
-        self._watched = True
         outbox = self._outbox = forked.Outbox(conn)
-        stand_in = threading.Thread(
-            target=self._stand_in, args=(agents,), daemon=True, name="sqlbench-stand-in"
-        )
-        stand_in.start()
+        # One stand-in: the processes are as many as the idle cores already.
+        stand_ins = self._stand_ins(agents, 1)
         try:
             self._worker(agents)
             self._first_done.set()
-            stand_in.join()  # its last answer
+            for stand_in in stand_ins:
+                stand_in.join()  # its last answer
         finally:
             self._first_done.set()
-            self._stop_workers([stand_in])
+            self._stop_workers(stand_ins)
         outbox.close()
         forked.send(conn, ("done", None, None))
         conn.close()
@@ -716,27 +723,34 @@ class Batch:
 
     def _worker(self, agents: dict[str, Agent]) -> None:
         """Grade answers until none is left to take (or the batch stops)."""
-        watched = self._watched  # the one worker, with a stand-in: see _stand_in
+        slot = 0 if self._held is not None else None  # the one worker, with stand-ins
         while not self._stop.is_set():
             work = self._next_work()
-            if work is None or not self._graded(work, agents, held=watched):
+            if work is None or not self._graded(work, agents, slot=slot):
                 return
 
-    def _stand_in(self, agents: dict[str, Agent]) -> None:
-        """The one worker's stand-in (a forked process, or a batch that waits on SQLite files
-        only): it grades the next answers only while the worker has been held up in one answer
-        for ``_STAND_IN_AFTER_S`` (a slow query; SQLite lets the interpreter go meanwhile), and
-        sleeps otherwise. Two workers always at it passed
-        the interpreter lock back and forth on every answer; one alone left its core idle
-        beside a slow query (BIRD mini-dev: 33 s against 19 s, its two 15 s queries one after
-        the other)."""
+    def _stand_in(self, agents: dict[str, Agent], slot: int) -> None:
+        """A stand-in for the one worker (a forked process, or a batch that waits on SQLite
+        files only), at ``slot``: it grades the next answers only while the worker and every
+        stand-in before it have been held up in one answer for ``_STAND_IN_AFTER_S`` (slow
+        queries; SQLite lets the interpreter go meanwhile), and sleeps otherwise. Two workers
+        always at it passed the interpreter lock back and forth on every answer; one alone
+        left its core idle beside a slow query (BIRD mini-dev: 33 s against 19 s, its two
+        15 s queries one after the other). A forked process has one stand-in (the processes
+        are one per idle core); one process has one fewer than its cores, at most
+        ``run.concurrency`` graders in all."""
         while not self._first_done.wait(_STAND_IN_AFTER_S / 2):
-            since = self._held_since
-            while since is not None and time.monotonic() - since >= _STAND_IN_AFTER_S:
+            while self._all_held(slot):
                 work = self._next_work()
-                if work is None or not self._graded(work, agents, held=False):
+                if work is None or not self._graded(work, agents, slot=slot):
                     return
-                since = self._held_since
+
+    def _all_held(self, slot: int) -> bool:
+        """Whether every grader before stand-in ``slot`` (the worker, then the stand-ins
+        before it) has been held up in one answer for ``_STAND_IN_AFTER_S``."""
+        held = self._held or []
+        now = time.monotonic()
+        return all(since is not None and now - since >= _STAND_IN_AFTER_S for since in held[:slot])
 
     def _next_work(self) -> _Work | None:
         """The next answer to grade, taking the next group (``_Claims``) when none is queued;
@@ -749,17 +763,18 @@ class Batch:
                 if claims is None or not claims.take():
                     return None
 
-    def _graded(self, work: _Work, agents: dict[str, Agent], *, held: bool) -> bool:
-        """Grade and store ``work`` (``held``: the worker a stand-in watches); False when the
-        batch stopped meanwhile."""
+    def _graded(self, work: _Work, agents: dict[str, Agent], *, slot: int | None) -> bool:
+        """Grade and store ``work`` (``slot``: the grader's place among the worker and its
+        stand-ins, which watch it); False when the batch stopped meanwhile."""
         self._from_parent()
         with self._window:
             self._taken += 1
             self._window.notify_all()
         run, item = work.run, work.item
         key = (item.question.space, item.question.name)
-        if held:
-            self._held_since = time.monotonic()
+        held = self._held if slot is not None else None
+        if held is not None and slot is not None:
+            held[slot] = time.monotonic()
         try:
             if run.info.id in self._failed:
                 self._release_truths(item)
@@ -792,8 +807,8 @@ class Batch:
             self._event("graded", run, payload)
             return True
         finally:
-            if held:
-                self._held_since = None
+            if held is not None and slot is not None:
+                held[slot] = None
             self._release(key)
 
     def _release_truths(self, item: _Item) -> None:

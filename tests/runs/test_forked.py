@@ -73,6 +73,8 @@ if os.environ.get("EVENTS"):
                 out.write(event.result.model_dump_json() + "\\n")
         return emitting(self, event)
     forked.send, batch.Batch._emit = sent, emitted
+if os.environ.get("CORES"):
+    forked.cores = lambda: int(os.environ["CORES"])
 from sqlbench.cli.main import main
 sys.argv = ["sqlbench", *sys.argv[1:]]
 main()
@@ -595,6 +597,31 @@ def test_replays_on_sqlite_in_one_process_are_graded_by_one_worker(tmp_path: Pat
     for _, _, _, threads in seen:
         grading = {t for t in threads.split(",") if t.startswith(("sqlbench-run", "sqlbench-tr"))}
         assert grading == {"sqlbench-run-0"}, threads
+
+
+def test_in_one_process_stand_ins_take_over_one_after_another(tmp_path: Path) -> None:
+    """In one process on four cores, the worker and the first stand-in both held up by slow
+    answers, a second stand-in grades the next ones; every answer is graded once."""
+    slow = frozenset({"q00", "q01"})
+    project = _project(tmp_path / "proj", processes=1, slow=12_000_000, slow_only=slow)
+    graded = tmp_path / "graded.log"
+    env = {
+        **os.environ,
+        "FORKS": str(project / "forks.log"),
+        "PATCH": "",
+        "GRADED": str(graded),
+        "CORES": "4",
+    }
+    done = subprocess.run(
+        _command(project, "--name", "c"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in graded.read_text().splitlines()]
+    assert sorted(name for _, name, _, _ in seen) == sorted(
+        f"q{i:02d}" for i in range(12) for _ in range(4)
+    )
+    threads = {thread for _, _, thread, _ in seen}
+    assert {"sqlbench-run-0", "sqlbench-stand-in", "sqlbench-stand-in-2"} <= threads, seen
 
 
 def test_the_outbox_gathers_records_and_keeps_every_message_in_order() -> None:
