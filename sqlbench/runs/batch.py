@@ -412,7 +412,7 @@ class Batch:
         (agents that think, judges and servers are waited on side by side)."""
         self._queue(order)
         if self._waits_on_sqlite_only():
-            stand_ins = self._stand_ins(agents, max(1, min(concurrency, forked.cores()) - 1))
+            stand_ins = self._stand_ins(agents, max(0, min(concurrency, forked.cores()) - 1))
             first = threading.Thread(
                 target=self._first_worker, args=(agents,), daemon=True, name="sqlbench-run-0"
             )
@@ -737,8 +737,8 @@ class Batch:
         always at it passed the interpreter lock back and forth on every answer; one alone
         left its core idle beside a slow query (BIRD mini-dev: 33 s against 19 s, its two
         15 s queries one after the other). A forked process has one stand-in (the processes
-        are one per idle core); one process has one fewer than its cores, at most
-        ``run.concurrency`` graders in all."""
+        are one per idle core); one process has one fewer than its cores, and at most
+        ``run.concurrency`` graders in all (none with ``concurrency: 1``)."""
         while not self._first_done.wait(_STAND_IN_AFTER_S / 2):
             while self._all_held(slot):
                 work = self._next_work()

@@ -624,6 +624,25 @@ def test_in_one_process_stand_ins_take_over_one_after_another(tmp_path: Path) ->
     assert {"sqlbench-run-0", "sqlbench-stand-in", "sqlbench-stand-in-2"} <= threads, seen
 
 
+def test_concurrency_one_grades_one_answer_at_a_time(tmp_path: Path) -> None:
+    """``run.concurrency: 1`` in one process: no stand-in, even beside a slow answer (one
+    query at a time, as asked)."""
+    project = _project(tmp_path / "proj", processes=1, slow=8_000_000, slow_only=frozenset({"q00"}))
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    settings["run"]["concurrency"] = 1
+    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+    graded = tmp_path / "graded.log"
+    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
+    done = subprocess.run(
+        _command(project, "--name", "c"), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    seen = [line.split() for line in graded.read_text().splitlines()]
+    assert len(seen) == 4 * 12
+    assert {thread for _, _, thread, _ in seen} == {"sqlbench-run-0"}
+    assert not any("stand-in" in threads for _, _, _, threads in seen)
+
+
 def test_the_outbox_gathers_records_and_keeps_every_message_in_order() -> None:
     """Records given close together reach the parent as one message within SEND_EVERY_S;
     another message goes at once, after the records given before it; closing sends the rest."""
