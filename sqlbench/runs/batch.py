@@ -665,8 +665,10 @@ class Batch:
         self._claims = claims
         self._parent_conn = conn
         outbox = self._outbox = forked.Outbox(conn)
-        # One stand-in: the processes are as many as the idle cores already.
-        stand_ins = self._stand_ins(agents, 1)
+        # At most one stand-in (the processes are one per idle core already), none when
+        # run.concurrency leaves this process one grader.
+        share = -(-self._concurrency() // claims.processes)
+        stand_ins = self._stand_ins(agents, min(1, share - 1))
         try:
             self._worker(agents)
             self._first_done.set()
