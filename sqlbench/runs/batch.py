@@ -79,8 +79,8 @@ def shareable(sql: str) -> bool:
 
 
 _STAND_IN_AFTER_S = 0.5
-"""How long a forked process's worker is held up by one answer before its stand-in grades the
-next ones (``Batch._stand_in``)."""
+"""How long the one worker (and each stand-in before the next) is held up by one answer before
+a stand-in grades the next ones (``Batch._stand_in``)."""
 
 _READ_PARENT_EVERY_S = 0.05
 """How often a forked process reads its parent's messages between answers (a poll each answer
@@ -270,6 +270,7 @@ class Batch:
         self._first_done = threading.Event()
         """With stand-ins: the worker found nothing left to grade."""
         self._parent_lock = threading.Lock()
+        """In a forked process: held by the grader reading the parent's messages."""
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -407,7 +408,7 @@ class Batch:
         self, order: list[_Work], agents: dict[str, Agent], concurrency: int
     ) -> list[threading.Thread]:
         """Queue ``order`` and start the threads that grade it: when its answers wait on
-        nothing but SQLite files (``_waits_on_sqlite_only``), one worker and its stand-in, as
+        nothing but SQLite files (``_waits_on_sqlite_only``), one worker and its stand-ins, as
         in a forked process; else the ground-truth prefetcher and ``concurrency`` workers
         (agents that think, judges and servers are waited on side by side)."""
         self._queue(order)
@@ -450,7 +451,7 @@ class Batch:
         return self.warehouses.fork_refusal() is None
 
     def _first_worker(self, agents: dict[str, Agent]) -> None:
-        """``_worker``, the one its stand-in watches; the stand-in ends after it."""
+        """``_worker``, the one its stand-ins watch; they end after it."""
         try:
             self._worker(agents)
         finally:
@@ -738,9 +739,9 @@ class Batch:
         queries; SQLite lets the interpreter go meanwhile), and sleeps otherwise. Two workers
         always at it passed the interpreter lock back and forth on every answer; one alone
         left its core idle beside a slow query (BIRD mini-dev: 33 s against 19 s, its two
-        15 s queries one after the other). A forked process has one stand-in (the processes
-        are one per idle core); one process has one fewer than its cores, and at most
-        ``run.concurrency`` graders in all (none with ``concurrency: 1``)."""
+        15 s queries one after the other). A forked process has at most one (the processes
+        are one per idle core); one process has one fewer than its cores; and there are at most
+        ``run.concurrency`` graders in all (shared out over the processes)."""
         while not self._first_done.wait(_STAND_IN_AFTER_S / 2):
             while self._all_held(slot):
                 work = self._next_work()
