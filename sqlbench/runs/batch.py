@@ -770,9 +770,10 @@ class Batch:
         """Grade and store ``work`` (``slot``: the grader's place among the worker and its
         stand-ins, which watch it); False when the batch stopped meanwhile."""
         self._from_parent()
-        with self._window:
-            self._taken += 1
-            self._window.notify_all()
+        if self._held is None:  # workers with the ground-truth prefetcher: it follows them
+            with self._window:
+                self._taken += 1
+                self._window.notify_all()
         run, item = work.run, work.item
         key = (item.question.space, item.question.name)
         held = self._held if slot is not None else None
