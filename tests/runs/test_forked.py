@@ -195,6 +195,31 @@ def _run(
     return done, [[int(pid) for pid in line.split()] for line in lines]
 
 
+def _gradings(project: Path, name: str, **extra: str) -> list[list[str]]:
+    """Run every agent of ``project`` as runs named ``name`` (``extra``: more environment);
+    each answer graded, in the order graded: pid, question, the grading thread, every thread
+    of its process."""
+    graded = project.parent / f"graded-{name}.log"
+    env = {
+        **os.environ,
+        "FORKS": str(project / "forks.log"),
+        "PATCH": "",
+        "GRADED": str(graded),
+        **extra,
+    }
+    done = subprocess.run(
+        _command(project, "--name", name), capture_output=True, text=True, timeout=120, env=env
+    )
+    assert done.returncode == 0, done.stderr
+    return [line.split() for line in graded.read_text().splitlines()]
+
+
+def _set_concurrency(project: Path, concurrency: int) -> None:
+    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
+    settings["run"]["concurrency"] = concurrency
+    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
 def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path) -> None:
     """Every other question is slow (one agent's answer counts 1M rows), one worker thread a
@@ -203,18 +228,9 @@ def test_slow_questions_are_shared_out_as_the_processes_run_short(tmp_path: Path
     twice or left out."""
     slow = frozenset(f"q{i:02d}" for i in range(0, 12, 2))
     project = _project(tmp_path / "proj", processes=2, slow=1_000_000, slow_only=slow)
-    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
-    settings["run"]["concurrency"] = 2  # one thread in each of the 2 processes
-    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
-    graded = tmp_path / "graded.log"
-    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
-    done = subprocess.run(
-        _command(project, "--name", "b"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
+    _set_concurrency(project, 2)  # one grader in each of the 2 processes
     by_process: dict[str, list[str]] = {}
-    for line in graded.read_text().splitlines():
-        pid, name, _, _ = line.split()
+    for pid, name, _, _ in _gradings(project, "b"):
         by_process.setdefault(pid, []).append(name)
     assert len(by_process) == 2
     assert sorted(n for names in by_process.values() for n in names) == sorted(
@@ -542,15 +558,9 @@ def test_a_forked_process_grades_in_its_one_thread(tmp_path: Path) -> None:
     event on (they only handed the interpreter lock around; the outbox's thread wakes once for
     many records, the stand-in only beside a slow answer), and grades every answer once."""
     project = _project(tmp_path / "proj", processes=2)
-    graded = tmp_path / "graded.log"
-    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
-    done = subprocess.run(
-        _command(project, "--name", "t"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
+    seen = _gradings(project, "t")
     children = set((project / "forks.log").read_text().split())
     assert len(children) == 2
-    seen = [line.split() for line in graded.read_text().splitlines()]
     assert len(seen) == 4 * 12
     assert {pid for pid, _, _, _ in seen} <= children
     for _, _, thread, threads in seen:
@@ -565,13 +575,7 @@ def test_beside_a_slow_answer_the_stand_in_grades_the_next_ones(tmp_path: Path) 
     after it meanwhile (a slow query releases the interpreter), so that its core is not left
     idle; every answer is still graded once."""
     project = _project(tmp_path / "proj", processes=2, slow=8_000_000, slow_only=frozenset({"q00"}))
-    graded = tmp_path / "graded.log"
-    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
-    done = subprocess.run(
-        _command(project, "--name", "s"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    seen = [line.split() for line in graded.read_text().splitlines()]
+    seen = _gradings(project, "s")
     assert sorted(name for _, name, _, _ in seen) == sorted(
         f"q{i:02d}" for i in range(12) for _ in range(4)
     )
@@ -585,13 +589,7 @@ def test_replays_on_sqlite_in_one_process_are_graded_by_one_worker(tmp_path: Pat
     are graded by one worker and its stand-in, without the 8 workers and the ground-truth
     prefetcher that agents waited on side by side need."""
     project = _project(tmp_path / "proj", processes=1)
-    graded = tmp_path / "graded.log"
-    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
-    done = subprocess.run(
-        _command(project, "--name", "o"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    seen = [line.split() for line in graded.read_text().splitlines()]
+    seen = _gradings(project, "o")
     assert len(seen) == 4 * 12
     assert {thread for _, _, thread, _ in seen} == {"sqlbench-run-0"}
     for _, _, _, threads in seen:
@@ -604,19 +602,7 @@ def test_in_one_process_stand_ins_take_over_one_after_another(tmp_path: Path) ->
     answers, a second stand-in grades the next ones; every answer is graded once."""
     slow = frozenset({"q00", "q01"})
     project = _project(tmp_path / "proj", processes=1, slow=12_000_000, slow_only=slow)
-    graded = tmp_path / "graded.log"
-    env = {
-        **os.environ,
-        "FORKS": str(project / "forks.log"),
-        "PATCH": "",
-        "GRADED": str(graded),
-        "CORES": "4",
-    }
-    done = subprocess.run(
-        _command(project, "--name", "c"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    seen = [line.split() for line in graded.read_text().splitlines()]
+    seen = _gradings(project, "c", CORES="4")
     assert sorted(name for _, name, _, _ in seen) == sorted(
         f"q{i:02d}" for i in range(12) for _ in range(4)
     )
@@ -628,16 +614,8 @@ def test_concurrency_one_grades_one_answer_at_a_time(tmp_path: Path) -> None:
     """``run.concurrency: 1`` in one process: no stand-in, even beside a slow answer (one
     query at a time, as asked)."""
     project = _project(tmp_path / "proj", processes=1, slow=8_000_000, slow_only=frozenset({"q00"}))
-    settings = yaml.safe_load((project / "sqlbench.yml").read_text())
-    settings["run"]["concurrency"] = 1
-    (project / "sqlbench.yml").write_text(yaml.safe_dump(settings))
-    graded = tmp_path / "graded.log"
-    env = {**os.environ, "FORKS": str(project / "forks.log"), "PATCH": "", "GRADED": str(graded)}
-    done = subprocess.run(
-        _command(project, "--name", "c"), capture_output=True, text=True, timeout=120, env=env
-    )
-    assert done.returncode == 0, done.stderr
-    seen = [line.split() for line in graded.read_text().splitlines()]
+    _set_concurrency(project, 1)
+    seen = _gradings(project, "c")
     assert len(seen) == 4 * 12
     assert {thread for _, _, thread, _ in seen} == {"sqlbench-run-0"}
     assert not any("stand-in" in threads for _, _, _, threads in seen)
