@@ -56,11 +56,14 @@ def cores() -> int:
 
 
 IDLE_WINDOW_S = 0.1
-"""How long ``idle_cores`` watches the machine's CPUs (this process sleeps meanwhile)."""
+"""The least time ``idle_cores`` watches the machine's CPUs over."""
+IDLE_MARK_MAX_AGE_S = 10.0
+"""A watch begun longer ago than this says too little about now: ``idle_cores`` starts anew."""
 
 
 def _cpu_jiffies() -> tuple[int, int] | None:
-    """(busy, total) CPU time of the whole machine since boot, from ``/proc/stat``."""
+    """(busy, total) CPU time of the whole machine since boot, from ``/proc/stat``, in clock
+    ticks."""
     try:
         with open("/proc/stat", encoding="ascii") as stat:
             fields = [int(v) for v in stat.readline().split()[1:]]
@@ -72,13 +75,41 @@ def _cpu_jiffies() -> tuple[int, int] | None:
     return sum(fields[:8]) - idle, sum(fields[:8])
 
 
-def idle_cores(window_s: float = IDLE_WINDOW_S) -> int:
-    """Cores the machine leaves idle now (at least 1: this process's own), measured over
-    ``window_s`` while this process sleeps: the share of all CPUs' time that went idle.
-    (The load average would not do: it trails by a minute and counts every runnable thread,
-    so the last run's own worker threads made the next run look like a busy machine.)"""
-    before = _cpu_jiffies()
-    time.sleep(window_s)
+@dataclass(frozen=True)
+class IdleWatch:
+    """The machine's CPU time and this process's own, at one moment (``watch_idle``)."""
+
+    at: float
+    """``time.monotonic()`` then."""
+    jiffies: tuple[int, int] | None
+    """``_cpu_jiffies()`` then."""
+    own_cpu: float
+    """``time.process_time()`` then: this process's CPU, all its threads."""
+
+
+def watch_idle() -> IdleWatch:
+    """Begin watching how idle the machine is. ``idle_cores(since=...)`` ends the watch: the
+    time a run spends importing, loading the project and planning is the window, instead of a
+    sleep of its own before the processes are forked."""
+    return IdleWatch(time.monotonic(), _cpu_jiffies(), time.process_time())
+
+
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def idle_cores(window_s: float = IDLE_WINDOW_S, *, since: IdleWatch | None = None) -> int:
+    """Cores the machine leaves idle now (at least 1: this process's own): the share of all
+    CPUs' time that went idle, or went to this process itself, over the last ``window_s``
+    seconds or more. ``since``: a watch begun earlier (``watch_idle``); this process's own CPU
+    time since then counts as idle, as it is the work the forked processes take over. Without
+    one, or when it began under ``window_s`` or over ``IDLE_MARK_MAX_AGE_S`` ago, this process
+    sleeps until ``window_s`` has passed since the watch began. (The load average would not do:
+    it trails by a minute and counts every runnable thread, so the last run's own worker
+    threads made the next run look like a busy machine.)"""
+    if since is None or time.monotonic() - since.at > IDLE_MARK_MAX_AGE_S:
+        since = watch_idle()
+    time.sleep(max(0.0, window_s - (time.monotonic() - since.at)))
+    before = since.jiffies
     after = _cpu_jiffies()
     if before is None or after is None or after[1] <= before[1]:
         try:
@@ -86,8 +117,24 @@ def idle_cores(window_s: float = IDLE_WINDOW_S) -> int:
         except OSError:
             load = 0.0
         return max(1, cores() - int(load))
-    busy = (after[0] - before[0]) / (after[1] - before[1])
+    own = (time.process_time() - since.own_cpu) * _TICKS_PER_S
+    others = max(0.0, after[0] - before[0] - own)
+    busy = others / (after[1] - before[1])
     return max(1, round(cores() * (1.0 - busy)))
+
+
+_since_import: IdleWatch | None = watch_idle()
+"""Begun when this module is imported, among a run's imports: the first batch of the process
+that asks (``_idle_now``) measures over the imports, the project's load and the planning
+instead of sleeping ``IDLE_WINDOW_S`` before it forks."""
+
+
+def _idle_now() -> int:
+    """``idle_cores`` over the watch begun at import the first time, then over a sleep (a later
+    batch's window would hold the earlier batch's own processes)."""
+    global _since_import
+    since, _since_import = _since_import, None
+    return idle_cores(since=since)
 
 
 def process_count(
@@ -96,7 +143,7 @@ def process_count(
     answers: int,
     questions: int,
     refusal: Callable[[], str | None],
-    idle: Callable[[], int] = idle_cores,
+    idle: Callable[[], int] = _idle_now,
 ) -> tuple[int, str | None]:
     """How many processes grade a batch, and the notice to give when the user asked for more
     than one and it cannot be (``refusal()`` says why it is not safe, or None).

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
-from sqlbench.runs.forked import cores, idle_cores, process_count
+from sqlbench.runs import forked
+from sqlbench.runs.forked import cores, idle_cores, process_count, watch_idle
 from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 
@@ -549,6 +550,63 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
         for loop in loops:
             loop.kill()
             loop.wait()
+
+
+@pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux's /proc/stat")
+def test_idle_cores_over_a_watch_begun_earlier_does_not_sleep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A watch begun before the run's imports is the window: the busy loops on every core are
+    seen over it, and ``idle_cores`` returns at once instead of sleeping its window."""
+    if cores() > 8:
+        pytest.skip("keeps the test cheap: one busy loop per core")
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
+    try:
+        time.sleep(0.2)
+        since = watch_idle()
+        time.sleep(0.3)
+        began = time.monotonic()
+        assert idle_cores(window_s=0.3, since=since) == 1
+        assert time.monotonic() - began < 0.1
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
+def test_idle_cores_counts_this_process_s_own_cpu_as_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CPU this process spent over the window (its imports, loading the project) is work
+    the forked processes take over, not another program's: a machine busy with nothing else
+    has every core idle. Another program's CPU on top of it is still seen."""
+    ticks = forked._TICKS_PER_S
+    monkeypatch.setattr(forked, "cores", lambda: 2)
+    clock = {"cpu": 10.0}
+    monkeypatch.setattr(time, "process_time", lambda: clock["cpu"])
+    # 1 s of two cores: 2 s of CPU time in all
+    readings = iter([(0, 0), (ticks, 2 * ticks)])
+    monkeypatch.setattr(forked, "_cpu_jiffies", lambda: next(readings))
+    since = forked.IdleWatch(time.monotonic() - 1.0, forked._cpu_jiffies(), time.process_time())
+    clock["cpu"] = 11.0  # this process: 1 s, all the machine's busy time
+    assert idle_cores(since=since) == 2
+    readings = iter([(0, 0), (2 * ticks, 2 * ticks)])  # and another program: the other core
+    since = forked.IdleWatch(time.monotonic() - 1.0, forked._cpu_jiffies(), 10.0)
+    assert idle_cores(since=since) == 1
+
+
+def test_the_first_batch_measures_over_the_imports_and_later_ones_sleep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The watch begun at import is used once: a later batch's window would hold the earlier
+    batch's own processes."""
+    seen: list[forked.IdleWatch | None] = []
+    monkeypatch.setattr(forked, "idle_cores", lambda since=None: seen.append(since) or 2)
+    mark = watch_idle()
+    monkeypatch.setattr(forked, "_since_import", mark)
+    safe = lambda: None  # noqa: E731
+    assert process_count("auto", answers=8748, questions=1034, refusal=safe)[0] == 2
+    assert process_count("auto", answers=8748, questions=1034, refusal=safe)[0] == 2
+    assert seen == [mark, None]
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
