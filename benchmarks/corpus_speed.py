@@ -688,9 +688,25 @@ def main() -> None:
     args = parser.parse_args()
     if not (args.root / "spider").is_dir():
         raise SystemExit(f"no corpus at {args.root}: pass --root DIR")
+    if args.bird_eval and not (Path(args.bird_eval) / "evaluation" / "evaluation_ex.py").is_file():
+        raise SystemExit(
+            f"--bird-eval {args.bird_eval} holds no evaluation/evaluation_ex.py: give the root of "
+            "a mini_dev checkout"
+        )
+    if args.spider_eval and not (Path(args.spider_eval) / "evaluation.py").is_file():
+        raise SystemExit(
+            f"--spider-eval {args.spider_eval} holds no evaluation.py: give the root of a "
+            "test-suite-sql-eval checkout"
+        )
     own = args.work is None
     work = Path(tempfile.mkdtemp(prefix="sqlbench-corpus-")) if own else args.work
     work.mkdir(parents=True, exist_ok=True)
+    taken = [c.strip() for c in args.corpus.split(",") if (work / c.strip()).exists()]
+    if not own and taken:
+        raise SystemExit(
+            f"--work {work} already holds {', '.join(taken)} from an earlier invocation: give an "
+            "empty or new folder"
+        )
     print(byte_compile(args), flush=True)
     version = Timed([*SQLBENCH, "--version"])
     lines = [f"sqlbench --version: {version.seconds:.2f} s (a fresh process)", ""]
