@@ -437,7 +437,8 @@ def _parse(sql: str, dialect: str) -> list[exp.Expr]:
         # Never run either way (what cannot be parsed cannot be shown to be read-only); only
         # the words differ. A plain query that does not parse is a syntax error; one whose
         # words could write or reach outside is refused as before. An engine whose database
-        # parses without running (DuckDB) replaces the message with the database's own.
+        # parses without running (DuckDB, a local Spark; SQLite compiling behind EXPLAIN)
+        # replaces the message with the database's own.
         # No tokens: not even tokens (an unterminated string), a syntax error.
         detail = error_text(err, 160)
         unsafe = None if tokens is None else _unsafe_words(tokens, dialect)

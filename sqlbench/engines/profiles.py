@@ -308,7 +308,11 @@ class SqliteProfile(Profile):
         lowered = message.lower()
         if "interrupted" in lowered and timed_out_now:
             return timed_out(timeout_s)
-        if "syntax error" in lowered or "incomplete input" in lowered:
+        if (
+            "syntax error" in lowered
+            or "incomplete input" in lowered
+            or lowered.startswith("unrecognized token")
+        ):
             return QueryError(QueryErrorKind.SYNTAX, message)
         if "string or blob too big" in lowered or "out of memory" in lowered:
             return too_large(None, out_of_memory=message)

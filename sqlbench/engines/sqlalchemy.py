@@ -34,7 +34,7 @@ from sqlbench.engines.fetch import (
     rows_to_table,
     time_spent,
 )
-from sqlbench.engines.guard import check_read_only
+from sqlbench.engines.guard import check_read_only, unchecked_syntax
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
@@ -247,9 +247,51 @@ class SqlAlchemyEngine(Engine):
             )
             return ResultSet(table)
         start = time.monotonic()
-        check_read_only(sql, self.dialect)
+        try:
+            check_read_only(sql, self.dialect)
+        except QueryError as err:
+            if err.kind is QueryErrorKind.SYNTAX and self.sqlite_path is not None:
+                limits = _Limits(timeout_s, max_rows, max_bytes, time_spent(start, timeout_s))
+                raise self._sqlite_syntax_error(sql, err, limits) from err
+            raise
         spent = time_spent(start, timeout_s)
         return self._run(sql, _Limits(timeout_s, max_rows, max_bytes, spent), agent=True)
+
+    def _sqlite_syntax_error(
+        self, sql: str, guard_error: QueryError, limits: _Limits
+    ) -> QueryError:
+        """Agent SQL sqlglot cannot parse, on a SQLite file: SQLite compiles it behind
+        ``EXPLAIN``, which runs nothing (under the read-only authorizer, as a query), and its
+        own message says what is wrong. Where SQLite compiles it, sqlglot lacks the syntax: it
+        is refused as unchecked, as on DuckDB. Without a connection, the guard's message. (SQL
+        that starts with EXPLAIN never gets here: the guard refuses it as not a query.)"""
+        try:
+            raw = self._checkout()
+        except _ConnectionLost:
+            return guard_error
+        cursor: Any = None
+        budget = limits.timeout_s - limits.spent_s
+        deadline = time.monotonic() + budget
+        try:
+            self._profile.begin(
+                raw.dbapi_connection,
+                timeout_s=budget,
+                max_rows=limits.max_rows,
+                agent=True,
+                max_bytes=limits.max_bytes,
+            )
+            cursor = raw.dbapi_connection.cursor()
+            cursor.execute(f"EXPLAIN {sql}")
+        except (sqlite3.Error, sqlite3.Warning) as err:
+            return self._profile.classify(
+                err,
+                timed_out_now=time.monotonic() >= deadline,
+                timeout_s=limits.timeout_s,
+                agent=True,
+            )
+        finally:
+            self._release(raw, cursor, drop=False, agent=True)
+        return unchecked_syntax(guard_error, "SQLite")
 
     def _run(self, sql: str, limits: _Limits, *, agent: bool) -> ResultSet:
         lost: _ConnectionLost | None = None
