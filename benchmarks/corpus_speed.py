@@ -49,10 +49,12 @@ prediction on them is run):
    official's ``execute_sql``, prediction then gold): such a query (BIRD dev's toxicology q254
    runs 19 s in SQLite, on its own longer than the rest of the corpus together) bounds both
    tools' wall time alike, whatever either does around it.
-   Without them, only sqlbench's figures are printed.
+   Without them, only sqlbench's figures are printed. ``--rounds N`` alternates the two tools
+   N times and prints the ratio of the medians: Spider's whole corpus, and each BIRD project
+   apart from those answers (one pair of BIRD runs moves by 15-20% here between invocations).
 
 Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR]
-[--corpus spider,bird,bird-dev]``.
+[--corpus spider,bird,bird-dev] [--rounds N]``.
 Not part of the test suite: it takes minutes. On a shared machine, run it once, late.
 """
 
@@ -642,6 +644,21 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
                 f"(CPU {o_cpu:.1f} s) = {(init.seconds + apart.seconds) / o_seconds:.2f}x wall, "
                 f"{(init.cpu_seconds + apart.cpu_seconds) / o_cpu:.2f}x CPU"
             )
+            if args.rounds > 1:
+                ours = [init.seconds + apart.seconds]
+                theirs = [o_seconds]
+                for _ in range(1, args.rounds):
+                    ours.append(init.seconds + sqlbench_without(project, both, work).seconds)
+                    theirs.append(
+                        run_bird_official(eval_dir, python, layout, systems, work, both)[0]
+                    )
+                mine, official = statistics.median(ours), statistics.median(theirs)
+                lines.append(
+                    f"  {args.rounds} rounds alternated, apart from them: sqlbench init+run "
+                    f"{', '.join(f'{v:.1f}' for v in ours)} s, official "
+                    f"{', '.join(f'{v:.1f}' for v in theirs)} s; medians {mine:.2f} s / "
+                    f"{official:.2f} s = {mine / official:.2f}x wall"
+                )
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
     return lines
@@ -678,7 +695,10 @@ def main() -> None:
     parser.add_argument("--work", type=Path, default=None, help="default: a temporary folder")
     parser.add_argument("--corpus", default="spider,bird,bird-dev")
     parser.add_argument(
-        "--rounds", type=int, default=1, help="Spider: alternate both tools this many times"
+        "--rounds",
+        type=int,
+        default=1,
+        help="alternate both tools this many times (Spider; BIRD apart from its slow answers)",
     )
     parser.add_argument("--spider-eval", default=os.environ.get("SQLBENCH_SPIDER_EVAL"))
     parser.add_argument("--bird-eval", default=os.environ.get("SQLBENCH_BIRD_EVAL"))
