@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlbench.errors import PublicBenchmarkError
 from sqlbench.public.layout import (
+    UNPARSEABLE_NOT_RUN,
     Benchmark,
     Grading,
     Prediction,
@@ -41,6 +42,7 @@ GRADING = Grading(
         "same-named columns swapped (min and max) are review here; the official passes them",
         "a query over the time limit fails here (timeout) as there, but the limit is "
         "sqlbench's query_timeout_s, not func_timeout",
+        UNPARSEABLE_NOT_RUN,
     ),
 )
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from sqlbench.errors import PublicBenchmarkError
 from sqlbench.public.layout import (
+    UNPARSEABLE_NOT_RUN,
     Benchmark,
     Grading,
     PublicQuestion,
@@ -32,6 +33,7 @@ GRADING = Grading(
         "numbers match within rel_tol 1e-9 here; defog compares pandas frames",
         "the agent's extra columns are ignored here, as defog's subset match does; its exact "
         "match is not reported separately",
+        UNPARSEABLE_NOT_RUN,
     ),
 )
 _REQUIRED = ("db_name", "question", "query")

@@ -27,6 +27,13 @@ class PublicQuestion:
     tags: tuple[str, ...] = ()
 
 
+UNPARSEABLE_NOT_RUN = (
+    "agent SQL that sqlglot cannot parse is not run here: it fails with SQLite's own message "
+    "(or, where SQLite would accept it, as a query sqlbench cannot check); the official runs it"
+)
+"""A difference every public benchmark's grading shares (docs/engines.md, the statement guard)."""
+
+
 @dataclass(frozen=True)
 class Prediction:
     """One predicted SQL text, keyed by the question's index in the published file."""

@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlbench.errors import PublicBenchmarkError
 from sqlbench.public.layout import (
+    UNPARSEABLE_NOT_RUN,
     Benchmark,
     Grading,
     Prediction,
@@ -42,6 +43,7 @@ GRADING = Grading(
         "DISTINCT first, and its evaluation.py replaces the text 'value' with 1 in predictions",
         "a prediction that is an empty line is review here (no SQL); the official counts it wrong",
         "only EX on the original databases: the test-suite's distilled databases are not used",
+        UNPARSEABLE_NOT_RUN,
     ),
 )
 

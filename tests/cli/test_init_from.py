@@ -233,6 +233,35 @@ def test_bird_layout(tmp_path: Path, invoke) -> None:
     assert "names database 'toxicology' but question #0 of mini_dev_sqlite.json" in result.stderr
 
 
+def test_sql_sqlglot_cannot_parse_is_a_listed_difference_and_fails_with_sqlites_message(
+    tmp_path: Path, invoke
+) -> None:
+    """The official evaluators run every prediction; sqlbench does not run SQL its guard cannot
+    parse: init says so among the differences, and such a prediction fails with SQLite's own
+    message (the quote in Bob's ends the string)."""
+    bench = _bird(tmp_path)
+    sep = "\t----- bird -----\t"
+    preds = tmp_path / "predict_mini_dev_x_sqlite.json"
+    preds.write_text(
+        json.dumps(
+            {
+                "0": f"SELECT name FROM hero WHERE name = 'Bob's'{sep}superhero",
+                "2": f"SELECT name, age FROM hero{sep}superhero",
+            }
+        )
+    )
+    project = tmp_path / "proj"
+    result = invoke(
+        "init", str(project), "--from", "bird", str(bench), "--predictions", str(preds),
+        "--agent", "x",
+    )  # fmt: skip
+    assert "agent SQL that sqlglot cannot parse is not run here" in result.stdout
+    run = json.loads(invoke("run", "-C", str(project), "--format", "json").stdout)
+    reasons = {r["name"]: (r["verdict"], r["reason"]) for r in run["results"]}
+    assert reasons["q7"] == ("fail", 'the agent\'s SQL has a syntax error: near "s": syntax error')
+    assert reasons["q12"][0] == "pass"
+
+
 def test_defog_layout_gold_alternatives(tmp_path: Path) -> None:
     root = tmp_path / "defog"
     (root / "databases").mkdir(parents=True)
