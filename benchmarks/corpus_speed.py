@@ -511,12 +511,16 @@ def spider_rounds(
             Path(args.spider_eval), args.official_python, layout, systems, work
         )
         theirs.append(seconds)
-    mine, official = statistics.median(ours), statistics.median(theirs)
+    return alternated(f"{args.rounds} rounds alternated", ours, "official evaluation.py", theirs)
+
+
+def alternated(label: str, ours: list[float], official: str, theirs: list[float]) -> str:
+    """The wall seconds of both tools' alternated runs and the ratio of their medians."""
+    mine, their = statistics.median(ours), statistics.median(theirs)
     return (
-        f"{args.rounds} rounds alternated: sqlbench init+run "
-        f"{', '.join(f'{v:.1f}' for v in ours)} s, official evaluation.py "
-        f"{', '.join(f'{v:.1f}' for v in theirs)} s; medians {mine:.2f} s / {official:.2f} s = "
-        f"{mine / official:.2f}x wall"
+        f"{label}: sqlbench init+run {', '.join(f'{v:.1f}' for v in ours)} s, {official} "
+        f"{', '.join(f'{v:.1f}' for v in theirs)} s; medians {mine:.2f} s / {their:.2f} s = "
+        f"{mine / their:.2f}x wall"
     )
 
 
@@ -652,13 +656,8 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
                     theirs.append(
                         run_bird_official(eval_dir, python, layout, systems, work, both)[0]
                     )
-                mine, official = statistics.median(ours), statistics.median(theirs)
-                lines.append(
-                    f"  {args.rounds} rounds alternated, apart from them: sqlbench init+run "
-                    f"{', '.join(f'{v:.1f}' for v in ours)} s, official "
-                    f"{', '.join(f'{v:.1f}' for v in theirs)} s; medians {mine:.2f} s / "
-                    f"{official:.2f} s = {mine / official:.2f}x wall"
-                )
+                label = f"  {args.rounds} rounds alternated, apart from them"
+                lines.append(alternated(label, ours, "official", theirs))
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
     return lines

@@ -57,7 +57,7 @@ def cores() -> int:
 
 IDLE_WINDOW_S = 0.1
 """The least time ``idle_cores`` watches the machine's CPUs over."""
-IDLE_MARK_MAX_AGE_S = 10.0
+IDLE_WATCH_MAX_AGE_S = 10.0
 """A watch begun longer ago than this says too little about now: ``idle_cores`` starts anew."""
 
 
@@ -102,11 +102,11 @@ def idle_cores(window_s: float = IDLE_WINDOW_S, *, since: IdleWatch | None = Non
     CPUs' time that went idle, or went to this process itself, over the last ``window_s``
     seconds or more. ``since``: a watch begun earlier (``watch_idle``); this process's own CPU
     time since then counts as idle, as it is the work the forked processes take over. Without
-    one, or when it began under ``window_s`` or over ``IDLE_MARK_MAX_AGE_S`` ago, this process
+    one, or when it began under ``window_s`` or over ``IDLE_WATCH_MAX_AGE_S`` ago, this process
     sleeps until ``window_s`` has passed since the watch began. (The load average would not do:
     it trails by a minute and counts every runnable thread, so the last run's own worker
     threads made the next run look like a busy machine.)"""
-    if since is None or time.monotonic() - since.at > IDLE_MARK_MAX_AGE_S:
+    if since is None or time.monotonic() - since.at > IDLE_WATCH_MAX_AGE_S:
         since = watch_idle()
     time.sleep(max(0.0, window_s - (time.monotonic() - since.at)))
     before = since.jiffies

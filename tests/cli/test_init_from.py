@@ -8,6 +8,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -196,24 +197,37 @@ def _bird(tmp_path: Path) -> Path:
     return root
 
 
-def test_bird_layout(tmp_path: Path, invoke) -> None:
+_BIRD_SEP = "\t----- bird -----\t"
+
+
+def _init_bird(tmp_path: Path, invoke, predictions: dict[str, str]) -> tuple[Path, Path, Any]:
+    """``_bird``'s layout, ``predictions`` (index -> (SQL, db_id)) written as BIRD publishes
+    them, and ``init --from bird`` with them as agent ``x``: the layout, the project and the
+    init's result."""
     bench = _bird(tmp_path)
-    sep = "\t----- bird -----\t"
     preds = tmp_path / "predict_mini_dev_x_sqlite.json"
     preds.write_text(
-        json.dumps(
-            {
-                "0": f"SELECT name FROM hero WHERE age > 26 UNION ALL SELECT 'Bob'{sep}superhero",
-                "1": f"SELECT 1{sep}california_schools",
-                "2": f"SELECT name, age FROM hero{sep}superhero",
-            }
-        )
+        json.dumps({i: f"{sql}{_BIRD_SEP}{db}" for i, (sql, db) in predictions.items()})
     )
     project = tmp_path / "proj"
     result = invoke(
         "init", str(project), "--from", "bird", str(bench), "--predictions", str(preds),
         "--agent", "x",
     )  # fmt: skip
+    return bench, project, result
+
+
+def test_bird_layout(tmp_path: Path, invoke) -> None:
+    sep = _BIRD_SEP
+    bench, project, result = _init_bird(
+        tmp_path,
+        invoke,
+        {
+            "0": ("SELECT name FROM hero WHERE age > 26 UNION ALL SELECT 'Bob'", "superhero"),
+            "1": ("SELECT 1", "california_schools"),
+            "2": ("SELECT name, age FROM hero", "superhero"),
+        },
+    )
     assert "compare: {order: ignore, rows: set, columns: exact}" in result.stdout
     assert "california_schools (1)" in result.stderr
     questions = yaml.safe_load((project / "eval_questions/superhero.yml").read_text())
@@ -239,22 +253,14 @@ def test_sql_sqlglot_cannot_parse_is_a_listed_difference_and_fails_with_sqlites_
     """The official evaluators run every prediction; sqlbench does not run SQL its guard cannot
     parse: init says so among the differences, and such a prediction fails with SQLite's own
     message (the quote in Bob's ends the string)."""
-    bench = _bird(tmp_path)
-    sep = "\t----- bird -----\t"
-    preds = tmp_path / "predict_mini_dev_x_sqlite.json"
-    preds.write_text(
-        json.dumps(
-            {
-                "0": f"SELECT name FROM hero WHERE name = 'Bob's'{sep}superhero",
-                "2": f"SELECT name, age FROM hero{sep}superhero",
-            }
-        )
+    _, project, result = _init_bird(
+        tmp_path,
+        invoke,
+        {
+            "0": ("SELECT name FROM hero WHERE name = 'Bob's'", "superhero"),
+            "2": ("SELECT name, age FROM hero", "superhero"),
+        },
     )
-    project = tmp_path / "proj"
-    result = invoke(
-        "init", str(project), "--from", "bird", str(bench), "--predictions", str(preds),
-        "--agent", "x",
-    )  # fmt: skip
     assert "agent SQL that sqlglot cannot parse is not run here" in result.stdout
     run = json.loads(invoke("run", "-C", str(project), "--format", "json").stdout)
     reasons = {r["name"]: (r["verdict"], r["reason"]) for r in run["results"]}

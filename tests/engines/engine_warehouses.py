@@ -126,6 +126,17 @@ def _duckdb_file(tmp: Path) -> Warehouse:
     return Warehouse("duckdb_file", engine, "orders", lambda: _folder_state(path.parent), "duckdb")
 
 
+def sqlite_file_engine(tmp: Path, *statements: str) -> Engine:
+    """The engine of a SQLite file in ``tmp`` made by ``statements`` (``sqlite:///`` URL)."""
+    path = tmp / "w.sqlite"
+    db = sqlite3.connect(path)
+    for statement in statements:
+        db.execute(statement)
+    db.commit()
+    db.close()
+    return open_engine(Settings(warehouse=f"sqlite:///{path}"), tmp)
+
+
 def _sqlite_file(tmp: Path) -> Warehouse:
     path = tmp / "warehouse" / "shop.sqlite"
     path.parent.mkdir()

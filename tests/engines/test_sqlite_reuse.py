@@ -12,11 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_warehouses import sqlite_file_engine
 
-from sqlbench.engines.open import open_engine
 from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
 from sqlbench.errors import QueryError, QueryErrorKind
-from sqlbench.project.files import Settings
 
 MB = 2**20
 RUNAWAY = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELECT count(*) FROM r"
@@ -24,13 +23,9 @@ RUNAWAY = "WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) SELEC
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Any:
-    path = tmp_path / "w.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE t (a INTEGER, b TEXT)")
-    db.executemany("INSERT INTO t VALUES (?, ?)", [(1, "x"), (2, "y")])
-    db.commit()
-    db.close()
-    opened = open_engine(Settings(warehouse=f"sqlite:///{path}"), tmp_path)
+    opened = sqlite_file_engine(
+        tmp_path, "CREATE TABLE t (a INTEGER, b TEXT)", "INSERT INTO t VALUES (1, 'x'), (2, 'y')"
+    )
     assert isinstance(opened, SqlAlchemyEngine)
     yield opened
     opened.close()

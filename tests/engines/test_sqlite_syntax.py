@@ -11,23 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from engine_warehouses import sqlite_file_engine
 
-from sqlbench.engines.open import open_engine
 from sqlbench.engines.sqlalchemy import SqlAlchemyEngine, _Limits
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.grading import agent_sql_reason
-from sqlbench.project.files import Settings
 
 
 @pytest.fixture
 def engine(tmp_path: Path) -> Any:
-    path = tmp_path / "w.sqlite"
-    db = sqlite3.connect(path)
-    db.execute("CREATE TABLE member (first_name TEXT, t_shirt_size TEXT)")
-    db.executemany("INSERT INTO member VALUES (?, ?)", [("Amy", "Medium"), ("Bo", "Large")])
-    db.commit()
-    db.close()
-    opened = open_engine(Settings(warehouse=f"sqlite:///{path}"), tmp_path)
+    opened = sqlite_file_engine(
+        tmp_path,
+        "CREATE TABLE member (first_name TEXT, t_shirt_size TEXT)",
+        "INSERT INTO member VALUES ('Amy', 'Medium'), ('Bo', 'Large')",
+    )
     assert isinstance(opened, SqlAlchemyEngine)
     yield opened
     opened.close()

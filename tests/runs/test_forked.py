@@ -5,6 +5,7 @@ in one process."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -532,6 +534,18 @@ def test_killing_the_parent_leaves_no_child_grading(tmp_path: Path) -> None:
     assert all(_gone(pid) for pid in children)
 
 
+@contextlib.contextmanager
+def _every_core_busy() -> Iterator[None]:
+    """A busy loop on every core of this machine while the block runs."""
+    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
+    try:
+        yield
+    finally:
+        for loop in loops:
+            loop.kill()
+            loop.wait()
+
+
 @pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux's /proc/stat")
 def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
     monkeypatch: pytest.MonkeyPatch,
@@ -542,14 +556,9 @@ def test_idle_cores_sees_the_machine_busy_now_not_a_minute_ago(
     if cores() > 8:
         pytest.skip("keeps the test cheap: one busy loop per core")
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
-    try:
+    with _every_core_busy():
         time.sleep(0.3)
         assert idle_cores(window_s=0.3) == 1
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
 
 
 @pytest.mark.skipif(not Path("/proc/stat").is_file(), reason="needs Linux's /proc/stat")
@@ -561,18 +570,13 @@ def test_idle_cores_over_a_watch_begun_earlier_does_not_sleep(
     if cores() > 8:
         pytest.skip("keeps the test cheap: one busy loop per core")
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    loops = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores())]
-    try:
+    with _every_core_busy():
         time.sleep(0.2)
         since = watch_idle()
         time.sleep(0.3)
         began = time.monotonic()
         assert idle_cores(window_s=0.3, since=since) == 1
         assert time.monotonic() - began < 0.1
-    finally:
-        for loop in loops:
-            loop.kill()
-            loop.wait()
 
 
 def test_idle_cores_counts_this_process_s_own_cpu_as_idle(monkeypatch: pytest.MonkeyPatch) -> None:
