@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
-from sqlglot import exp
-from sqlglot.errors import ParseError
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+# sqlglot is imported by the functions that read its nodes and errors, not with this module:
+# the project's loader imports it, and commands that read no SQL (`runs`, `show`) load the
+# project too.
 
 
 def statements(parsed: Iterable[exp.Expr | None]) -> list[exp.Expr]:
@@ -30,6 +35,8 @@ def statements(parsed: Iterable[exp.Expr | None]) -> list[exp.Expr]:
         >>> len(statements(sqlglot.parse("SELECT 1;; SELECT 2")))
         2
     """
+    from sqlglot import exp
+
     return [node for node in parsed if node is not None and not isinstance(node, exp.Semicolon)]
 
 
@@ -62,6 +69,8 @@ def _in_stable_order(err: Exception) -> str:
     message is rebuilt as sqlglot builds it (``description. Line L, Col: C.`` and the context,
     at most three, then ``... and N more``) only when that changes the order.
     """
+    from sqlglot.errors import ParseError
+
     found = getattr(err, "errors", None)
     if not isinstance(err, ParseError) or not isinstance(found, list) or len(found) < 2:
         return str(err)

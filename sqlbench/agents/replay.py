@@ -31,7 +31,7 @@ from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_
 from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem, ProjectError
 from sqlbench.project.confine import outside_project
-from sqlbench.project.dialect import KNOWN_DIALECTS
+from sqlbench.project.dialect import known_dialects
 from sqlbench.project.files import AgentConfig
 from sqlbench.project.yamlload import (
     MAX_YAML_BYTES,
@@ -303,7 +303,7 @@ def _confined(file: Path, shown: str, root: Path | None) -> None:
 
 
 def _check(config: AgentConfig, options: ReplayOptions) -> list[Problem]:
-    if options.dialect is not None and options.dialect not in KNOWN_DIALECTS:
+    if options.dialect is not None and options.dialect not in known_dialects():
         return [problem(config, f"`dialect`: {options.dialect!r} is not a sqlglot dialect")]
     file, shown = _shown_path(config, options)
     try:

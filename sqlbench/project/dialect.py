@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
-
-from sqlglot.dialects import Dialects
 
 from sqlbench.errors import EnvVarError
 from sqlbench.project.envvars import resolve
@@ -42,8 +41,18 @@ _SCHEME_DIALECTS = {
     "dremio": "dremio",
 }
 
-KNOWN_DIALECTS: tuple[str, ...] = tuple(d.value for d in Dialects if d.value)
-"""Every sqlglot dialect name."""
+
+_URL_DIALECTS = frozenset(_SCHEME_DIALECTS.values())
+"""The dialects a warehouse URL's scheme names (every one of them a sqlglot dialect)."""
+
+
+@functools.cache
+def known_dialects() -> tuple[str, ...]:
+    """Every sqlglot dialect name (sqlglot is imported here, when a name is checked, not with
+    this module: commands that read no SQL load the project too)."""
+    from sqlglot.dialects import Dialects
+
+    return tuple(d.value for d in Dialects if d.value)
 
 
 def warehouse_dialect(
@@ -126,6 +135,8 @@ def unknown_dialect_message(name: str) -> str | None:
         >>> unknown_dialect_message("postgress")
         "unknown dialect 'postgress'; did you mean 'postgres'?"
     """
-    if name.lower() in KNOWN_DIALECTS:
+    # The dialects warehouse URLs map to are sqlglot's (tests/project/test_dialect.py): a
+    # project naming one of them is checked without importing sqlglot.
+    if name.lower() in _URL_DIALECTS or name.lower() in known_dialects():
         return None
-    return f"unknown dialect {name!r}{suggest(name.lower(), KNOWN_DIALECTS, listing=True)}"
+    return f"unknown dialect {name!r}{suggest(name.lower(), known_dialects(), listing=True)}"

@@ -7,14 +7,12 @@ and ground truth that will drift because it is relative to today.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path, PurePosixPath
-
-import sqlglot
-from sqlglot import Token, TokenType
-from sqlglot.errors import ParseError, TokenError
+from typing import TYPE_CHECKING
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.dialect import unknown_dialect_message
@@ -29,6 +27,13 @@ from sqlbench.project.files import (
 from sqlbench.project.yamlload import YamlMap, line_of
 from sqlbench.sqlstatements import statements
 from sqlbench.text import suggest
+
+if TYPE_CHECKING:
+    from sqlglot import Token
+
+# sqlglot is imported where SQL is read (_tokens, parse_problem, sql_drift), not with this
+# module: the project's loader imports it, and commands that read no SQL (`runs`, `show`)
+# load the project too.
 
 
 def _warning(message: str, path: str | None, line: int | None) -> Problem:
@@ -264,6 +269,9 @@ def warehouse_problems(
 
 
 def _tokens(sql: str, dialect: str) -> tuple[list[Token] | None, str | None]:
+    import sqlglot
+    from sqlglot.errors import TokenError
+
     try:
         return sqlglot.Dialect.get_or_raise(dialect).tokenize(sql), None
     except TokenError as err:
@@ -284,6 +292,9 @@ def parse_problem(sql: str, dialect: str, tokens: list[Token] | None = None) -> 
         >>> parse_problem("SELECT 1; SELECT 2", "duckdb")
         'it holds 2 statements, not one query'
     """
+    import sqlglot
+    from sqlglot.errors import ParseError
+
     if tokens is None:
         tokens, problem = _tokens(sql, dialect)
         if tokens is None:
@@ -302,15 +313,25 @@ def parse_problem(sql: str, dialect: str, tokens: list[Token] | None = None) -> 
     return None
 
 
-_NOW_TOKENS = {
-    TokenType.CURRENT_DATE,
-    TokenType.CURRENT_DATETIME,
-    TokenType.CURRENT_TIME,
-    TokenType.CURRENT_TIMESTAMP,
-    TokenType.LOCALTIME,
-    TokenType.LOCALTIMESTAMP,
-    TokenType.SYSTIMESTAMP,
-}
+_NOW_TOKEN_NAMES = (
+    "CURRENT_DATE",
+    "CURRENT_DATETIME",
+    "CURRENT_TIME",
+    "CURRENT_TIMESTAMP",
+    "LOCALTIME",
+    "LOCALTIMESTAMP",
+    "SYSTIMESTAMP",
+)
+"""sqlglot's token types (``TokenType`` members) of the current date or time."""
+
+
+@functools.cache
+def _now_tokens() -> frozenset[object]:
+    from sqlglot import TokenType
+
+    return frozenset(TokenType[name] for name in _NOW_TOKEN_NAMES)
+
+
 _NOW_BARE = {
     "CURRENT_DATE",
     "CURRENT_TIMESTAMP",
@@ -352,10 +373,13 @@ def sql_drift(sql: str, dialect: str, tokens: list[Token] | None = None) -> str 
         >>> sql_drift("SELECT now() AS t", "duckdb"), sql_drift("SELECT 'now()' AS t", "duckdb")
         ('now()', None)
     """
+    from sqlglot import TokenType
+
     if tokens is None:
         tokens, _ = _tokens(sql, dialect)
         if tokens is None:
             return None  # cannot be read: parse_problem reports it
+    now_tokens = _now_tokens()
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         call = following is not None and following.token_type is TokenType.L_PAREN
@@ -373,7 +397,7 @@ def sql_drift(sql: str, dialect: str, tokens: list[Token] | None = None) -> str 
             continue
         if call and upper in _NOW_CALLS:
             return f"{token.text}()"
-        if token.token_type in _NOW_TOKENS or upper in _NOW_BARE:
+        if token.token_type in now_tokens or upper in _NOW_BARE:
             return token.text.upper()
     return None
 

@@ -12,9 +12,10 @@ import math
 from collections.abc import Sequence
 from math import comb
 from statistics import NormalDist
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class Interval(NamedTuple):
@@ -80,6 +81,8 @@ def bootstrap_mean_interval(
     """
     if not 0.0 < confidence < 1.0:
         raise ValueError("confidence must be between 0 and 1")
+    import numpy as np  # here, not with the module: `runs` and `show` read records without it
+
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return None

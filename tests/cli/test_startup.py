@@ -128,3 +128,33 @@ def test_init_from_a_benchmark_imports_no_models_or_engines(tmp_path: Path) -> N
         tmp_path / "proj" / "eval_questions" / "shop.yml"
     ).read_text()
     assert loaded == []
+
+
+# Reading stored runs needs the store and the records, not SQL, Arrow or statistics: a project's
+# `dialect:` is checked without sqlglot, a stored interval is read without numpy.
+NOT_FOR_READING_RUNS = ("sqlglot", "numpy", "pyarrow", "pandas", "duckdb", "sqlbench.compare")
+
+
+def test_reading_stored_runs_imports_no_sql_parser_arrow_or_numpy(tmp_path: Path) -> None:
+    _spider_project(tmp_path)
+    project = tmp_path / "proj"
+    with (project / "sqlbench.yml").open("a", encoding="utf-8") as settings:
+        settings.write("dialect: sqlite\n")
+    ran = subprocess.run(
+        [sys.executable, "-m", "sqlbench", "run", "-C", str(project), "--agent", "a"],
+        capture_output=True,
+        text=True,
+    )
+    assert ran.returncode == 0, ran.stderr
+    listed, loaded = _loaded_by(
+        ["runs", "-C", str(project), "--format", "json"], NOT_FOR_READING_RUNS
+    )
+    assert loaded == []
+    name = json.loads(listed)["runs"][0]["name"]
+    for argv in (
+        ["show", "-C", str(project), name],
+        ["show", "-C", str(project), name, "shop/dev_0000"],
+        ["export", "-C", str(project), name, "--output", str(tmp_path / "run.json")],
+    ):
+        _, loaded = _loaded_by(argv, NOT_FOR_READING_RUNS)
+        assert loaded == [], argv
