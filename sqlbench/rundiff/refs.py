@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import Project
@@ -27,9 +28,11 @@ from sqlbench.rundiff.sides import (
 )
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
+
+if TYPE_CHECKING:
+    from sqlbench.runs.plan import RunOptions
 
 ProgressScope = Callable[[], AbstractContextManager[ProgressCallback | None]]
 """Makes the progress display of one side's run (entered while that side runs)."""

@@ -17,20 +17,23 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
-from sqlbench.rundiff.affected import select_affected
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
-from sqlbench.runs.identity import identity_of, run_identity, warehouse_identity
-from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
 from sqlbench.runs.records import RunInfo, RunStatus, utc_now
-from sqlbench.runs.regrade import ReuseAnswers, regrade_source
 from sqlbench.runs.store import RunStore
-from sqlbench.validation import load_project
+
+if TYPE_CHECKING:
+    from sqlbench.runs.regrade import ReuseAnswers
+
+# Running a ref (planning, identities, regrading, the affected questions) is imported by the
+# functions that run one: comparing two stored runs needs none of it, nor the agents, engines,
+# sqlglot and pyarrow those modules load.
 
 Notify = Callable[[str], None]
 """Receives one-line notes for the user (which side was reused, an incomplete run...)."""
@@ -132,6 +135,8 @@ def load_side_project(
             commit = gitfs.resolve_ref(options.project_dir, ref)
             name = gitfs.resolved_name(options.project_dir, ref, commit)
             return RunSide(f"{name} (no sqlbench project)", (), branch=name, commit=commit)
+    from sqlbench.validation import load_project
+
     project = load_project(options.project_dir, branch=ref)
     if project.source.dev_mode_note and notify is not None:
         notify(project.source.dev_mode_note)
@@ -155,6 +160,9 @@ def project_side(
         AgentError: The agent is not defined in this project.
         SqlbenchError: A setup or run error.
     """
+    from sqlbench.runs.identity import run_identity, warehouse_identity
+    from sqlbench.runs.plan import RunOptions, agent_config, pick_questions
+
     try:
         config = agent_config(project, options.agent_name or project.settings.default_agent)
     except AgentError as err:
@@ -220,6 +228,12 @@ def affected_reuse(
     Raises:
         SqlbenchError: The base project does not load.
     """
+    from sqlbench.rundiff.affected import select_affected
+    from sqlbench.runs.identity import identity_of, run_identity
+    from sqlbench.runs.plan import agent_config
+    from sqlbench.runs.regrade import ReuseAnswers, regrade_source
+    from sqlbench.validation import load_project
+
     say = notify or (lambda _line: None)
     if base.run_id is None:
         say("affected-only: the base has no run to reuse answers from; asking every question")

@@ -158,3 +158,11 @@ def test_reading_stored_runs_imports_no_sql_parser_arrow_or_numpy(tmp_path: Path
     ):
         _, loaded = _loaded_by(argv, NOT_FOR_READING_RUNS)
         assert loaded == [], argv
+    # Comparing two stored runs runs nothing: no agents, engines or planning (numpy it needs).
+    not_for_comparing = tuple(m for m in NOT_FOR_READING_RUNS if m != "numpy")
+    compared, loaded = _loaded_by(
+        ["compare", "-C", str(project), name, name, "--format", "json"],
+        (*not_for_comparing, "sqlbench.agents", "sqlbench.engines", "sqlbench.runs.plan"),
+    )
+    assert loaded == []
+    assert json.loads(compared)["base"]["run"] == name
