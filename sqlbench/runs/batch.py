@@ -54,24 +54,23 @@ if TYPE_CHECKING:
     from sqlbench.runs.store import RunStore
     from sqlbench.runs.warehouses import RunWarehouses
 
-_VOLATILE = re.compile(
-    r"\b(now|rand\w*|randn|random\w*|uuid\w*|newid|current_\w+|localtime\w*|sysdate|"
-    r"systimestamp|sysdatetime|getdate|today|curdate|curtime|utc_\w+|clock_timestamp|"
-    r"statement_timestamp|transaction_timestamp|timeofday|setseed|tablesample|changes|"
-    r"total_changes|last_insert_rowid|nextval|currval|sample)\b",
-    re.IGNORECASE,
-)
-"""Words that may call something whose value changes between runs; SQL holding one is run
-for each agent on its own (a column named like one only loses the sharing)."""
-
-_VOLATILE_STEMS = (
-    "now", "rand", "uuid", "newid", "current_", "localtime", "sysdate", "getdate", "today",
-    "curdate", "curtime", "utc_", "timestamp", "timeofday", "setseed", "sample", "changes",
-    "last_insert_rowid", "nextval", "currval",
+_VOLATILE_WORDS = (
+    "now", r"rand\w*", "randn", r"random\w*", r"uuid\w*", "newid", r"current_\w+",
+    r"localtime\w*", "sysdate", "systimestamp", "sysdatetime", "getdate", "today", "curdate",
+    "curtime", r"utc_\w+", "clock_timestamp", "statement_timestamp", "transaction_timestamp",
+    "timeofday", "setseed", "tablesample", "changes", "total_changes", "last_insert_rowid",
+    "nextval", "currval", "sample",
 )  # fmt: skip
-"""Lower-case text every word ``_VOLATILE`` matches holds (``systimestamp`` and the other
-``*_timestamp`` words hold ``timestamp``): SQL in ASCII that holds none of them, lower-cased,
-cannot match, so the regular expression (about 30 us on an agent's SQL) is not tried."""
+"""Words that may call something whose value changes between runs (a word ending ``\\w*`` or
+``\\w+`` stands for its family); SQL holding one is run for each agent on its own (a column
+named like one only loses the sharing)."""
+
+_VOLATILE = re.compile(r"\b(" + "|".join(_VOLATILE_WORDS) + r")\b", re.IGNORECASE)
+
+_VOLATILE_STEMS = tuple(re.sub(r"\\w[*+]$", "", word) for word in _VOLATILE_WORDS)
+"""The literal text each of ``_VOLATILE_WORDS`` starts with: SQL in ASCII that holds none of
+them, lower-cased, cannot match, so the regular expression (about 30 us on an agent's SQL) is
+not tried."""
 
 
 def shareable(sql: str) -> bool:
