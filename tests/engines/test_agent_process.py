@@ -15,6 +15,7 @@ from sqlbench.errors import QueryError, QueryErrorKind
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.hostile,
     pytest.mark.skipif(sys.platform != "linux", reason="the query process is Linux-only"),
 ]
 

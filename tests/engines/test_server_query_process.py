@@ -53,6 +53,7 @@ def _reset_high_water() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.hostile
 @pytest.mark.skipif(sys.platform != "linux", reason="the query process is Linux-only")
 @pytest.mark.parametrize("kind", sorted(SERVERS))
 def test_a_huge_value_on_a_server_is_too_large_and_a_query_beside_it_keeps_its_result(

@@ -646,6 +646,7 @@ BLOWS_UP = (
 
 
 @pytest.mark.slow
+@pytest.mark.hostile
 @pytest.mark.parametrize("kind", ["embedded", "duckdb_file"])
 def test_a_huge_value_only_on_a_variant_is_too_large_in_the_query_process(
     tmp_path: Path, kind: str
