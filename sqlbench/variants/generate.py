@@ -144,8 +144,31 @@ def _norm(value: object) -> object:
 def _ref_key(row: Row, columns: tuple[str, ...]) -> tuple[object, ...] | None:
     """The row's values in ``columns`` (None when any is NULL: such a reference refers to
     nothing)."""
-    values = tuple(_norm(row.get(c)) for c in columns)
-    return None if any(v is None for v in values) else values
+    if len(columns) == 1:  # most references: one column, no generator to build
+        value = row.get(columns[0])
+        return None if value is None else (_norm(value),)
+    values = tuple([_norm(row.get(c)) for c in columns])
+    return None if None in values else values
+
+
+class _Keys:
+    """Each row's ``_ref_key`` under some columns, computed once while this lives: for the
+    loops that drop rows until the tables settle, which ask again for the same rows' keys on
+    every pass. Rows must not change in place meanwhile (those loops only drop rows); each
+    entry holds its row, so no id is reused by another row while it lives."""
+
+    def __init__(self) -> None:
+        self._keys: dict[tuple[int, tuple[str, ...]], tuple[Row, tuple[object, ...] | None]] = {}
+
+    def of(self, row: Row, columns: tuple[str, ...]) -> tuple[object, ...] | None:
+        entry = self._keys.get((id(row), columns))
+        if entry is None:
+            entry = self._keys[(id(row), columns)] = (row, _ref_key(row, columns))
+        return entry[1]
+
+    def present(self, rows: Iterable[Row], columns: tuple[str, ...]) -> set[tuple[object, ...]]:
+        """``_keys_of(rows, columns)``."""
+        return {k for row in rows if (k := self.of(row, columns)) is not None}
 
 
 class _Schema:
@@ -302,24 +325,25 @@ def _settle(
 ) -> None:
     """Drop rows until the invariants hold again: references whole, a symmetric relation's
     pairs in both directions, parents with mandatory children keeping one."""
+    keys = _Keys()
     while True:
-        _drop_dangling(schema, rows, sampled)
+        _drop_dangling(schema, rows, sampled, keys)
         mirrored = _keep_mirrored(schema, rows)
-        childless = _drop_childless(schema, rows)
+        childless = _drop_childless(schema, rows, keys)
         if not mirrored and not childless:
             return
 
 
-def _drop_childless(schema: _Schema, rows: dict[tuple[str, str], list[Row]]) -> bool:
+def _drop_childless(schema: _Schema, rows: dict[tuple[str, str], list[Row]], keys: _Keys) -> bool:
     """Drop the parent rows left without a child where every real one has one; whether any
     was dropped."""
     dropped = False
     for index in schema.mandatory:
         child, ref = schema.refs[index]
         name = (ref.schema.lower(), ref.table.lower())
-        present = _keys_of(rows[child.qualified], ref.columns)
+        present = keys.present(rows[child.qualified], ref.columns)
         own = rows[name]
-        kept = [row for row in own if (k := _ref_key(row, ref.target)) is None or k in present]
+        kept = [row for row in own if (k := keys.of(row, ref.target)) is None or k in present]
         if len(kept) != len(own):
             rows[name] = kept
             dropped = True
@@ -528,7 +552,7 @@ def _sample(
         if not added:
             break
     rows = {t.qualified: [dict(t.rows[i]) for i in kept[t.qualified]] for t in tables}
-    _drop_dangling(schema, rows, [set(index) for index in prepared.parents])
+    _drop_dangling(schema, rows, [set(index) for index in prepared.parents], _Keys())
     return rows
 
 
@@ -556,16 +580,20 @@ def _drop_dangling(
     schema: _Schema,
     rows: dict[tuple[str, str], list[Row]],
     valid_before: list[set[tuple[object, ...]]],
+    keys: _Keys,
 ) -> None:
     """Remove rows whose reference was whole before (its key in ``valid_before``) and is
     broken now, until none is left (a removed row may be referred to)."""
     while True:
         removed = False
-        present = _valid_keys(schema, rows)
+        present = [
+            keys.present(rows[(r.schema.lower(), r.table.lower())], r.target)
+            for _, r in schema.refs
+        ]
         for index, (child, ref) in enumerate(schema.refs):
             kept = []
             for row in rows[child.qualified]:
-                key = _ref_key(row, ref.columns)
+                key = keys.of(row, ref.columns)
                 if key is not None and key in valid_before[index] and key not in present[index]:
                     removed = True
                     continue
