@@ -570,10 +570,11 @@ def _holding_constants(table: Table, prepared: _Prepared, hints: TruthHints) -> 
 
 
 def _valid_keys(
-    schema: _Schema, rows: dict[tuple[str, str], list[Row]]
+    schema: _Schema, rows: dict[tuple[str, str], list[Row]], keys: _Keys | None = None
 ) -> list[set[tuple[object, ...]]]:
-    """Per reference, the keys its parent rows hold now."""
-    return [_keys_of(rows[(r.schema.lower(), r.table.lower())], r.target) for _, r in schema.refs]
+    """Per reference, the keys its parent rows hold now (through ``keys``, when given)."""
+    keys_of = _keys_of if keys is None else keys.present
+    return [keys_of(rows[(r.schema.lower(), r.table.lower())], r.target) for _, r in schema.refs]
 
 
 def _drop_dangling(
@@ -586,10 +587,7 @@ def _drop_dangling(
     broken now, until none is left (a removed row may be referred to)."""
     while True:
         removed = False
-        present = [
-            keys.present(rows[(r.schema.lower(), r.table.lower())], r.target)
-            for _, r in schema.refs
-        ]
+        present = _valid_keys(schema, rows, keys)
         for index, (child, ref) in enumerate(schema.refs):
             kept = []
             for row in rows[child.qualified]:
