@@ -200,7 +200,7 @@ class _Claims:
     def __init__(
         self,
         groups: list[list[_Work]],
-        counter: Any | None,
+        counter: forked.SharedCounter | None,
         index: int,
         processes: int,
         taken: Callable[[list[_Work]], None],
@@ -230,11 +230,7 @@ class _Claims:
             index = self._next
             self._next += self.processes
             return index
-        with self._counter.get_lock():
-            index = int(self._counter.value)
-            if index < len(self.groups):
-                self._counter.value = index + 1
-            return index
+        return self._counter.take_below(len(self.groups))
 
     def close(self) -> None:
         """Take nothing more."""

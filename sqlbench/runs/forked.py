@@ -9,7 +9,8 @@ together, so the sharing of agent SQL, results and ground truth works as in one 
 process held up by slow queries takes fewer groups), grades them with one worker (each
 ground truth run when an answer first needs it; a stand-in thread grades the next answers while
 the worker is held up by a slow query), records each result in the run store through
-its own connection (the children take one shared lock around each write), and sends its events
+its own connection (the children take one shared lock around each write, which the kernel
+releases if its holder is killed), and sends its events
 to the parent over a pipe. The parent prints
 progress, keeps the heartbeat and finishes the runs.
 
@@ -25,15 +26,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
+import functools
 import gc
 import multiprocessing
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal
@@ -177,20 +181,97 @@ def fork_refusal() -> str | None:
     return None
 
 
-def shared_lock() -> AbstractContextManager[Any] | None:
-    """A lock the processes forked after it share (a semaphore in shared memory); None where
-    the system has none to give (the writes then meet on SQLite's own lock)."""
+class SharedLock:
+    """A lock the processes forked after it is made share, which the kernel releases when the
+    process holding it dies: ``flock`` on an unlinked temporary file that each process opens
+    afresh (through ``/proc/self/fd``, so every process has its own open file description and
+    the locks of two processes exclude each other), and a thread lock for the threads of one
+    process. A semaphore in shared memory stays taken when its holder is killed
+    (``kill -9``, the out-of-memory killer) and every other process then waits on it forever:
+    a child killed while it wrote a record left the batch hung instead of failed."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed with this lock)
+        self._path = f"/proc/self/fd/{self._file.fileno()}"
+        self._fd = [os.open(self._path, os.O_RDWR | os.O_CLOEXEC)]
+        """This process's own description (a list: the finalizer closes what it holds)."""
+        self._threads = threading.Lock()
+        weakref.finalize(self, _close, self._fd, self._file)
+        os.register_at_fork(after_in_child=functools.partial(_reopen, weakref.ref(self)))
+
+    def _forked(self) -> None:
+        """In a new child (one thread, the forking one): its own file description and an
+        unheld thread lock."""
+        with contextlib.suppress(OSError):
+            os.close(self._fd[0])
+        self._fd[0] = os.open(self._path, os.O_RDWR | os.O_CLOEXEC)
+        self._threads = threading.Lock()
+
+    def __enter__(self) -> SharedLock:
+        self._threads.acquire()
+        try:
+            fcntl.flock(self._fd[0], fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            fcntl.flock(self._fd[0], fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+
+
+def _reopen(lock: weakref.ref[SharedLock]) -> None:
+    """After a fork, in the child: its own description of each ``SharedLock`` still alive."""
+    alive = lock()
+    if alive is not None:
+        alive._forked()
+
+
+def _close(fd: list[int], file: Any) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd[0])
+    file.close()
+
+
+def shared_lock() -> SharedLock | None:
+    """A lock the processes forked after it share (``SharedLock``); None where the system
+    has none to give (the writes then meet on SQLite's own lock)."""
+    if sys.platform != "linux":
+        return None
     try:
-        return multiprocessing.get_context("fork").Lock()
-    except (OSError, ImportError):
+        return SharedLock()
+    except OSError:
         return None
 
 
-def shared_counter() -> Any | None:
-    """A whole number, from 0, that the processes forked after it share (with a lock: its
-    ``get_lock()``); None where the system has no semaphore to give."""
+class SharedCounter:
+    """A whole number, from 0, that the processes forked after it share: an integer in shared
+    memory under a ``SharedLock`` (a killed process never leaves it taken)."""
+
+    def __init__(self) -> None:
+        self._value = multiprocessing.get_context("fork").RawValue("q", 0)
+        self._lock = SharedLock()
+
+    def take_below(self, limit: int) -> int:
+        """The number, counted up by one when it is below ``limit`` (each number under it is
+        taken once, by one process)."""
+        with self._lock:
+            value = int(self._value.value)
+            if value < limit:
+                self._value.value = value + 1
+            return value
+
+
+def shared_counter() -> SharedCounter | None:
+    """A counter the processes forked after it share (``SharedCounter``); None where the
+    system has none to give."""
+    if sys.platform != "linux":
+        return None
     try:
-        return multiprocessing.get_context("fork").Value("q", 0)
+        return SharedCounter()
     except (OSError, ImportError):
         return None
 

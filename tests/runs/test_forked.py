@@ -522,6 +522,84 @@ def test_a_killed_child_fails_the_runs_and_the_rest_is_kept(tmp_path: Path) -> N
         assert sum(len(store.done_keys(i.id)) for i in infos) >= 3
 
 
+def _forked(body: Any) -> int:
+    """A child process that runs ``body`` and exits (without anything of this process's)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            body()
+        finally:
+            os._exit(0)
+    return pid
+
+
+def _taken_within(lock: Any, seconds: float) -> bool:
+    """Whether this process takes ``lock`` within ``seconds`` (a thread tries; it may go on
+    waiting after this returns False)."""
+    import threading
+
+    taken = threading.Event()
+
+    def take() -> None:
+        with lock:
+            taken.set()
+
+    threading.Thread(target=take, daemon=True).start()
+    return taken.wait(seconds)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_a_process_killed_holding_the_shared_lock_leaves_it_free() -> None:
+    """The children take one lock around each store write: one killed while it holds it
+    (kill -9, the out-of-memory killer) must not leave the others waiting forever (a semaphore
+    in shared memory did, and the batch hung instead of failing)."""
+    lock = forked.shared_lock()
+    assert lock is not None
+    ready, told = os.pipe()
+
+    def hold() -> None:
+        with lock:
+            os.write(told, b"x")
+            time.sleep(120)
+
+    pid = _forked(hold)
+    try:
+        assert os.read(ready, 1) == b"x"
+        assert not _taken_within(lock, 0.3)  # held by the other process: this one waits
+    finally:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert _taken_within(lock, 10)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
+def test_the_shared_counter_gives_each_number_to_one_process() -> None:
+    counter = forked.shared_counter()
+    assert counter is not None
+    outs = []
+    pids = []
+    for _ in range(2):
+        read, write = os.pipe()
+
+        def take(write: int = write) -> None:
+            taken = []
+            while (n := counter.take_below(2000)) < 2000:
+                taken.append(n)
+            os.write(write, json.dumps(taken).encode())
+            os.close(write)
+
+        pids.append(_forked(take))
+        os.close(write)
+        outs.append(read)
+    taken = []
+    for read, pid in zip(outs, pids, strict=True):
+        with os.fdopen(read, "rb") as got:
+            taken.append(json.loads(got.read()))
+        os.waitpid(pid, 0)
+    assert sorted(taken[0] + taken[1]) == list(range(2000))
+    assert counter.take_below(2000) == 2000
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="forking is for Linux")
 def test_killing_the_parent_leaves_no_child_grading(tmp_path: Path) -> None:
     project = _project(tmp_path / "proj", processes=2, slow=3_000_000)
