@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import fcntl
-import functools
 import gc
 import multiprocessing
 import os
@@ -41,6 +39,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, Pipe
 from typing import Any, Literal
+
+if sys.platform != "win32":  # POSIX: SharedLock, made on Linux only (shared_lock)
+    import fcntl
 
 MIN_ANSWERS = 500
 """Answers a batch needs before ``auto`` forks: below it the fork and each process's own
@@ -197,7 +198,7 @@ class SharedLock:
         """This process's own description (a list: the finalizer closes what it holds)."""
         self._threads = threading.Lock()
         weakref.finalize(self, _close, self._fd, self._file)
-        os.register_at_fork(after_in_child=functools.partial(_reopen, weakref.ref(self)))
+        _LOCKS.add(self)
 
     def _forked(self) -> None:
         """In a new child (one thread, the forking one): its own file description and an
@@ -223,11 +224,18 @@ class SharedLock:
             self._threads.release()
 
 
-def _reopen(lock: weakref.ref[SharedLock]) -> None:
-    """After a fork, in the child: its own description of each ``SharedLock`` still alive."""
-    alive = lock()
-    if alive is not None:
-        alive._forked()
+_LOCKS: weakref.WeakSet[SharedLock] = weakref.WeakSet()
+"""Every ``SharedLock`` alive in this process."""
+
+
+def _reopen_locks() -> None:
+    """After a fork, in the child: its own description of each ``SharedLock``."""
+    for lock in list(_LOCKS):
+        lock._forked()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, where nothing forks
+    os.register_at_fork(after_in_child=_reopen_locks)
 
 
 def _close(fd: list[int], file: Any) -> None:
