@@ -17,19 +17,30 @@ settings.load_profile("sqlbench")
 
 SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
-HOSTILE_SKIP = "hostile-input tests: set SQLBENCH_TEST_HOSTILE=1 (.ci/run runs them as a step)"
+OPT_IN = {
+    "hostile": (
+        "SQLBENCH_TEST_HOSTILE",
+        "hostile-input tests: set SQLBENCH_TEST_HOSTILE=1 (.ci/run runs them as a step)",
+    ),
+    "security": ("SQLBENCH_TEST_SECURITY", "security tests: set SQLBENCH_TEST_SECURITY=1"),
+}
+"""Markers whose tests run only when their variable is ``1``, and the reason they skip
+otherwise. Each is a minute or so of subprocesses and servers pushed to their limits on 2 cores:
+``.ci/run`` runs them in steps of their own, and the README's test command stays within its 4
+minutes. (``tests/security/conftest.py`` marks every test under it ``security``.)"""
 
 
+@pytest.hookimpl(trylast=True)  # after the conftest files that add the markers
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Tests marked ``hostile`` (the red-team runs, the huge values and the memory blow-ups,
-    each a subprocess or a server pushed to its limit: a minute of the suite's time on 2 cores)
-    run when ``SQLBENCH_TEST_HOSTILE=1`` is set, as ``.ci/run`` sets it in a step of its own;
-    otherwise they skip, saying so, and the README's test command stays within its 4 minutes."""
-    if os.environ.get("SQLBENCH_TEST_HOSTILE") == "1":
-        return
-    for item in items:
-        if item.get_closest_marker("hostile") is not None:
-            item.add_marker(pytest.mark.skip(reason=HOSTILE_SKIP))
+    """Skip the tests of each ``OPT_IN`` marker whose variable is not ``1``, saying how to
+    run them."""
+    for marker, (variable, reason) in OPT_IN.items():
+        if os.environ.get(variable) == "1":
+            continue
+        skip = pytest.mark.skip(reason=reason)
+        for item in items:
+            if item.get_closest_marker(marker) is not None:
+                item.add_marker(skip)
 
 
 @pytest.fixture(autouse=True)

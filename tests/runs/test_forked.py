@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -536,8 +537,6 @@ def _forked(body: Any) -> int:
 def _taken_within(lock: Any, seconds: float) -> bool:
     """Whether this process takes ``lock`` within ``seconds`` (a thread tries; it may go on
     waiting after this returns False)."""
-    import threading
-
     taken = threading.Event()
 
     def take() -> None:
