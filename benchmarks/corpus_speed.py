@@ -69,7 +69,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -97,11 +96,38 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle]
 
 
+_LAUNCHER = """
+import os, sys, time
+fd = int(sys.argv[1])
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+os.write(fd, f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}".encode())
+os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+"""
+"""Forks and execs its arguments from a small interpreter and writes the child's wall
+seconds, CPU seconds and peak RSS (KiB, from ``wait4``) to the file descriptor ``argv[1]``."""
+
+
 class Timed:
     """A child process's wall time, CPU time (user + system, its waited-for children's
-    included) and peak RSS (its own), through wait4. On a shared machine the CPU time moves
-    less with the other jobs' load than the wall time does. ``keep_output``: its standard
-    output is kept in ``stdout`` instead of thrown away."""
+    included) and peak RSS (its own, or its largest waited-for child's), through wait4. On a
+    shared machine the CPU time moves less with the other jobs' load than the wall time does.
+    ``keep_output``: its standard output is kept in ``stdout`` instead of thrown away.
+
+    The command is started by ``_LAUNCHER`` (``python -S``, about 10 MB), not by this script:
+    Linux carries a process's high-water mark of resident memory across fork and exec, so a
+    command started straight from this script (which holds the corpus, 100-300 MB) reported
+    this script's peak as its own: the official evaluators' and ``sqlbench init``'s "96 MB"
+    of earlier sessions. Started from the launcher, a command's peak is at least the
+    launcher's."""
 
     def __init__(
         self,
@@ -111,23 +137,37 @@ class Timed:
         env: dict[str, str] | None = None,
         keep_output: bool = False,
     ) -> None:
-        with tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
-            start = time.perf_counter()
-            out = kept if keep_output else subprocess.DEVNULL if quiet else None
-            proc = subprocess.Popen(
-                argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.PIPE, text=True
-            )
-            assert proc.stderr is not None
-            self.stderr = proc.stderr.read()
-            _, status, usage = os.wait4(proc.pid, 0)
-            self.seconds = time.perf_counter() - start
-            kept.seek(0)
-            self.stdout = kept.read()
-        self.returncode = os.waitstatus_to_exitcode(status)
-        self.cpu_seconds = usage.ru_utime + usage.ru_stime
-        self.peak_mb = usage.ru_maxrss / 1024
-        if self.returncode != 0:
+        readable, writable = os.pipe()
+        launcher = [sys.executable, "-S", "-c", _LAUNCHER, str(writable), *argv]
+        try:
+            with tempfile.TemporaryFile("w+", encoding="utf-8") as kept:
+                out = kept if keep_output else subprocess.DEVNULL if quiet else None
+                proc = subprocess.Popen(
+                    launcher,
+                    cwd=cwd,
+                    env=env,
+                    stdout=out,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    pass_fds=(writable,),
+                )
+                os.close(writable)
+                writable = -1
+                assert proc.stderr is not None
+                self.stderr = proc.stderr.read()
+                self.returncode = proc.wait()
+                figures = os.read(readable, 256).decode().split()
+                kept.seek(0)
+                self.stdout = kept.read()
+        finally:
+            os.close(readable)
+            if writable >= 0:
+                os.close(writable)
+        if self.returncode != 0 or len(figures) != 3:
             raise SystemExit(f"{' '.join(argv[:6])} ... exited {self.returncode}:\n{self.stderr}")
+        self.seconds = float(figures[0])
+        self.cpu_seconds = float(figures[1])
+        self.peak_mb = int(figures[2]) / 1024
 
 
 # ---- layouts -------------------------------------------------------------------------------
@@ -649,15 +689,15 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
                 f"{(init.cpu_seconds + apart.cpu_seconds) / o_cpu:.2f}x CPU"
             )
             if args.rounds > 1:
-                ours = [init.seconds + apart.seconds]
-                theirs = [o_seconds]
+                ours_s = [init.seconds + apart.seconds]
+                theirs_s = [o_seconds]
                 for _ in range(1, args.rounds):
-                    ours.append(init.seconds + sqlbench_without(project, both, work).seconds)
-                    theirs.append(
+                    ours_s.append(init.seconds + sqlbench_without(project, both, work).seconds)
+                    theirs_s.append(
                         run_bird_official(eval_dir, python, layout, systems, work, both)[0]
                     )
                 label = f"  {args.rounds} rounds alternated, apart from them"
-                lines.append(alternated(label, ours, "official", theirs))
+                lines.append(alternated(label, ours_s, "official", theirs_s))
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
     return lines
