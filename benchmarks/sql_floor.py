@@ -4,9 +4,12 @@ An execution-based evaluator has to run every distinct query of a corpus at leas
 ground truth and each distinct agent SQL text on its database. This script runs exactly that
 with plain ``sqlite3`` (one kept connection a database, opened read-only; ``execute`` and
 ``fetchall``, errors ignored) in one thread, after one unmeasured pass (pages read, caches
-warm), and prints its CPU time. It then prints the floor of a whole run on ``--cores`` cores:
-that CPU spread evenly over the cores, plus one Python interpreter's start-up (``python -c
-pass``), and how the official evaluators' query count compares (they run every ground truth
+warm), and prints its CPU time. It then runs the same queries in ``--cores`` processes at once, each
+taking the next query when it is free, as a run on that many cores does (after one such pass
+unmeasured), and prints the floor of a whole run on those cores: that pass's wall time (the
+processes slow each other down, and a long query near the end leaves a core idle: more than
+the one process's CPU divided by the cores), plus one Python interpreter's start-up (``python
+-c pass``), and how the official evaluators' query count compares (they run every ground truth
 once per system's answer, and every answer's SQL, with no sharing).
 
 sqlbench must also check every agent SQL text before it reaches the database (the statement
