@@ -13,7 +13,8 @@ prediction on them is run):
    BIRD dev's ``dev.json`` and its systems' predictions JSON rebuilt the same way from
    ``examples.jsonl`` and ``predictions.jsonl``);
 2. times ``sqlbench init --from spider|bird`` and one ``sqlbench run --agent '*'`` per corpus,
-   each a fresh process (wall time, peak RSS of that process), after byte-compiling sqlbench's
+   each a fresh process (wall time, peak RSS of its largest process, and its processes'
+   memory together, sampled every 50 ms: ``_LAUNCHER``), after byte-compiling sqlbench's
    package and the official evaluators' folders as an install does (``byte_compile``);
 3. prints each system's accuracy beside its official rate over the same questions, and how often
    the per-question verdicts agree;
@@ -99,6 +100,38 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 _LAUNCHER = """
 import os, sys, time
 fd = int(sys.argv[1])
+
+
+def tree(root):
+    children = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat", "rb") as stat:
+                    line = stat.read()
+            except OSError:
+                continue
+            parent = int(line[line.rindex(b")") + 2 :].split()[1])
+            children.setdefault(parent, []).append(int(name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def pss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as rollup:
+            for line in rollup:
+                if line.startswith(b"Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 start = time.perf_counter()
 pid = os.fork()
 if pid == 0:
@@ -107,13 +140,23 @@ if pid == 0:
         os.execvp(sys.argv[2], sys.argv[2:])
     finally:
         os._exit(127)
-_, status, usage = os.wait4(pid, 0)
+together = 0
+while True:
+    done, status, usage = os.wait4(pid, os.WNOHANG)
+    if done:
+        break
+    together = max(together, sum(pss_kib(each) for each in tree(pid)))
+    time.sleep(0.05)
 wall = time.perf_counter() - start
-os.write(fd, f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}".encode())
+os.write(fd, f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} {together}".encode())
 os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 """Forks and execs its arguments from a small interpreter and writes the child's wall
-seconds, CPU seconds and peak RSS (KiB, from ``wait4``) to the file descriptor ``argv[1]``."""
+seconds, CPU seconds and peak RSS (KiB, from ``wait4``) to the file descriptor ``argv[1]``,
+and the most memory its processes held together at one moment: every 50 ms, the sum of the
+proportional set size (``Pss`` in ``/proc/PID/smaps_rollup``: each shared page split among
+the processes that map it, so forked children's shared pages are counted once) of the child
+and its descendants."""
 
 
 class Timed:
@@ -121,6 +164,7 @@ class Timed:
     included) and peak RSS (its own, or its largest waited-for child's), through wait4. On a
     shared machine the CPU time moves less with the other jobs' load than the wall time does.
     ``keep_output``: its standard output is kept in ``stdout`` instead of thrown away.
+    ``together_mb``: its processes' memory together (``_LAUNCHER``).
 
     The command is started by ``_LAUNCHER`` (``python -S``, about 10 MB), not by this script:
     Linux carries a process's high-water mark of resident memory across fork and exec, so a
@@ -163,11 +207,19 @@ class Timed:
             os.close(readable)
             if writable >= 0:
                 os.close(writable)
-        if self.returncode != 0 or len(figures) != 3:
+        if self.returncode != 0 or len(figures) != 4:
             raise SystemExit(f"{' '.join(argv[:6])} ... exited {self.returncode}:\n{self.stderr}")
         self.seconds = float(figures[0])
         self.cpu_seconds = float(figures[1])
         self.peak_mb = int(figures[2]) / 1024
+        self.together_mb = int(figures[3]) / 1024
+        """The most memory (PSS) the command and its processes held together, sampled every
+        50 ms: a forked child's and a pool worker's own pages count, shared ones once."""
+
+
+def memory(peak_mb: float, together_mb: float) -> str:
+    """A command's peak RSS (its largest process's) and its processes' PSS together."""
+    return f"peak RSS {peak_mb:.0f} MB, its processes together {together_mb:.0f} MB"
 
 
 # ---- layouts -------------------------------------------------------------------------------
@@ -351,10 +403,11 @@ def punkt_stand_in(work: Path) -> dict[str, str]:
 
 def run_spider_evaluation_py(
     eval_dir: Path, python: str, layout: Path, systems: list[tuple[Path, str, str]], work: Path
-) -> tuple[float, float, float, list[str]]:
+) -> tuple[float, float, tuple[float, float], list[str]]:
     """Spider's ``evaluation.py --etype exec --keep_distinct``, unmodified, once per system on
     the questions whose databases are in the corpus: total wall and CPU seconds, the largest
-    peak RSS, and each call's execution accuracy line ("all" column)."""
+    peak RSS and processes' memory together of one call, and each call's execution accuracy
+    line ("all" column)."""
     dev = json.loads((layout / "dev.json").read_text(encoding="utf-8"))
     kept = [
         i
@@ -367,7 +420,7 @@ def run_spider_evaluation_py(
         encoding="utf-8",
     )
     env = punkt_stand_in(work)
-    seconds, cpu, peak, rates = 0.0, 0.0, 0.0, []
+    seconds, cpu, peak, together, rates = 0.0, 0.0, 0.0, 0.0, []
     for path, name, _ in systems:
         lines = path.read_text(encoding="utf-8").splitlines()
         pred = work / f"spider_pred_{name}.sql"
@@ -381,12 +434,13 @@ def run_spider_evaluation_py(
         seconds += timed.seconds
         cpu += timed.cpu_seconds
         peak = max(peak, timed.peak_mb)
+        together = max(together, timed.together_mb)
         rates += [
             f"{name} {line.split()[-1]}"
             for line in timed.stdout.splitlines()
             if line.startswith("execution")
         ]
-    return seconds, cpu, peak, rates
+    return seconds, cpu, (peak, together), rates
 
 
 def _bird_questions(layout: Path) -> list[dict[str, Any]]:
@@ -404,11 +458,12 @@ def run_bird_official(
     systems: list[tuple[Path, str, str]],
     work: Path,
     left_out: set[tuple[str, str]] | None = None,
-) -> tuple[float, float, float]:
-    """Total wall and CPU seconds, and the largest peak RSS, over one evaluation_ex.py call
-    per file; ``left_out``: (agent, question name) pairs left out of that agent's files."""
+) -> tuple[float, float, tuple[float, float]]:
+    """Total wall and CPU seconds, and the largest peak RSS and processes' memory together
+    (its pool's workers too), over one evaluation_ex.py call per file; ``left_out``: (agent,
+    question name) pairs left out of that agent's files."""
     questions = _bird_questions(layout)
-    seconds, cpu, peak = 0.0, 0.0, 0.0
+    seconds, cpu, peak, together = 0.0, 0.0, 0.0, 0.0
     for path, name, _ in systems:
         kept = [
             i
@@ -443,7 +498,8 @@ def run_bird_official(
         seconds += timed.seconds
         cpu += timed.cpu_seconds
         peak = max(peak, timed.peak_mb)
-    return seconds, cpu, peak
+        together = max(together, timed.together_mb)
+    return seconds, cpu, (peak, together)
 
 
 BIRD_QUERY_DRIVER = """
@@ -600,9 +656,10 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
     lines += [
         "",
         f"sqlbench init --from {kind}: {init.seconds:.1f} s (CPU {init.cpu_seconds:.1f} s), "
-        f"peak RSS {init.peak_mb:.0f} MB",
-        f"sqlbench run --agent '*': {run.seconds:.1f} s (CPU {run.cpu_seconds:.1f} s), peak RSS "
-        f"{run.peak_mb:.0f} MB ({1000 * run.seconds / answers:.1f} ms per answer)",
+        f"{memory(init.peak_mb, init.together_mb)}",
+        f"sqlbench run --agent '*': {run.seconds:.1f} s (CPU {run.cpu_seconds:.1f} s), "
+        f"{memory(run.peak_mb, run.together_mb)} ({1000 * run.seconds / answers:.1f} ms per "
+        "answer)",
     ]
     timed_out = [
         (r["run"]["agent"]["name"], x)
@@ -627,7 +684,7 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
         )
         lines.append(
             f"official (test-suite-sql-eval evaluation.py --etype exec --keep_distinct, "
-            f"{len(systems)} calls): {seconds:.1f} s (CPU {cpu:.1f} s), peak RSS {peak:.0f} MB; "
+            f"{len(systems)} calls): {seconds:.1f} s (CPU {cpu:.1f} s), {memory(*peak)}; "
             f"sqlbench init+run / official = {total / seconds:.2f}x wall, "
             f"{total_cpu / cpu:.2f}x CPU"
         )
@@ -637,8 +694,8 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
         core = run_spider_official(eval_dir, python, layout, systems, work)
         lines.append(
             f"official's execution core alone (eval_exec_match per answer from one driver "
-            f"process, no parsing): {core.seconds:.1f} s (CPU {core.cpu_seconds:.1f} s), peak "
-            f"RSS {core.peak_mb:.0f} MB; sqlbench init+run / that = "
+            f"process, no parsing): {core.seconds:.1f} s (CPU {core.cpu_seconds:.1f} s), "
+            f"{memory(core.peak_mb, core.together_mb)}; sqlbench init+run / that = "
             f"{total / core.seconds:.2f}x wall, {total_cpu / core.cpu_seconds:.2f}x CPU"
         )
     elif corpus.startswith("bird") and args.bird_eval:
@@ -646,7 +703,7 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
         seconds, cpu, peak = run_bird_official(eval_dir, python, layout, systems, work)
         lines.append(
             f"official (mini_dev evaluation_ex.py, {len(systems)} calls): {seconds:.1f} s "
-            f"(CPU {cpu:.1f} s), peak RSS {peak:.0f} MB; sqlbench init+run / official = "
+            f"(CPU {cpu:.1f} s), {memory(*peak)}; sqlbench init+run / official = "
             f"{total / seconds:.2f}x wall, {total_cpu / cpu:.2f}x CPU"
         )
         slow = [
