@@ -98,7 +98,7 @@ def jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 _LAUNCHER = """
-import os, sys, time
+import os, sys, threading, time
 fd = int(sys.argv[1])
 
 
@@ -140,20 +140,28 @@ if pid == 0:
         os.execvp(sys.argv[2], sys.argv[2:])
     finally:
         os._exit(127)
-together = 0
-while True:
-    done, status, usage = os.wait4(pid, os.WNOHANG)
-    if done:
-        break
-    together = max(together, sum(pss_kib(each) for each in tree(pid)))
-    time.sleep(0.05)
+together = [0]
+ended = threading.Event()
+
+
+def sample():
+    while not ended.wait(0.05):
+        together[0] = max(together[0], sum(pss_kib(each) for each in tree(pid)))
+
+
+sampler = threading.Thread(target=sample, daemon=True)
+sampler.start()
+_, status, usage = os.wait4(pid, 0)  # blocking: the wall time ends when the command does
 wall = time.perf_counter() - start
-os.write(fd, f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} {together}".encode())
+ended.set()
+sampler.join()
+os.write(fd, f"{wall} {usage.ru_utime + usage.ru_stime} {usage.ru_maxrss} {together[0]}".encode())
 os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
 """
 """Forks and execs its arguments from a small interpreter and writes the child's wall
 seconds, CPU seconds and peak RSS (KiB, from ``wait4``) to the file descriptor ``argv[1]``,
-and the most memory its processes held together at one moment: every 50 ms, the sum of the
+and the most memory its processes held together at one moment: every 50 ms (from a thread,
+while the main one waits for the command, so its wall time ends when it exits), the sum of the
 proportional set size (``Pss`` in ``/proc/PID/smaps_rollup``: each shared page split among
 the processes that map it, so forked children's shared pages are counted once) of the child
 and its descendants."""
@@ -214,7 +222,8 @@ class Timed:
         self.peak_mb = int(figures[2]) / 1024
         self.together_mb = int(figures[3]) / 1024
         """The most memory (PSS) the command and its processes held together, sampled every
-        50 ms: a forked child's and a pool worker's own pages count, shared ones once."""
+        50 ms: a forked child's and a pool worker's own pages count, shared ones once (0 for a
+        command that ended before the first sample)."""
 
 
 def memory(peak_mb: float, together_mb: float) -> str:

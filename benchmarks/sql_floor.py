@@ -97,16 +97,16 @@ def _share(
     """One of ``parallel_pass``'s processes: two passes over ``distinct``, each query taken by
     whichever process comes to it first (the shared ``counter``), the second one timed."""
     connections: dict[str, sqlite3.Connection] = {}
-    for lap in range(2):
+    for _ in range(2):
         barrier.wait()
         start, cpu = time.perf_counter(), time.process_time()
         while True:
             with counter.get_lock():
                 taken = counter.value
                 counter.value += 1
-            if taken >= (lap + 1) * len(distinct):
+            if taken >= len(distinct):
                 break
-            path, sql = distinct[taken - lap * len(distinct)]
+            path, sql = distinct[taken]
             conn = connections.get(path)
             if conn is None:
                 conn = connections[path] = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
@@ -114,10 +114,8 @@ def _share(
                 conn.execute(sql).fetchall()
         times[2 * index] = time.perf_counter() - start
         times[2 * index + 1] = time.process_time() - cpu
-        barrier.wait()  # every process past its share before the counter moves on
-        if lap == 0:
-            with counter.get_lock():
-                counter.value = len(distinct)
+        barrier.wait()  # every process past its share before the counter starts again
+        counter.value = 0
 
 
 def parallel_pass(distinct: list[tuple[str, str]], cores: int) -> tuple[float, float]:
