@@ -53,6 +53,9 @@ prediction on them is run):
    Without them, only sqlbench's figures are printed. ``--rounds N`` alternates the two tools
    N times and prints the ratio of the medians: Spider's whole corpus, and each BIRD project
    apart from those answers (one pair of BIRD runs moves by 15-20% here between invocations).
+   After each BIRD pair it also measures the floor of the same project (``sql_floor.py
+   --json``: the least any grader holding typed results must spend) and prints both tools'
+   medians as multiples of its median, so that the floor and the ratio come from one window.
 
 Usage: ``python benchmarks/corpus_speed.py [--root DIR] [--work DIR]
 [--corpus spider,bird,bird-dev] [--rounds N]``.
@@ -619,6 +622,34 @@ def spider_rounds(
     return alternated(f"{args.rounds} rounds alternated", ours, "official evaluation.py", theirs)
 
 
+def sql_floor(project: Path) -> float:
+    """The least wall seconds any typed grader of ``project`` must spend on two cores, measured
+    now by ``sql_floor.py --json``: each distinct query once by two processes at once, the
+    guard's parse of each agent text, and the imports of sqlglot, pyarrow, pandas, numpy,
+    pydantic, PyYAML and click (its docstring)."""
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).with_name("sql_floor.py")), "--project",
+         str(project), "--json"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    seconds: float = json.loads(done.stdout.strip().splitlines()[-1])["typed_s"]
+    return seconds
+
+
+def floor_line(ours: list[float], theirs: list[float], floors: list[float]) -> str:
+    """The floor measured after each alternated pair, and both tools' medians against its
+    median: on a machine whose speed moves by a third within the hour, a floor measured at
+    another time says nothing about a pair's ratio."""
+    floor = statistics.median(floors)
+    mine, their = statistics.median(ours), statistics.median(theirs)
+    return (
+        f"  the floor after each pair (sql_floor.py: each distinct query once on 2 cores, the "
+        f"guard's parse, the imports): {', '.join(f'{v:.2f}' for v in floors)} s; median "
+        f"{floor:.2f} s = {floor / their:.2f}x the official's median; sqlbench's median = "
+        f"{mine / floor:.2f}x the floor, the official's {their / floor:.2f}x"
+    )
+
+
 def alternated(label: str, ours: list[float], official: str, theirs: list[float]) -> str:
     """The wall seconds of both tools' alternated runs and the ratio of their medians."""
     mine, their = statistics.median(ours), statistics.median(theirs)
@@ -757,13 +788,16 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
             if args.rounds > 1:
                 ours_s = [init.seconds + apart.seconds]
                 theirs_s = [o_seconds]
+                floors = [sql_floor(work / f"{project.name}-apart")]
                 for _ in range(1, args.rounds):
                     ours_s.append(init.seconds + sqlbench_without(project, both, work).seconds)
                     theirs_s.append(
                         run_bird_official(eval_dir, python, layout, systems, work, both)[0]
                     )
+                    floors.append(sql_floor(work / f"{project.name}-apart"))
                 label = f"  {args.rounds} rounds alternated, apart from them"
                 lines.append(alternated(label, ours_s, "official", theirs_s))
+                lines.append(floor_line(ours_s, theirs_s, floors))
     else:
         lines.append(f"official evaluator for {corpus}: not given (see the module docstring)")
     return lines

@@ -37,7 +37,9 @@ case (the same tokens in sqlglot's SQLite tokenizer): such texts compile to the 
 their result could be shared like that of identical texts.
 
 Usage: ``python benchmarks/sql_floor.py --project DIR [--cores 2] [--official-s SECONDS]
-[--lower]``. Not part of the test suite.
+[--lower] [--json]``; ``--json`` prints only ``{"floor_s", "guarded_s", "typed_s"}``, the three
+floors' seconds, which ``corpus_speed.py --rounds`` measures after each pair of its BIRD rounds.
+Not part of the test suite.
 """
 
 from __future__ import annotations
@@ -267,7 +269,14 @@ def main() -> None:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--official-s", type=float, default=None)
     parser.add_argument("--lower", action="store_true", help="also try to lower the floor")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print only one JSON object of the three floors' seconds (for corpus_speed.py)",
+    )
     args = parser.parse_args()
+    # With --json the figures are measured alike and only the object is printed.
+    say = (lambda *_: None) if args.json else print
     distinct, answers, truths, agent_texts = queries(args.project)
     connections: dict[str, sqlite3.Connection] = {}
     run_all(distinct, connections)  # pages read, statement caches warm
@@ -275,18 +284,18 @@ def main() -> None:
     interpreter = started("pass")
     together = min((parallel_pass(distinct, args.cores) for _ in range(2)), key=lambda t: t[0])
     floor = together[0] + interpreter
-    print(
+    say(
         f"{args.project.name}: {answers} answers, {truths} ground truths; "
         f"{len(distinct)} distinct queries (the official runs {2 * answers}: "
         "each answer's SQL and its ground truth)"
     )
-    print(f"SQLite CPU, each distinct query once, one process: {cpu:.2f} s")
-    print(
+    say(f"SQLite CPU, each distinct query once, one process: {cpu:.2f} s")
+    say(
         f"the same in {args.cores} processes at once: {together[0]:.2f} s wall, "
         f"{together[1]:.2f} s CPU ({together[1] / cpu:.2f}x one process's; "
         f"{cpu / args.cores:.2f} s if they did not slow each other)"
     )
-    print(
+    say(
         f"floor of a run on {args.cores} cores: {together[0]:.2f} + {interpreter:.2f} s "
         f"(a Python start) = {floor:.2f} s"
     )
@@ -296,11 +305,11 @@ def main() -> None:
     # The parse on the cores at once is assumed to slow down as SQLite did (same ratio).
     slowed = together[1] / cpu if cpu else 1.0
     guarded = together[0] + parsing * slowed / args.cores + interpreter + importing
-    print(
+    say(
         f"the guard's sqlglot parse of each of the {len(agent_texts)} distinct agent SQL texts: "
         f"{parsing:.2f} s CPU; importing sqlglot: {importing:.2f} s"
     )
-    print(
+    say(
         f"floor with the guard: {together[0]:.2f} + {parsing:.2f} x {slowed:.2f} / {args.cores} + "
         f"{interpreter:.2f} + {importing:.2f} s = {guarded:.2f} s"
     )
@@ -313,11 +322,11 @@ def main() -> None:
     )
     libraries = max(0.0, started(typed_code) - interpreter - importing)
     typed = guarded + libraries
-    print(
+    say(
         f"importing what a typed comparison needs besides sqlglot (pyarrow, numpy, pandas through "
         f"pyarrow, pydantic, yaml, click): {libraries:.2f} s"
     )
-    print(
+    say(
         f"floor with the guard and those imports: {guarded:.2f} + {libraries:.2f} s = {typed:.2f} s"
     )
     if args.official_s:
@@ -327,12 +336,14 @@ def main() -> None:
             ("floor with the guard", guarded),
             ("floor with the guard and the imports", typed),
         ):
-            print(
+            say(
                 f"official {args.official_s:.2f} s: {label} = {least / args.official_s:.2f}x; the "
                 f"0.5x goal ({goal:.2f} s) leaves {goal - least:.2f} s of wall time for all the "
                 f"rest ({(goal - least) * args.cores / max(answers, 1) * 1e3:.2f} ms of CPU an "
                 f"answer on {args.cores} cores)"
             )
+    if args.json:
+        print(json.dumps({"floor_s": floor, "guarded_s": guarded, "typed_s": typed}))
     if args.lower:
         lower_floor(distinct)
 
