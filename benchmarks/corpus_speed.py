@@ -570,11 +570,17 @@ def official_query_seconds(
     return found
 
 
+def apart_copy(project: Path, work: Path) -> Path:
+    """Where ``sqlbench_without`` lays out the copy of ``project`` it runs (the floor is
+    measured on the same copy)."""
+    return work / f"{project.name}-apart"
+
+
 def sqlbench_without(project: Path, left_out: set[tuple[str, str]], work: Path) -> Timed:
     """``sqlbench run --agent '*'`` on a copy of ``project`` whose replay agents have no answer
     for ``left_out`` (agent, question name): each is graded at once (error: no recorded
     answer) instead of running into the timeout."""
-    copy = work / f"{project.name}-apart"
+    copy = apart_copy(project, work)
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(project, copy, ignore=shutil.ignore_patterns(".sqlbench"))
     for agent in {a for a, _ in left_out}:
@@ -623,13 +629,14 @@ def spider_rounds(
 
 
 def sql_floor(project: Path) -> float:
-    """The least wall seconds any typed grader of ``project`` must spend on two cores, measured
-    now by ``sql_floor.py --json``: each distinct query once by two processes at once, the
+    """The least wall seconds any typed grader of ``project`` must spend on this machine's
+    cores (as many as the official BIRD evaluator's ``--num_cpus``), measured now by
+    ``sql_floor.py --json``: each distinct query once by that many processes at once, the
     guard's parse of each agent text, and the imports of sqlglot, pyarrow, pandas, numpy,
     pydantic, PyYAML and click (its docstring)."""
     done = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("sql_floor.py")), "--project",
-         str(project), "--json"],
+         str(project), "--cores", str(os.cpu_count() or 1), "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     seconds: float = json.loads(done.stdout.strip().splitlines()[-1])["typed_s"]
@@ -643,7 +650,8 @@ def floor_line(ours: list[float], theirs: list[float], floors: list[float]) -> s
     floor = statistics.median(floors)
     mine, their = statistics.median(ours), statistics.median(theirs)
     return (
-        f"  the floor after each pair (sql_floor.py: each distinct query once on 2 cores, the "
+        f"  the floor after each pair (sql_floor.py: each distinct query once on "
+        f"{os.cpu_count() or 1} cores, the "
         f"guard's parse, the imports): {', '.join(f'{v:.2f}' for v in floors)} s; median "
         f"{floor:.2f} s = {floor / their:.2f}x the official's median; sqlbench's median = "
         f"{mine / floor:.2f}x the floor, the official's {their / floor:.2f}x"
@@ -788,13 +796,13 @@ def corpus_run(corpus: str, root: Path, work: Path, args: argparse.Namespace) ->
             if args.rounds > 1:
                 ours_s = [init.seconds + apart.seconds]
                 theirs_s = [o_seconds]
-                floors = [sql_floor(work / f"{project.name}-apart")]
+                floors = [sql_floor(apart_copy(project, work))]
                 for _ in range(1, args.rounds):
                     ours_s.append(init.seconds + sqlbench_without(project, both, work).seconds)
                     theirs_s.append(
                         run_bird_official(eval_dir, python, layout, systems, work, both)[0]
                     )
-                    floors.append(sql_floor(work / f"{project.name}-apart"))
+                    floors.append(sql_floor(apart_copy(project, work)))
                 label = f"  {args.rounds} rounds alternated, apart from them"
                 lines.append(alternated(label, ours_s, "official", theirs_s))
                 lines.append(floor_line(ours_s, theirs_s, floors))

@@ -37,7 +37,7 @@ case (the same tokens in sqlglot's SQLite tokenizer): such texts compile to the 
 their result could be shared like that of identical texts.
 
 Usage: ``python benchmarks/sql_floor.py --project DIR [--cores 2] [--official-s SECONDS]
-[--lower] [--json]``; ``--json`` prints only ``{"floor_s", "guarded_s", "typed_s"}``, the three
+[--lower | --json]``; ``--json`` prints only ``{"floor_s", "guarded_s", "typed_s"}``, the three
 floors' seconds, which ``corpus_speed.py --rounds`` measures after each pair of its BIRD rounds.
 Not part of the test suite.
 """
@@ -268,8 +268,9 @@ def main() -> None:
     parser.add_argument("--project", type=Path, required=True)
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--official-s", type=float, default=None)
-    parser.add_argument("--lower", action="store_true", help="also try to lower the floor")
-    parser.add_argument(
+    printed = parser.add_mutually_exclusive_group()
+    printed.add_argument("--lower", action="store_true", help="also try to lower the floor")
+    printed.add_argument(
         "--json",
         action="store_true",
         help="print only one JSON object of the three floors' seconds (for corpus_speed.py)",
