@@ -81,6 +81,9 @@ DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 SQLBENCH = [sys.executable, "-m", "sqlbench"]
 BIRD_SEP = "\t----- bird -----\t"
 SLOW_S = 5.0
+# The official BIRD evaluator's --num_cpus, as its run_evaluation.sh sets it, and so the cores the
+# floor is measured on.
+CORES = os.cpu_count() or 1
 """An answer whose SQL runs this long in the database in both tools is one both wait out."""
 
 
@@ -502,7 +505,7 @@ def run_bird_official(
         argv = [
             python, "-u", "evaluation_ex.py", "--predicted_sql_path", str(mine),
             "--ground_truth_path", str(gold), "--db_root_path", f"{layout / 'dev_databases'}/",
-            "--num_cpus", str(os.cpu_count() or 1), "--meta_time_out", "30",
+            "--num_cpus", str(CORES), "--meta_time_out", "30",
             "--diff_json_path", str(diff), "--sql_dialect", "SQLite",
             "--output_log_path", str(work / f"bird_{name}.log"),
         ]  # fmt: skip
@@ -563,7 +566,7 @@ def official_query_seconds(
     (work / "bird_query_driver.py").write_text(BIRD_QUERY_DRIVER, encoding="utf-8")
     done = subprocess.run(
         [python, str(work / "bird_query_driver.py"), str(eval_dir / "evaluation"),
-         str(work / "bird_slow.json"), str(os.cpu_count() or 1)],
+         str(work / "bird_slow.json"), str(CORES)],
         capture_output=True, text=True, check=True, cwd=eval_dir / "evaluation",
     )  # fmt: skip
     found: list[float | None] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -636,7 +639,7 @@ def sql_floor(project: Path) -> float:
     pydantic, PyYAML and click (its docstring)."""
     done = subprocess.run(
         [sys.executable, str(Path(__file__).with_name("sql_floor.py")), "--project",
-         str(project), "--cores", str(os.cpu_count() or 1), "--json"],
+         str(project), "--cores", str(CORES), "--json"],
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     seconds: float = json.loads(done.stdout.strip().splitlines()[-1])["typed_s"]
@@ -650,10 +653,9 @@ def floor_line(ours: list[float], theirs: list[float], floors: list[float]) -> s
     floor = statistics.median(floors)
     mine, their = statistics.median(ours), statistics.median(theirs)
     return (
-        f"  the floor after each pair (sql_floor.py: each distinct query once on "
-        f"{os.cpu_count() or 1} cores, the "
-        f"guard's parse, the imports): {', '.join(f'{v:.2f}' for v in floors)} s; median "
-        f"{floor:.2f} s = {floor / their:.2f}x the official's median; sqlbench's median = "
+        f"  the floor after each pair (sql_floor.py: each distinct query once on {CORES} "
+        f"cores, the guard's parse, the imports): {', '.join(f'{v:.2f}' for v in floors)} s; "
+        f"median {floor:.2f} s = {floor / their:.2f}x the official's median; sqlbench's median = "
         f"{mine / floor:.2f}x the floor, the official's {their / floor:.2f}x"
     )
 
