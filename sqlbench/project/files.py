@@ -11,7 +11,7 @@ import re
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -24,6 +24,8 @@ MAX_RETRIES = 20
 MAX_ROWS = 100_000_000
 MAX_RESULT_MB = 65_536
 MAX_SQL_KB = 65_536
+MAX_VARIANTS = 50
+"""Most data variants a question may be graded on."""
 
 
 class _Strict(BaseModel):
@@ -34,6 +36,24 @@ OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
 ColumnsMode = Literal["superset", "exact"]
 CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass", "answer_changed"]
+
+# Each bounded setting is defined once, here, with its range; the project-wide model
+# (``compare:``, ``run:``) and the places that override part of it (a question's ``compare:``,
+# a warehouse's ``run:``) read the same definition, and so does ``compare_results``. A key
+# overridden somewhere is thereby refused there exactly when it is refused at the top level.
+Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+"""Seconds a query or call may take."""
+RowLimit = Annotated[int, Field(ge=1, le=MAX_ROWS)]
+"""Rows a result may hold."""
+AbsTolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""Absolute numeric tolerance."""
+RelTolerance = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+"""Relative numeric tolerance: below 1, or every number would match every other of its sign."""
+VariantCount = Annotated[int, Field(ge=0, le=MAX_VARIANTS)]
+"""Data variants a question is graded on besides the original data."""
+VariantSeed = Annotated[int, Field(ge=0, le=2**31 - 1)]
+"""The seed data variants are generated from."""
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -97,10 +117,6 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _DURATION_UNITS[match.group(2)])
 
 
-MAX_VARIANTS = 50
-"""Most data variants a question may be graded on."""
-
-
 class CompareOptions(_Strict):
     """How result sets are compared (SPEC section 4); project defaults under ``compare:``."""
 
@@ -108,15 +124,15 @@ class CompareOptions(_Strict):
     """ignore: rows are a multiset; strict: in order; auto: strict iff the gold's outer ORDER BY."""
     rows: RowsMode = "bag"
     """bag: duplicates count; set: duplicates ignored (BIRD-style)."""
-    abs_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
+    abs_tol: AbsTolerance = 1e-9
     """Absolute numeric tolerance."""
-    rel_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
+    rel_tol: RelTolerance = 1e-9
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
-    variants: int = Field(0, ge=0, le=MAX_VARIANTS)
+    variants: VariantCount = 0
     """Also grade on this many generated data variants (0: only the original data)."""
-    variants_seed: int = Field(0, ge=0, le=2**31 - 1)
+    variants_seed: VariantSeed = 0
     """The seed the variants are generated from (recorded with the run)."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
@@ -128,15 +144,17 @@ class CompareOptions(_Strict):
 
 
 class CompareOverrides(_Strict):
-    """Per-question ``compare:`` keys; unset keys fall back to the project's."""
+    """Per-question ``compare:`` keys; unset keys fall back to the project's. Each key has the
+    type and range of its ``CompareOptions`` namesake (``tests/project/test_settings.py``
+    checks that they accept and refuse the same values)."""
 
     order: OrderMode | None = None
     rows: RowsMode | None = None
-    abs_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
-    rel_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
+    abs_tol: AbsTolerance | None = None
+    rel_tol: RelTolerance | None = None
     columns: ColumnsMode | None = None
-    variants: int | None = Field(None, ge=0, le=MAX_VARIANTS)
-    variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    variants: VariantCount | None = None
+    variants_seed: VariantSeed | None = None
 
 
 class RunSettings(_Strict):
@@ -145,14 +163,14 @@ class RunSettings(_Strict):
     finite."""
 
     concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)
-    agent_timeout_s: float = Field(120, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
-    query_timeout_s: float = Field(30, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    agent_timeout_s: Timeout = 120
+    query_timeout_s: Timeout = 30
     """Timeout for the agent's SQL; parsing and checking it count against it too."""
-    gold_timeout_s: float = Field(300, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    gold_timeout_s: Timeout = 300
     """Timeout for ground-truth SQL."""
     retries: int = Field(2, ge=0, le=MAX_RETRIES)
     """Agent calls retried on transient errors."""
-    max_rows: int = Field(100_000, ge=1, le=MAX_ROWS)
+    max_rows: RowLimit = 100_000
     max_result_mb: float = Field(128, gt=0, le=MAX_RESULT_MB, allow_inf_nan=False)
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
@@ -185,11 +203,12 @@ class RunSettings(_Strict):
 
 
 class WarehouseLimits(_Strict):
-    """A named warehouse's own ``run:`` limits; unset keys fall back to the project's."""
+    """A named warehouse's own ``run:`` limits; unset keys fall back to the project's. Each key
+    has the type and range of its ``RunSettings`` namesake."""
 
-    query_timeout_s: float | None = Field(None, gt=0)
-    gold_timeout_s: float | None = Field(None, gt=0)
-    max_rows: int | None = Field(None, ge=1)
+    query_timeout_s: Timeout | None = None
+    gold_timeout_s: Timeout | None = None
+    max_rows: RowLimit | None = None
 
 
 class WarehouseSettings(_Strict):
