@@ -849,7 +849,7 @@ class _ResultWriter:
     compiled once, run through one DBAPI connection of this process (``database.open_writer``)
     in a transaction of its own (``BEGIN IMMEDIATE`` ... ``COMMIT``, as ``RunStore._write``
     takes), without SQLAlchemy's connect, begin and execution machinery around each row
-    (docs/performance.md, "The run store's writes"). Stores the same values as
+    (docs/performance.md, "The run loop"). Stores the same values as
     ``conn.execute(insert, row)`` does: each column's bind processor is SQLAlchemy's own.
 
     Not thread-safe: the caller holds ``RunStore._write_lock``. Fork-safe: the connection
