@@ -246,7 +246,7 @@ class JudgeSettings(_Strict):
     api_key_env: str | None = None
     """Name of the environment variable holding the key (never the key itself)."""
     temperature: float = Field(0.0, ge=0, le=2)
-    timeout_s: float = Field(60, gt=0)
+    timeout_s: Timeout = 60
     """Per judge call."""
     retries: int = Field(2, ge=0)
     """Judge calls retried on HTTP 429/5xx and refused connections."""

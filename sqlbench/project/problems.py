@@ -24,9 +24,10 @@ def _model_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
-_RANGE_ERRORS = frozenset(
+RANGE_ERRORS = frozenset(
     {"finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 )
+"""pydantic's error types for a number out of its range, worded from the key's definition."""
 
 
 def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
@@ -175,7 +176,7 @@ def pydantic_problems(
             message = f"missing required key {str(loc[-1])!r}"
             line = line_of(data, loc[:-1])
         else:
-            allowed = _allowed_range(model, loc) if kind in _RANGE_ERRORS else None
+            allowed = _allowed_range(model, loc) if kind in RANGE_ERRORS else None
             what = f"must be {allowed}" if allowed else details["msg"]
             message = f"{dotted}: {what} (got {describe(details.get('input'))})"
             line = line_of(data, loc)

@@ -302,7 +302,7 @@ def test_llm_settings_merge_with_the_environment() -> None:
 def test_validation_of_llm_keys() -> None:
     assert validate_agent_config(llm_agent(model="m", temperature=0.5, max_tool_calls=3)) == []
     assert [p.message for p in validate_agent_config(llm_agent(temperature=3))] == [
-        "agent 'gen': key 'temperature': input should be less than or equal to 2 (got 3)"
+        "agent 'gen': key 'temperature': must be a finite number at least 0 and at most 2 (got 3)"
     ]
     assert [p.message for p in validate_agent_config(llm_agent(max_tools=3))] == [
         "agent 'gen': unknown key 'max_tools' for kind llm; did you mean 'max_tool_calls'? "
