@@ -6,7 +6,7 @@ from enum import StrEnum
 
 
 class Verdict(StrEnum):
-    """A question's outcome (SPEC section 3). Values are the lower-case words in every output."""
+    """A question's outcome (docs/verdicts.md). Values are the lower-case words in every output."""
 
     PASS = "pass"
     """The agent's result set matches the ground truth's (or an also_accept one)."""

@@ -1,4 +1,4 @@
-"""``compare_results``: does the agent's result set match the ground truth's? (SPEC section 4)"""
+"""``compare_results``: does the agent's result set match the ground truth's? (docs/verdicts.md)"""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def compare_results(
     dialect: str | None = None,
     budget: int = DEFAULT_BUDGET,
 ) -> Comparison:
-    """Compare an agent's result set with the ground truth's (SPEC section 4).
+    """Compare an agent's result set with the ground truth's (docs/verdicts.md).
 
     Column names never matter (except that swapping two columns whose names match on both
     sides gives ``review``); the agent's extra columns are ignored unless ``columns="exact"``;

@@ -1,4 +1,4 @@
-"""Typed project files (SPEC section 1). File schemas are pydantic with ``extra="forbid"``.
+"""Typed project files (docs/project-files.md). File schemas are pydantic with ``extra="forbid"``.
 
 The loader (``sqlbench.project.load``) validates each YAML mapping against these models and
 attaches where it came from (``path``, ``line``) and, for questions, the space and resolved
@@ -118,7 +118,7 @@ def parse_duration(text: str) -> timedelta:
 
 
 class CompareOptions(_Strict):
-    """How result sets are compared (SPEC section 4); project defaults under ``compare:``."""
+    """How result sets are compared (docs/verdicts.md); project defaults under ``compare:``."""
 
     order: OrderMode = "ignore"
     """ignore: rows are a multiset; strict: in order; auto: strict iff the gold's outer ORDER BY."""
@@ -239,7 +239,7 @@ class LlmSettings(_Strict):
 
 
 class JudgeSettings(_Strict):
-    """``judge:``: the OpenAI-compatible endpoint that scores section 6's judged metrics."""
+    """``judge:``: the OpenAI-compatible endpoint that scores judged agent-behaviour metrics."""
 
     base_url: str | None = None
     model: str | None = None
@@ -325,7 +325,7 @@ def _default_fail_on() -> list[CheckRule]:
 
 
 class MetricGate(_Strict):
-    """A ``check: metrics:`` gate on one section 6 metric (enforced whenever configured)."""
+    """A ``check: metrics:`` gate on one agent-behaviour metric (enforced whenever configured)."""
 
     min: float | None = Field(None, ge=0, le=1)
     """Head's mean score must be at least this (a fraction of 1)."""
@@ -343,7 +343,7 @@ class CheckSettings(_Strict):
     alpha: float = Field(0.05, gt=0, lt=1)
     must_pass_tag: str = "must-pass"
     metrics: dict[str, MetricGate] = Field(default_factory=dict)
-    """Gates on section 6 metrics, by metric name."""
+    """Gates on agent-behaviour metrics, by metric name."""
     reuse_max_age: str = "24h"
     """How old a stored run against a warehouse sqlbench does not build (a server) may be and
     still be reused by ``compare``/``check``: ``90s``, ``30m``, ``24h``, ``7d``; ``0s``
@@ -394,7 +394,7 @@ class Settings(_Strict):
     check: CheckSettings = Field(default_factory=CheckSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     metrics: list[CustomMetric] = Field(default_factory=list)
-    """Custom judged metrics (SPEC section 6)."""
+    """Custom judged metrics (docs/agent-behaviour.md)."""
 
     @field_validator("warehouses", mode="before")
     @classmethod
@@ -460,7 +460,8 @@ class TruthKind(StrEnum):
 
 
 class ExpectedTool(_Strict):
-    """One ``expected_tools`` entry (SPEC section 6; Snowflake's ground-truth invocations)."""
+    """One ``expected_tools`` entry (docs/agent-behaviour.md; Snowflake's ground-truth
+    invocations)."""
 
     tool_name: str = Field(min_length=1)
     tool_input: Any = None

@@ -1,4 +1,5 @@
-"""The run loop (SPEC sections 2, 3 and 5): ask the agent every selected question, execute both
+"""The run loop (docs/commands.md, docs/verdicts.md and docs/runs.md): ask the agent every selected
+question, execute both
 SQL texts, grade, and commit each result to the store the moment it is graded.
 
 Questions run concurrently on daemon worker threads; the caller's thread only receives graded

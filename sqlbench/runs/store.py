@@ -1,4 +1,4 @@
-"""The durable run store (SPEC section 5): runs and their graded results in a SQL database.
+"""The durable run store (docs/runs.md): runs and their graded results in a SQL database.
 
 Default: a SQLite file ``.sqlbench/runs.db`` in the project (WAL journal, so another process can
 read a run's live progress); ``store:`` in ``sqlbench.yml`` may name any SQLAlchemy URL for a

@@ -151,7 +151,7 @@ def test_run_sql_then_submit_over_a_real_engine(
         "rows": [[1, "94.50"], [2, "126.00"], [3, "73.50"]],
     }
     assert submit.name == "submit_sql" and submit.output == "submitted"
-    assert run_sql.error is None  # the trace's timings and errors (SPEC section 6)
+    assert run_sql.error is None  # the trace's timings and errors (docs/agent-behaviour.md)
     assert run_sql.started_ms is not None and run_sql.started_ms >= 0
     assert run_sql.duration_ms is not None and run_sql.duration_ms >= 0
 
