@@ -1,6 +1,6 @@
 """The run loop (docs/commands.md, docs/verdicts.md and docs/runs.md): ask the agent every selected
-question, execute both
-SQL texts, grade, and commit each result to the store the moment it is graded.
+question, execute both SQL texts, grade, and commit each result to the store the moment it is
+graded.
 
 Questions run concurrently on daemon worker threads; the caller's thread only receives graded
 results and reports them through the progress callback, so Ctrl-C (KeyboardInterrupt) is
