@@ -34,6 +34,7 @@ from sqlbench.project.files import (
     Settings,
     SourceInfo,
 )
+from sqlbench.runs.hashes import stable_hash
 from sqlbench.runs.records import RunInfo
 
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
@@ -75,19 +76,6 @@ class RunIdentity(NamedTuple):
     def reusable(self) -> bool:
         """Only a run whose source and warehouse are known can stand in for another."""
         return self.source is not None and self.warehouse_hash is not None
-
-
-def stable_hash(value: Any) -> str:
-    """A short (16 hex) SHA-256 of ``value``'s canonical JSON (sorted keys, no spaces).
-
-    Example:
-        >>> stable_hash({"b": 1, "a": [1, 2]}) == stable_hash({"a": [1, 2], "b": 1})
-        True
-        >>> len(stable_hash("x"))
-        16
-    """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def question_set_hash(questions: Sequence[Question]) -> str:

@@ -18,12 +18,12 @@ from sqlbench.agents.registry import AUTO, named_agent
 from sqlbench.errors import AgentError, SqlbenchError
 from sqlbench.project.files import MAX_VARIANTS, AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
+from sqlbench.runs.hashes import stable_hash
 from sqlbench.runs.identity import (
     identity_fields,
     identity_of,
     run_identity,
     source_key,
-    stable_hash,
     warehouse_identity,
 )
 from sqlbench.runs.liveness import this_host

@@ -134,7 +134,7 @@ class HumanReview(_Model):
     decided_by: str
     decided_at: datetime
     truth_hash: str
-    """``sqlbench.runs.reviews.review_hashes`` of the question's ground truth when decided."""
+    """``sqlbench.runs.hashes.review_hashes`` of the question's ground truth when decided."""
     sql_hash: str
     """The same of the agent's SQL (or its text answer, when it gave no SQL)."""
     carried_from: str | None = None

@@ -42,6 +42,7 @@ from sqlbench.runs.database import (
     sqlite_read_only,
     store_url,
 )
+from sqlbench.runs.hashes import review_hashes
 from sqlbench.runs.identity import RunIdentity, identity_of
 from sqlbench.runs.liveness import process_alive
 from sqlbench.runs.migrations import (
@@ -61,7 +62,6 @@ from sqlbench.runs.records import (
     TrialResult,
     utc_now,
 )
-from sqlbench.runs.reviews import review_hashes
 from sqlbench.runs.scores import RunResult, gather
 from sqlbench.text import one_line, suggest
 from sqlbench.verdicts import Verdict

@@ -181,6 +181,7 @@ def test_a_fault_building_previews_keeps_the_verdict(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sqlbench.runs.answers as answers
+    import sqlbench.runs.shared_sql as shared_sql
 
     original = answers.make_preview
 
@@ -190,6 +191,7 @@ def test_a_fault_building_previews_keeps_the_verdict(
         return original(result, *args, **kwargs)
 
     monkeypatch.setattr(answers, "make_preview", preview)
+    monkeypatch.setattr(shared_sql, "make_preview", preview)  # the answers of a question share
     found = _run(project)
     _assert_others_pass(found)
     verdict, reason = found["bad"]

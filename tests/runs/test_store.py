@@ -17,7 +17,8 @@ from sqlbench.errors import StoreError
 from sqlbench.project.files import CompareOptions
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
-from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
+from sqlbench.runs.hashes import stable_hash
+from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of
 from sqlbench.runs.migrations import (
     Migration,
     applied_migrations,
