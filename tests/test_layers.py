@@ -189,7 +189,6 @@ def import_cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
     return sorted(found)
 
 
-@pytest.mark.xfail(strict=True, reason="a cycle remains: engines.agent_process, duckdb, sqlalchemy")
 def test_no_import_cycles() -> None:
     graph = import_graph()
     cycles = [
