@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,15 @@ from sqlbench.engines.limits import (
 )
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
-from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
+from sqlbench.project.dialect import (
+    url_location,
+    url_scheme,
+    warehouse_dialect,
+    warehouse_url_problem,
+)
 from sqlbench.project.envvars import resolve
 from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Settings
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -53,15 +56,15 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
         resolved = resolve(warehouse, where="sqlbench.yml warehouse")
     except EnvVarError as err:
         raise EngineError(str(err)) from err
-    if not _URL.match(resolved):
+    scheme = url_scheme(resolved)
+    if scheme is None:
         path = _local(Path(resolved), project_root)
         if _is_sqlite_file(path):
             return _sqlalchemy(f"sqlite:///{path}", warehouse, "sqlite", settings, project_root)
         return _duckdb(path, display=warehouse, memory_limit_mb=memory, query_process_mb=process)
-    scheme = resolved.split("://", 1)[0].split("+", 1)[0].lower()
     if scheme == "duckdb":
         # duckdb:///relative.duckdb, duckdb:////absolute.duckdb, duckdb:///:memory:
-        rest = resolved.split("://", 1)[1].split("?", 1)[0]
+        rest = url_location(resolved)
         location = rest[1:] if rest.startswith("/") else rest
         if location in ("", ":memory:"):
             return _duckdb(display=warehouse, memory_limit_mb=memory, query_process_mb=process)

@@ -48,6 +48,7 @@ from sqlbench.engines.fetch import (
 from sqlbench.engines.guard import check_read_only, unchecked_syntax
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.dialect import url_scheme
 from sqlbench.text import one_line
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ class SparkEngine(Engine):
         self._view_names: list[str] = []
 
     def _open(self, url: str) -> SparkSession:
-        scheme, _, rest = url.partition("://")
+        scheme, rest = url_scheme(url), url.partition("://")[2]
         if scheme == "spark":
             master = rest.strip("/")
             if not master.startswith("local"):

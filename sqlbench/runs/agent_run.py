@@ -30,7 +30,7 @@ from sqlbench.runs.shared_sql import SharedSql
 from sqlbench.runs.store import RunStore
 from sqlbench.runs.warehouses import RunWarehouses, warehouse_label
 from sqlbench.text import one_line
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import MAX_REASON, Verdict
 
 
 class Stored(NamedTuple):
@@ -182,7 +182,7 @@ class AgentRun:
                 truth_sql=result.truth_sql,
                 also_accept=result.also_accept,
                 verdict=Verdict.ERROR,
-                reason=one_line(f"{fault_reason('storing this answer', err)}; {kept}", 400),
+                reason=one_line(f"{fault_reason('storing this answer', err)}; {kept}", MAX_REASON),
                 timings_ms=result.timings_ms,
             )
             return Stored(stored, self.store.record(self.info.id, stored))
