@@ -207,8 +207,13 @@ def test_no_import_cycles() -> None:
 
 def test_no_hidden_imports_by_name() -> None:
     """``importlib.import_module`` with a sqlbench module name hides an import from this test;
-    only the registries (agent kinds) and the lazy public API may load modules by name."""
-    allowed = {"sqlbench/agents/registry.py", "sqlbench/agents/python.py"}
+    only the registries (agent kinds, engines) and the lazy public API may load modules by
+    name."""
+    allowed = {
+        "sqlbench/agents/registry.py",
+        "sqlbench/agents/python.py",
+        "sqlbench/engines/registry.py",
+    }
     hidden = [
         str(path.relative_to(PACKAGE.parent))
         for path in _modules()

@@ -32,7 +32,7 @@ class _Options(KindOptions):
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Three questions: ``good1``/``good2`` pass, ``bad`` gets POISON (its truth: 42). Agent
     SQL runs in this process (not DuckDB's query process), where the failures are injected."""
-    monkeypatch.setattr("sqlbench.engines.open.duckdb_query_process_mb", lambda run: None)
+    monkeypatch.setattr("sqlbench.engines.duckdb.duckdb_query_process_mb", lambda run: None)
     register_kind(
         AgentKind(
             name="fake",
@@ -93,7 +93,7 @@ def _assert_others_pass(found: dict[str, tuple[Verdict, str]]) -> None:
         ),
         # guard: anything else the guard raises
         (
-            "sqlbench.engines.duckdb.check_read_only",
+            "sqlbench.engines.agent_sql.check_read_only",
             KeyError("boom"),
             Verdict.FAIL,
             "sqlbench failed running it: KeyError",
