@@ -299,7 +299,7 @@ class RunInfo(_Model):
     imported: bool = False
     """True when the run came from ``sqlbench import``."""
     origin: ImportOrigin | None = None
-    """For an imported run: the file's hash, when and from where (``sqlbench.runs.provenance``)."""
+    """For an imported run: the file's hash, when and from where (``provenance``)."""
     regraded_from: str | None = None
     """``sqlbench regrade``: the name of the run whose agent SQL this run graded again."""
 
