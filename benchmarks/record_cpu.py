@@ -39,10 +39,10 @@ from sqlbench import secrets
 from sqlbench.metrics import compute
 from sqlbench.metrics.assertions import answer_record, check_assertions
 from sqlbench.project.files import Question
+from sqlbench.records.run import Preview, TrialResult
 from sqlbench.runs import answers, store
 from sqlbench.runs import previews as previews_module
 from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import Preview, TrialResult
 from sqlbench.runs.shared_sql import SharedAnswers, SharedSql
 from sqlbench.verdicts import Verdict
 

@@ -38,10 +38,7 @@ LAYERS: list[list[str]] = [
     [
         "sqlbench.project",
         "sqlbench.public",  # public benchmarks' layouts read into project files
-        "sqlbench.runs.records",
-        "sqlbench.runs.accuracy",
-        "sqlbench.runs.rates",
-        "sqlbench.runs.provenance",
+        "sqlbench.records",  # what every upper layer reads: run records, accuracy, rates
     ],
     # 2: ground truth per question; result-set comparison
     ["sqlbench.truth", "sqlbench.compare"],
@@ -225,7 +222,7 @@ def test_no_hidden_imports_by_name() -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("sqlbench.text", 0), ("sqlbench.runs.records", 1), ("sqlbench.runs.runner", 7)],
+    [("sqlbench.text", 0), ("sqlbench.records.run", 1), ("sqlbench.runs.runner", 7)],
 )
 def test_the_most_specific_layer_wins(module: str, layer: int) -> None:
     assert layer_of(module) == layer

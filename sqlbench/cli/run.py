@@ -27,8 +27,8 @@ from sqlbench.cli.options import (
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.files import MAX_VARIANTS, Project
+from sqlbench.records.accuracy import Accuracy
 from sqlbench.report import formats, run_text
-from sqlbench.runs.accuracy import Accuracy
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.scores import RunResult
 from sqlbench.validation import load_project
@@ -225,7 +225,7 @@ def _run_several(
     """``--agent a,b,c``: one run per agent, run together, every run rendered, then one line
     per run; a run that failed is named with its reason (exit 2), and exit 1 when any run is
     under ``--fail-under``."""
-    from sqlbench.runs.records import RunStatus
+    from sqlbench.records.run import RunStatus
     from sqlbench.runs.runner import open_store, run_benchmarks_stored
 
     if fmt == "junit":

@@ -17,9 +17,9 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
+from sqlbench.records.run import RunStatus
 from sqlbench.report import formats, run_text
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.records import RunStatus
 
 
 @click.group("runs", invoke_without_command=True)

@@ -19,7 +19,7 @@ from sqlbench.metrics.names import (
 from sqlbench.metrics.tools import tool_call_success, tool_selection_accuracy
 from sqlbench.metrics.trajectory import task_navigation_efficiency
 from sqlbench.project.files import Question
-from sqlbench.runs.records import AssertionResult, MetricResult, TrialResult
+from sqlbench.records.run import AssertionResult, MetricResult, TrialResult
 from sqlbench.text import one_line
 from sqlbench.verdicts import MAX_REASON, Verdict
 

@@ -24,6 +24,8 @@ from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
+from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.run import RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
@@ -34,8 +36,6 @@ from sqlbench.rundiff.stats import (
     paired_rates,
     paired_single,
 )
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.records import RunInfo, TrialResult
 from sqlbench.verdicts import Verdict, across_trials
 
 

@@ -21,10 +21,10 @@ from sqlbench.errors import SqlbenchError, StoreError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
 from sqlbench.project.files import Project, Question, RunSettings
+from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.plan import RunOptions, RunPlan
-from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL, PartlyReplayedAgent, ReplayedAgent
 from sqlbench.runs.shared_sql import SharedSql
 from sqlbench.runs.store import RunStore

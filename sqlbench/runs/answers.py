@@ -30,6 +30,7 @@ from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
+from sqlbench.records.run import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -39,7 +40,6 @@ from sqlbench.runs.previews import (
     result_fingerprint,
     unmatched_rows,
 )
-from sqlbench.runs.records import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.shared_sql import SharedSql
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line

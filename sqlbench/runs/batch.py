@@ -37,6 +37,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlbench.agents.base import Agent
 from sqlbench.agents.registry import agent_notice
 from sqlbench.errors import StoreError
+from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
 from sqlbench.runs.agent_run import AgentRun, Item, describe_error
 from sqlbench.runs.events import (
@@ -47,7 +48,6 @@ from sqlbench.runs.events import (
     RunWaiting,
 )
 from sqlbench.runs.faults import stage_error
-from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.shared_sql import SharedAnswers, SharedSql
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict

@@ -33,8 +33,8 @@ from sqlbench.project.files import (
     Settings,
     SourceInfo,
 )
-from sqlbench.runs.hashes import stable_hash
-from sqlbench.runs.records import RunInfo
+from sqlbench.records.hashes import stable_hash
+from sqlbench.records.run import RunInfo
 
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
-from sqlbench.runs.records import RunInfo, TrialResult
+from sqlbench.records.run import RunInfo, TrialResult
 
 Key = tuple[str, str]
 

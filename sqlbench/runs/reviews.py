@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, NamedTuple
 import yaml
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.runs.hashes import review_hashes
+from sqlbench.records.hashes import review_hashes
+from sqlbench.records.run import HumanReview, utc_now
 from sqlbench.runs.liveness import current_user
-from sqlbench.runs.records import HumanReview, utc_now
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 

@@ -15,12 +15,12 @@ from pathlib import Path
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import Project
+from sqlbench.records.run import RunStatus
 from sqlbench.runs import locate
 from sqlbench.runs.agent_run import AgentRun, describe_error
 from sqlbench.runs.batch import Batch, named
 from sqlbench.runs.events import ProgressCallback, RunCreated
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions, plan_run, with_variants
-from sqlbench.runs.records import RunStatus
 from sqlbench.runs.regrade import regrade_source
 from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.records import HumanReview, RunInfo, RunStatus, TrialResult
+from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.rates import is_flaky, pass_at_k, pass_hat_k
+from sqlbench.records.run import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict, across_trials
 

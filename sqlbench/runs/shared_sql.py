@@ -19,8 +19,8 @@ from typing import Any
 import pyarrow as pa
 
 from sqlbench.engines.base import ResultSet
+from sqlbench.records.run import Preview
 from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import Preview
 
 _VOLATILE_WORDS = (
     "now", r"rand\w*", "randn", r"random\w*", r"uuid\w*", "newid", r"current_\w+",

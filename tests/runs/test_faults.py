@@ -14,7 +14,7 @@ import pytest
 
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project
 from sqlbench.validation import load_project

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
+from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
 from sqlbench.runs.forked import cores, idle_cores, process_count, watch_idle
-from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 
 VOLATILE = {"latency_ms", "timings_ms", "graded_at"}

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqlbench.runs.rates import bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.rates import bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.scores import gather
 from sqlbench.verdicts import Verdict
 
@@ -120,10 +120,10 @@ def test_flaky() -> None:
 def test_run_and_compare_print_the_same_accuracy(make_info: Any, make_trial: Any) -> None:
     """One Accuracy class and one formatter: 199/200 reads 99.5% in `run`, `show`, `runs`,
     `compare` and `check`, never 100% in one of them (issue 10)."""
+    from sqlbench.records.run import RunSummary
     from sqlbench.report.run_format import accuracy_line
     from sqlbench.report.rundiff_format import accuracy_text
     from sqlbench.rundiff.diff import side_accuracy, side_from_run
-    from sqlbench.runs.records import RunSummary
 
     info = make_info(repeat=1)
     trials = [make_trial(f"q{i}", P if i else F, position=i) for i in range(200)]

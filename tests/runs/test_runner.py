@@ -15,10 +15,10 @@ from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError, StoreError
+from sqlbench.records.run import RunStatus
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.plan import RunOptions, Shard, pick_questions
-from sqlbench.runs.records import RunStatus
 from sqlbench.runs.runner import open_store, run_benchmark
 from sqlbench.runs.store import RunStore
 from sqlbench.testing import FakeAgent, write_project

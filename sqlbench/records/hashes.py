@@ -10,7 +10,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from sqlbench.runs.records import TrialResult
+from sqlbench.records.run import TrialResult
 
 
 def stable_hash(value: Any) -> str:
