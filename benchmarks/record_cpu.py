@@ -39,11 +39,11 @@ from sqlbench import secrets
 from sqlbench.metrics import compute
 from sqlbench.metrics.assertions import answer_record, check_assertions
 from sqlbench.project.files import Question
+from sqlbench.records.run import Preview, TrialResult
 from sqlbench.runs import answers, store
 from sqlbench.runs import previews as previews_module
-from sqlbench.runs.batch import SharedSql, _Shared
 from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import Preview, TrialResult
+from sqlbench.runs.shared_sql import SharedAnswers, SharedSql
 from sqlbench.verdicts import Verdict
 
 
@@ -211,7 +211,7 @@ def _shared_previews(previews: list[Any]) -> list[Any]:
     for group, result, differing, count in previews:
         sql = shared.get(group)
         if sql is None:
-            sql = shared[group] = SharedSql(_Shared(1))
+            sql = shared[group] = SharedSql(SharedAnswers(1))
         made.append(sql.preview(result, differing, count))
     return made
 

@@ -22,8 +22,7 @@ import uuid
 from datetime import timedelta
 from pathlib import Path
 
-from sqlbench.report import html
-from sqlbench.runs.records import (
+from sqlbench.records.run import (
     MetricResult,
     Preview,
     RunInfo,
@@ -32,6 +31,7 @@ from sqlbench.runs.records import (
     TrialResult,
     utc_now,
 )
+from sqlbench.report import html
 from sqlbench.runs.store import RunStore
 from sqlbench.verdicts import Verdict
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from report_speed import _trial
 
-from sqlbench.runs.records import RunInfo, RunStatus, utc_now
+from sqlbench.records.run import RunInfo, RunStatus, utc_now
 from sqlbench.runs.store import RunStore
 
 

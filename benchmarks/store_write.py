@@ -42,7 +42,7 @@ from pathlib import Path
 
 from report_speed import _trial
 
-from sqlbench.runs.records import RunInfo, RunStatus, TrialResult, utc_now
+from sqlbench.records.run import RunInfo, RunStatus, TrialResult, utc_now
 from sqlbench.runs.store import RunStore, _result_row
 
 

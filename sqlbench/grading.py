@@ -28,7 +28,7 @@ from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.files import CompareOptions, Question, TruthKind
 from sqlbench.text import joined_lines, one_line
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import MAX_REASON, Verdict
 
 __all__ = [
     "LIMITS_REACHED",
@@ -43,7 +43,6 @@ __all__ = [
     "truth_problem",
 ]
 
-_MAX_REASON = 400
 _LARGE_COMPARISON_BYTES = 64 * 2**20
 """Results holding this many bytes together are compared one pair at a time: comparing adds up
 to about 0.7 times its inputs (two 256 MB results of narrow rows: 333 MB more; long text is
@@ -109,7 +108,7 @@ class Grade:
 
 def grade_skipped(question: Question) -> Grade:
     """The grade of a question that carries ``skip:``."""
-    return Grade(Verdict.SKIPPED, one_line(f"skipped: {question.skip}", _MAX_REASON))
+    return Grade(Verdict.SKIPPED, one_line(f"skipped: {question.skip}", MAX_REASON))
 
 
 def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade | None:
@@ -127,7 +126,7 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
         which = "the ground truth" if index == 0 else f"also_accept #{index}"
         problem = _TRUTH_PROBLEM.get(truth.error.kind, "failed")
         return Grade(
-            Verdict.ERROR, one_line(f"{which} {problem}: {truth.error.message}", _MAX_REASON)
+            Verdict.ERROR, one_line(f"{which} {problem}: {truth.error.message}", MAX_REASON)
         )
     return None
 
@@ -135,7 +134,7 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
 def agent_problem(answer: Answer) -> Grade | None:
     """An error grade when the agent itself failed."""
     if answer.error is not None:
-        return Grade(Verdict.ERROR, joined_lines(f"agent error: {answer.error}", _MAX_REASON))
+        return Grade(Verdict.ERROR, joined_lines(f"agent error: {answer.error}", MAX_REASON))
     return None
 
 
@@ -167,7 +166,7 @@ def grade(
             f"{verb} replaced with U+FFFD)"
         )
         if "U+FFFD" not in graded.reason:  # an agent error may already say so
-            reason = one_line(graded.reason, _MAX_REASON - len(note)) + note
+            reason = one_line(graded.reason, MAX_REASON - len(note)) + note
             graded = replace(graded, reason=reason)
     return graded
 
@@ -237,7 +236,7 @@ def _compare_all(
             )
             return Grade(
                 Verdict.PASS,
-                one_line(reason, _MAX_REASON),
+                one_line(reason, MAX_REASON),
                 matched_truth=index,
                 compared_truth=index,
                 comparison=comparison,
@@ -254,14 +253,14 @@ def _compare_all(
         which = "" if index == 0 else f"also_accept #{index}: "
         return Grade(
             Verdict.REVIEW,
-            one_line(f"{which}{comparison.reason}", _MAX_REASON),
+            one_line(f"{which}{comparison.reason}", MAX_REASON),
             compared_truth=index,
             comparison=comparison,
         )
     reason = first.reason
     if len(truths) > 1:
         reason = f"{reason} (no also_accept matched either)"
-    return Grade(first.verdict, one_line(reason, _MAX_REASON), compared_truth=0, comparison=first)
+    return Grade(first.verdict, one_line(reason, MAX_REASON), compared_truth=0, comparison=first)
 
 
 def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
@@ -269,17 +268,17 @@ def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:
     if not has_sql:
         return f"{base}; the agent gave no SQL either"
     if isinstance(outcome, QueryError):
-        return one_line(f"{base}; the agent's SQL did not run: {outcome.message}", _MAX_REASON)
+        return one_line(f"{base}; the agent's SQL did not run: {outcome.message}", MAX_REASON)
     return f"{base}: review the agent's SQL and result"
 
 
 def _no_sql_reason(answer: Answer) -> str:
     if answer.declined:
-        return one_line(f"the agent declined: {answer.declined}", _MAX_REASON)
+        return one_line(f"the agent declined: {answer.declined}", MAX_REASON)
     if answer.answer and answer.answer.strip():
         return one_line(
             f"the answer is not SQL (the agent answered in words): {answer.answer.strip()}",
-            _MAX_REASON,
+            MAX_REASON,
         )
     return "the agent gave no SQL and no answer (declined)"
 
@@ -290,5 +289,5 @@ def agent_sql_reason(error: QueryError) -> str:
     problem = _AGENT_SQL_PROBLEM.get(error.kind, "the agent's SQL did not run")
     message = error.message.strip()
     if message.lower().startswith(problem.lower()):
-        return one_line(message, _MAX_REASON)
-    return one_line(f"{problem}: {message}", _MAX_REASON)
+        return one_line(message, MAX_REASON)
+    return one_line(f"{problem}: {message}", MAX_REASON)

@@ -16,7 +16,7 @@ from pathlib import Path
 from sqlbench.engines.open import setup_files
 from sqlbench.engines.profiles import profile_for
 from sqlbench.errors import EngineError, Problem, Severity
-from sqlbench.project.dialect import warehouse_dialect
+from sqlbench.project.dialect import url_scheme, warehouse_dialect
 from sqlbench.project.files import Project, Settings
 from sqlbench.text import suggest
 
@@ -48,7 +48,7 @@ def _setup_problems(settings: Settings, root: Path, seen: set[Path]) -> list[Pro
         return []  # a glob that matches nothing is reported by the settings check
     problems: list[Problem] = []
     dialect = settings.dialect or warehouse_dialect(settings.warehouse)
-    scheme = (settings.warehouse or "").split("://", 1)[0].split("+", 1)[0].lower()
+    scheme = url_scheme(settings.warehouse or "")
     if scheme in ("mysql", "mariadb"):
         refusal = profile_for("mysql").setup_refusal()
         if refusal:

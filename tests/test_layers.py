@@ -1,9 +1,11 @@
-"""The import direction of docs/architecture.md holds: no module imports a higher layer.
+"""The import direction of docs/architecture.md holds: no module imports a higher layer, and
+no modules import each other in a loop.
 
-Every ``import sqlbench...`` in ``sqlbench/`` (at module level or inside a function) is checked
-against ``LAYERS``, lowest first; a module may import its own layer and the ones below. A new
-package, or a top-level module importing from sqlbench, must be placed in a layer here (and in
-docs/architecture.md); a top-level module importing nothing from sqlbench is a leaf.
+Every ``import sqlbench...`` in ``sqlbench/`` (at module level, inside a function or under
+``TYPE_CHECKING``) is checked against ``LAYERS``, lowest first; a module may import its own layer
+and the ones below. A new package, or a top-level module importing from sqlbench, must be placed
+in a layer here (and in docs/architecture.md); a top-level module importing nothing from
+sqlbench is a leaf. The same imports, module to module, may form no cycle.
 """
 
 from __future__ import annotations
@@ -36,10 +38,7 @@ LAYERS: list[list[str]] = [
     [
         "sqlbench.project",
         "sqlbench.public",  # public benchmarks' layouts read into project files
-        "sqlbench.runs.records",
-        "sqlbench.runs.accuracy",
-        "sqlbench.runs.rates",
-        "sqlbench.runs.provenance",
+        "sqlbench.records",  # what every upper layer reads: run records, accuracy, rates
     ],
     # 2: ground truth per question; result-set comparison
     ["sqlbench.truth", "sqlbench.compare"],
@@ -123,10 +122,95 @@ def test_no_module_imports_a_higher_layer() -> None:
     assert upward == []
 
 
+def import_graph() -> dict[str, dict[str, str]]:
+    """Each module's imports of other sqlbench modules: target -> where (``path:line``). An
+    import of a name from a package is an import of the package (its ``__init__``), of a
+    submodule the submodule."""
+    paths = {_module_name(path): path for path in _modules()}
+    graph: dict[str, dict[str, str]] = {module: {} for module in paths}
+    for module, path in paths.items():
+        for line, target in _imports(path):
+            if target not in paths:
+                target = target.rsplit(".", 1)[0]
+            if target in paths and target != module:
+                where = f"{path.relative_to(PACKAGE.parent)}:{line}"
+                graph[module].setdefault(target, where)
+    return graph
+
+
+def import_cycles(graph: dict[str, dict[str, str]]) -> list[list[str]]:
+    """The strongly connected components of ``graph`` with more than one module (Tarjan's
+    algorithm, iterative), each as its modules in name order.
+
+    Example:
+        >>> import_cycles({"a": {"b": ""}, "b": {"a": ""}, "c": {"a": ""}})
+        [['a', 'b']]
+    """
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        walk = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while walk:
+            node, targets = walk[-1]
+            target = next(targets, None)
+            if target is not None:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    walk.append((target, iter(sorted(graph[target]))))
+                elif target in on_stack:
+                    low[node] = min(low[node], index[target])
+                continue
+            walk.pop()
+            if walk:
+                low[walk[-1][0]] = min(low[walk[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found)
+
+
+def test_no_import_cycles() -> None:
+    graph = import_graph()
+    cycles = [
+        " <-> ".join(members)
+        + ": "
+        + "; ".join(
+            f"{where} {module} -> {target}"
+            for module in members
+            for target, where in sorted(graph[module].items())
+            if target in members
+        )
+        for members in import_cycles(graph)
+    ]
+    assert not cycles, "modules importing each other in a loop:\n" + "\n".join(cycles)
+
+
 def test_no_hidden_imports_by_name() -> None:
     """``importlib.import_module`` with a sqlbench module name hides an import from this test;
-    only the registries (agent kinds) and the lazy public API may load modules by name."""
-    allowed = {"sqlbench/agents/registry.py", "sqlbench/agents/python.py"}
+    only the registries (agent kinds, engines) and the lazy public API may load modules by
+    name."""
+    allowed = {
+        "sqlbench/agents/registry.py",
+        "sqlbench/agents/python.py",
+        "sqlbench/engines/registry.py",
+    }
     hidden = [
         str(path.relative_to(PACKAGE.parent))
         for path in _modules()
@@ -138,7 +222,7 @@ def test_no_hidden_imports_by_name() -> None:
 
 @pytest.mark.parametrize(
     ("module", "layer"),
-    [("sqlbench.text", 0), ("sqlbench.runs.records", 1), ("sqlbench.runs.runner", 7)],
+    [("sqlbench.text", 0), ("sqlbench.records.run", 1), ("sqlbench.runs.runner", 7)],
 )
 def test_the_most_specific_layer_wins(module: str, layer: int) -> None:
     assert layer_of(module) == layer

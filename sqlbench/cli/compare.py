@@ -17,20 +17,11 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
-from sqlbench.rundiff.diff import RunDiff, diff_runs
+from sqlbench.report import formats
+from sqlbench.rundiff.diff import diff_runs
 from sqlbench.rundiff.refs import compare_refs
 from sqlbench.rundiff.sides import SideOptions, stored_side
 from sqlbench.runs.locate import open_project_store
-
-
-def render_diff(diff: RunDiff, fmt: str) -> str:
-    """The comparison in one of the ``--format`` choices."""
-    if fmt == "json":
-        return rundiff_json.render(diff)
-    if fmt == "markdown":
-        return rundiff_markdown.render(diff)
-    return rundiff_text.render(diff)
 
 
 @click.command("compare")
@@ -52,7 +43,7 @@ def render_diff(diff: RunDiff, fmt: str) -> str:
     show_default=True,
     help="Significance level of the paired test's conclusion.",
 )
-@format_option("table", "json", "markdown")
+@format_option(*formats.choices("comparison"))
 @output_option
 @click.pass_context
 def compare_command(
@@ -101,5 +92,5 @@ def compare_command(
             diff = compare_refs(
                 store, base_ref, head_ref, options, alpha=alpha, progress=side_progress, notify=note
             )
-    write_output(render_diff(diff, fmt), output)
+    write_output(formats.render("comparison", fmt, diff), output)
     ctx.exit(ExitCode.OK)

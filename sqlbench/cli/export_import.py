@@ -19,7 +19,7 @@ from sqlbench import secrets
 from sqlbench.cli.options import needs_project, note, output_option, run_name_option, write_output
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
-from sqlbench.runs import provenance
+from sqlbench.records import provenance
 from sqlbench.runs.foreign import foreign_questions_note
 from sqlbench.runs.locate import open_project_store
 

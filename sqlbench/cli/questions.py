@@ -18,7 +18,7 @@ from sqlbench.cli.options import (
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.select import select_questions
-from sqlbench.report.questions import render_json, render_table
+from sqlbench.report import formats
 from sqlbench.validation import load_project
 
 
@@ -27,7 +27,7 @@ from sqlbench.validation import load_project
 @branch_option
 @space_option
 @select_option
-@format_option("table", "json")
+@format_option(*formats.choices("questions"))
 @output_option
 @click.pass_context
 def questions_command(
@@ -44,5 +44,5 @@ def questions_command(
     if project.source.dev_mode_note:
         note(f"{project.source.dev_mode_note}.")
     picked = select_questions(project.questions, select=list(select) or None, space=space)
-    write_output(render_json(picked) if fmt == "json" else render_table(picked), output)
+    write_output(formats.render("questions", fmt, picked), output)
     ctx.exit(ExitCode.OK)

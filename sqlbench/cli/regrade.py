@@ -31,7 +31,7 @@ def regrade_command(
     truth, compare options and warehouse, without asking the agent: a new run that names RUN
     as its source (RUN is kept unchanged). The way to see what fixing a ground truth or a
     tolerance changes, at zero agent cost."""
-    from sqlbench.runs.regrade import regrade_run
+    from sqlbench.runs.runner import regrade_run
 
     project = load_project(project_dir, branch=branch)
     with (

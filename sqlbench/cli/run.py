@@ -27,29 +27,11 @@ from sqlbench.cli.options import (
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.files import MAX_VARIANTS, Project
-from sqlbench.report import run_text
-from sqlbench.runs.accuracy import Accuracy
+from sqlbench.records.accuracy import Accuracy
+from sqlbench.report import formats, run_text
 from sqlbench.runs.plan import RunOptions, Shard, expand_agents
 from sqlbench.runs.scores import RunResult
 from sqlbench.validation import load_project
-
-
-def render_run(run: RunResult, fmt: str, *, color: bool = False, width: int | None = None) -> str:
-    """The run in one of the ``--format`` choices (text at ``width`` columns)."""
-    # The other formats are imported for the format asked for only.
-    if fmt == "json":
-        from sqlbench.report import run_json
-
-        return run_json.render(run)
-    if fmt == "markdown":
-        from sqlbench.report import run_markdown
-
-        return run_markdown.render(run)
-    if fmt == "junit":
-        from sqlbench.report import run_junit
-
-        return run_junit.render(run)
-    return run_text.render_run(run, color=color, width=width)
 
 
 def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
@@ -130,7 +112,7 @@ def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
     help="Exit 1 when accuracy is under X: a fraction of 1 (0.9) or a percentage with its "
     "sign (90%); a bare number above 1 is refused.",
 )
-@format_option("table", "json", "markdown", "junit")
+@format_option(*formats.choices("run"))
 @output_option
 @click.pass_context
 def run_command(
@@ -216,7 +198,7 @@ def run_command(
         ctx.exit(ExitCode.INTERRUPTED)
     color = fmt == "table" and output is None and sys.stdout.isatty()
     width = terminal_width() if output is None else None
-    write_output(render_run(run, fmt, color=color, width=width), output)
+    write_output(formats.render("run", fmt, run, color=color, width=width), output)
     if output is not None:
         click.echo(f"{run_text_summary(run)}; wrote {output}", err=True)
     problem = under_threshold(run.accuracy, fail_under)
@@ -243,7 +225,7 @@ def _run_several(
     """``--agent a,b,c``: one run per agent, run together, every run rendered, then one line
     per run; a run that failed is named with its reason (exit 2), and exit 1 when any run is
     under ``--fail-under``."""
-    from sqlbench.runs.records import RunStatus
+    from sqlbench.records.run import RunStatus
     from sqlbench.runs.runner import open_store, run_benchmarks_stored
 
     if fmt == "junit":
@@ -303,7 +285,7 @@ def render_runs_several(
             if fmt == "json":
                 parts.append(_json_part(run))
             else:
-                parts.append(render_run(run, fmt, color=color))
+                parts.append(formats.render("run", fmt, run, color=color))
             tallies.append(run_text.RunTally.of(run))
             del run  # the next run loads while this one is freed
     if fmt == "json":

@@ -17,10 +17,9 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.report import run_text
-from sqlbench.report.runs_json import runs_to_json
+from sqlbench.records.run import RunStatus
+from sqlbench.report import formats, run_text
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.records import RunStatus
 
 
 @click.group("runs", invoke_without_command=True)
@@ -28,7 +27,7 @@ from sqlbench.runs.records import RunStatus
 @click.option(
     "--limit", "-n", type=click.IntRange(min=1), default=None, help="Show only the newest N runs."
 )
-@format_option("table", "json")
+@format_option(*formats.choices("runs"))
 @output_option
 @click.pass_context
 def runs_command(
@@ -41,14 +40,13 @@ def runs_command(
         return
     with open_project_store(project_dir) as store:
         runs = store.list_runs(limit=limit, find_damaged=True)
-    if fmt == "json":
-        text = runs_to_json(runs)
-    else:
-        text = run_text.render_runs(
-            runs,
-            color=output is None and sys.stdout.isatty(),
-            width=terminal_width() if output is None else None,
-        )
+    text = formats.render(
+        "runs",
+        fmt,
+        runs,
+        color=output is None and sys.stdout.isatty(),
+        width=terminal_width() if output is None else None,
+    )
     write_output(text, output)
     ctx.exit(ExitCode.OK)
 

@@ -19,7 +19,7 @@ from sqlbench.cli.options import (
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.select import select_questions
-from sqlbench.report import run_json, run_text
+from sqlbench.report import formats
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.scores import QuestionResult, RunResult, find_question
 from sqlbench.text import suggest
@@ -52,7 +52,7 @@ from sqlbench.verdicts import Verdict
     is_flag=True,
     help="Accuracy per space and per tag, latency p50/p95 and tokens, instead of the table.",
 )
-@format_option("table", "json")
+@format_option(*formats.choices("run", leave_out=("markdown", "junit")))
 @output_option
 @click.pass_context
 def show_command(
@@ -76,23 +76,20 @@ def show_command(
         run = store.load_run(run_ref)
     color = output is None and sys.stdout.isatty()
     picked_questions = pick_questions(run, parse_verdicts(verdicts), space, select)
-    if question is None and fmt == "json":
-        text = run_json.render(run, questions=picked_questions)
-    elif question is None:
-        text = run_text.render_run(
+    width = terminal_width() if output is None else None
+    if question is None:
+        text = formats.render(
+            "run",
+            fmt,
             run,
             color=color,
             questions=picked_questions,
             summary=summary,
-            width=terminal_width() if output is None else None,
+            width=width,
         )
     else:
-        picked = find_question(run, question)
-        if fmt == "json":
-            text = run_json.render_question(run, picked)
-        else:
-            width = terminal_width() if output is None else None
-            text = run_text.render_question(run, picked, trial=trial, color=color, width=width)
+        picked = (run, find_question(run, question))
+        text = formats.render("question", fmt, picked, trial=trial, color=color, width=width)
     write_output(text, output)
     ctx.exit(ExitCode.OK)
 

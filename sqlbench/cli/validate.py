@@ -15,7 +15,7 @@ from sqlbench.cli.options import (
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
-from sqlbench.report.validation import render_json, render_text
+from sqlbench.report import formats
 from sqlbench.validation import validate_project
 
 
@@ -28,7 +28,7 @@ from sqlbench.validation import validate_project
     help="Also run every ground truth on the warehouse: failing ground truth is an "
     "error; empty, NULL-only or non-deterministic results are warnings.",
 )
-@format_option("text", "json")
+@format_option(*formats.choices("validation"))
 @output_option
 @click.pass_context
 def validate_command(
@@ -46,6 +46,6 @@ def validate_command(
     validation = validate_project(project_dir, branch=branch, execute=execute)
     for text in validation.notes:
         note(text)
-    text = render_json(validation) if fmt == "json" else render_text(validation, branch)
+    text = formats.render("validation", fmt, validation, branch=branch)
     write_output(text, output)
     ctx.exit(ExitCode.FAIL if validation.errors else ExitCode.OK)

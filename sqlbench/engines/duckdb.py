@@ -30,17 +30,20 @@ import duckdb
 import pyarrow as pa
 
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, VariantData
-from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
+from sqlbench.engines.base import ColumnInfo, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     concat_batches,
     driver_message,
-    time_spent,
     timed_out,
     too_large,
     too_many_rows,
 )
-from sqlbench.engines.guard import check_read_only, unchecked_syntax
+from sqlbench.engines.guard import unchecked_syntax
+from sqlbench.engines.limits import duckdb_memory_limit_mb, duckdb_query_process_mb
+from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.dialect import url_location, url_scheme
 from sqlbench.tempdirs import make_temp
 
 _BATCH_ROWS = 512
@@ -83,7 +86,7 @@ class BaseTable:
     """Declared FOREIGN KEYs: (columns, referenced table in the same schema, its columns)."""
 
 
-class DuckDBEngine(Engine):
+class DuckDBEngine(AgentSqlEngine):
     """An in-memory DuckDB database, optionally over a DuckDB file attached read-only.
 
     Args:
@@ -228,31 +231,25 @@ class DuckDBEngine(Engine):
         _check_one_select(sql, agent=False)
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
-    def run_agent(
-        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
-    ) -> ResultSet:
-        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``. With a query
-        process (``query_process_mb``), all of it runs there."""
+    def _agent_query_process(self) -> QueryProcess | None:
+        """With a query process (``query_process_mb``), all of agent SQL runs there."""
         if self._query_process is not None:
             self.lock()
-            table = self._query_process.run_agent(
-                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
-            )
-            return ResultSet(table)
-        start = time.monotonic()
-        try:
-            check_read_only(sql, self.dialect)
-        except QueryError as err:
-            if err.kind is QueryErrorKind.SYNTAX:
-                raise self._syntax_error(sql, err) from err
-            raise
+        return self._query_process
+
+    def _check_agent_sql(self, sql: str) -> None:
         _check_one_select(sql, agent=True)
-        spent = time_spent(start, timeout_s)
+
+    def _run_checked(self, sql: str, limits: QueryLimits) -> ResultSet:
         return self._run(
-            sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes, spent_s=spent
+            sql,
+            timeout_s=limits.timeout_s,
+            max_rows=limits.max_rows,
+            max_bytes=limits.max_bytes,
+            spent_s=limits.spent_s,
         )
 
-    def _syntax_error(self, sql: str, guard_error: QueryError) -> QueryError:
+    def _syntax_error(self, sql: str, guard_error: QueryError, limits: QueryLimits) -> QueryError:
         """SQL sqlglot cannot parse: DuckDB's own parser (which runs nothing) says what is
         wrong. Where DuckDB parses it, sqlglot lacks the syntax: refused as unchecked."""
         with self._cursor_lock:
@@ -444,6 +441,30 @@ class DuckDBEngine(Engine):
             self._query_process.close()
         self._con.close()
         self._remove_spill()
+
+
+def open_warehouse(target: WarehouseTarget) -> DuckDBEngine:
+    """A DuckDB warehouse (``engines/registry.py``): in memory (no ``warehouse:``,
+    ``duckdb:///:memory:``), else a DuckDB file attached read-only (a path, or
+    ``duckdb:///relative.duckdb``, ``duckdb:////absolute.duckdb``)."""
+    run = target.settings.run
+    memory = duckdb_memory_limit_mb(run)
+    process = duckdb_query_process_mb(run)
+    if target.url is None:
+        return DuckDBEngine(memory_limit_mb=memory, query_process_mb=process)
+    location, display = target.url, target.display
+    assert display is not None  # a path or URL, as written
+    if url_scheme(location) is not None:
+        rest = url_location(location)
+        location = rest[1:] if rest.startswith("/") else rest
+        if location in ("", ":memory:"):
+            return DuckDBEngine(display=display, memory_limit_mb=memory, query_process_mb=process)
+    return DuckDBEngine(
+        target.local(location),
+        display=display,
+        memory_limit_mb=memory,
+        query_process_mb=process,
+    )
 
 
 def _oom_text(err: Exception) -> str:

@@ -10,23 +10,17 @@
 
 from __future__ import annotations
 
-import re
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from sqlbench.engines.base import Engine
-from sqlbench.engines.limits import (
-    duckdb_memory_limit_mb,
-    duckdb_query_process_mb,
-    server_query_process_mb,
-)
+from sqlbench.engines.registry import WarehouseTarget, open_warehouse
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
-from sqlbench.project.dialect import warehouse_dialect, warehouse_url_problem
+from sqlbench.project.dialect import url_scheme
 from sqlbench.project.envvars import resolve
 from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Settings
 
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
@@ -44,75 +38,17 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
     Raises:
         EngineError: an unset ``${ENV}``, a missing file or driver, or an unreachable database.
     """
-    memory = duckdb_memory_limit_mb(settings.run)
-    process = duckdb_query_process_mb(settings.run)
     warehouse = settings.warehouse
     if warehouse is None:
-        return _duckdb(memory_limit_mb=memory, query_process_mb=process)
+        return open_warehouse(WarehouseTarget(None, None, settings, project_root))
     try:
         resolved = resolve(warehouse, where="sqlbench.yml warehouse")
     except EnvVarError as err:
         raise EngineError(str(err)) from err
-    if not _URL.match(resolved):
-        path = _local(Path(resolved), project_root)
-        if _is_sqlite_file(path):
-            return _sqlalchemy(f"sqlite:///{path}", warehouse, "sqlite", settings, project_root)
-        return _duckdb(path, display=warehouse, memory_limit_mb=memory, query_process_mb=process)
-    scheme = resolved.split("://", 1)[0].split("+", 1)[0].lower()
-    if scheme == "duckdb":
-        # duckdb:///relative.duckdb, duckdb:////absolute.duckdb, duckdb:///:memory:
-        rest = resolved.split("://", 1)[1].split("?", 1)[0]
-        location = rest[1:] if rest.startswith("/") else rest
-        if location in ("", ":memory:"):
-            return _duckdb(display=warehouse, memory_limit_mb=memory, query_process_mb=process)
-        return _duckdb(
-            _local(Path(location), project_root),
-            display=warehouse,
-            memory_limit_mb=memory,
-            query_process_mb=process,
-        )
-    if scheme in ("spark", "sc"):
-        from sqlbench.engines.spark import SparkEngine
-
-        return SparkEngine(
-            resolved,
-            display=warehouse,
-            source_dialect=settings.dialect or "spark",
-            max_result_mb=max(1, round(settings.run.max_result_mb)),
-        )
-    url_problem = warehouse_url_problem(resolved, {})
-    if url_problem is not None:
-        raise EngineError(f"warehouse in sqlbench.yml: {url_problem}")
-    dialect = warehouse_dialect(resolved) or settings.dialect
-    if dialect is None:
-        raise EngineError(
-            f"sqlbench does not know the SQL dialect of {scheme}:// warehouses; "
-            "set `dialect` in sqlbench.yml to its sqlglot name"
-        )
-    return _sqlalchemy(resolved, warehouse, dialect, settings, project_root)
-
-
-def _duckdb(database: Path | None = None, **options: Any) -> Engine:
-    """A DuckDB engine: DuckDB is imported for a DuckDB warehouse only (a SQLite one's run
-    does not load it)."""
-    from sqlbench.engines.duckdb import DuckDBEngine
-
-    return DuckDBEngine(database, **options)
-
-
-def _sqlalchemy(
-    url: str, display: str, dialect: str, settings: Settings, project_root: Path
-) -> Engine:
-    from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
-
-    return SqlAlchemyEngine(
-        url,
-        display=display,
-        dialect=dialect,
-        project_root=project_root,
-        pool_size=settings.run.concurrency,
-        query_process_mb=server_query_process_mb(settings.run),
-    )
+    target = WarehouseTarget(resolved, warehouse, settings, project_root)
+    if url_scheme(resolved) is None and _is_sqlite_file(target.local(resolved)):
+        target = replace(target, url=f"sqlite:///{target.local(resolved)}")
+    return open_warehouse(target)
 
 
 def setup_files(settings: Settings, project_root: Path) -> list[Path]:
@@ -168,11 +104,6 @@ def open_project_engine(project: Project, warehouse: str | None = None) -> Engin
             raise
         raise EngineError(f"warehouse {warehouse!r}: {err}") from err
     return engine
-
-
-def _local(path: Path, project_root: Path) -> Path:
-    path = path.expanduser()
-    return path if path.is_absolute() else project_root / path
 
 
 def _is_sqlite_file(path: Path) -> bool:

@@ -37,17 +37,19 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
+from sqlbench.engines.base import ColumnInfo, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     normalize_table,
-    time_spent,
     timed_out,
     too_large,
     too_many_rows,
 )
-from sqlbench.engines.guard import check_read_only, unchecked_syntax
+from sqlbench.engines.guard import unchecked_syntax
+from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.dialect import url_scheme
 from sqlbench.text import one_line
 
 if TYPE_CHECKING:
@@ -166,7 +168,19 @@ def _import_pyspark() -> Any:
     return pyspark.sql
 
 
-class SparkEngine(Engine):
+def open_warehouse(target: WarehouseTarget) -> SparkEngine:
+    """A Spark warehouse (``engines/registry.py``): ``spark://local[N]`` or Spark Connect's
+    ``sc://host:port``."""
+    assert target.url is not None and target.display is not None  # a URL, as written
+    return SparkEngine(
+        target.url,
+        display=target.display,
+        source_dialect=target.settings.dialect or "spark",
+        max_result_mb=max(1, round(target.settings.run.max_result_mb)),
+    )
+
+
+class SparkEngine(AgentSqlEngine):
     """One Spark session for a run.
 
     Args:
@@ -195,7 +209,7 @@ class SparkEngine(Engine):
         self._view_names: list[str] = []
 
     def _open(self, url: str) -> SparkSession:
-        scheme, _, rest = url.partition("://")
+        scheme, rest = url_scheme(url), url.partition("://")[2]
         if scheme == "spark":
             master = rest.strip("/")
             if not master.startswith("local"):
@@ -231,35 +245,18 @@ class SparkEngine(Engine):
     ) -> ResultSet:
         """Run ground truth behind the guard too (see the module docstring); see
         ``Engine.run_truth``."""
-        return self._guarded(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+        return self.run_agent(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
-    def run_agent(
-        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
-    ) -> ResultSet:
-        """Run agent SQL behind the guard (``spark`` dialect); see ``Engine.run_agent``."""
-        return self._guarded(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
-
-    def _guarded(
-        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
-    ) -> ResultSet:
-        """The guard, then the query with what is left of the timeout."""
-        start = time.monotonic()
-        try:
-            check_read_only(sql, self.dialect)
-        except QueryError as err:
-            if err.kind is QueryErrorKind.SYNTAX:
-                raise self._syntax_error(sql, err) from err
-            raise
-        spent = time_spent(start, timeout_s)
+    def _run_checked(self, sql: str, limits: QueryLimits) -> ResultSet:
         return self._run(
             sql,
-            timeout_s=timeout_s - spent,
-            max_rows=max_rows,
-            max_bytes=max_bytes,
-            shown_timeout_s=timeout_s,
+            timeout_s=limits.timeout_s - limits.spent_s,
+            max_rows=limits.max_rows,
+            max_bytes=limits.max_bytes,
+            shown_timeout_s=limits.timeout_s,
         )
 
-    def _syntax_error(self, sql: str, guard_error: QueryError) -> QueryError:
+    def _syntax_error(self, sql: str, guard_error: QueryError, limits: QueryLimits) -> QueryError:
         """SQL sqlglot cannot parse: on a local session, Spark's own parser (which builds a plan
         and runs nothing) says what is wrong; where Spark parses it, sqlglot lacks the syntax:
         refused as unchecked. Spark Connect has no parse-only call, so there the guard's

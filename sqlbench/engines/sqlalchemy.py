@@ -17,7 +17,7 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 from urllib.parse import quote
 
 import sqlalchemy
@@ -26,18 +26,21 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import QueuePool
 
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, ServerSpec
-from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
+from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
+from sqlbench.engines.base import ColumnInfo, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
     driver_message,
     fetch_rows,
     normalize_table,
     rows_to_table,
-    time_spent,
 )
-from sqlbench.engines.guard import check_read_only, unchecked_syntax
+from sqlbench.engines.guard import unchecked_syntax
+from sqlbench.engines.limits import server_query_process_mb
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
+from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.dialect import url_scheme, warehouse_dialect, warehouse_url_problem
 from sqlbench.project.envvars import redact
 
 _DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
@@ -58,19 +61,39 @@ _INSTALL_HINTS = {
 }
 
 
-class _Limits(NamedTuple):
-    timeout_s: float
-    max_rows: int
-    max_bytes: int | None
-    spent_s: float = 0.0
-    """Of ``timeout_s``, what checking the agent's SQL took already."""
-
-
 class _ConnectionLost(Exception):
     """A query's connection broke (or could not be made); retried once."""
 
 
-class SqlAlchemyEngine(Engine):
+def open_warehouse(target: WarehouseTarget) -> SqlAlchemyEngine:
+    """A database SQLAlchemy reaches (``engines/registry.py``: a URL of any scheme no other
+    engine opens, and a SQLite file), in the dialect its scheme names or ``dialect:``.
+
+    Raises:
+        EngineError: a scheme SQLAlchemy does not accept, or one whose dialect is unknown.
+    """
+    url, display, settings = target.url, target.display, target.settings
+    assert url is not None and display is not None  # a URL, as written
+    url_problem = warehouse_url_problem(url, {})
+    if url_problem is not None:
+        raise EngineError(f"warehouse in sqlbench.yml: {url_problem}")
+    dialect = warehouse_dialect(url) or settings.dialect
+    if dialect is None:
+        raise EngineError(
+            f"sqlbench does not know the SQL dialect of {url_scheme(url)}:// warehouses; "
+            "set `dialect` in sqlbench.yml to its sqlglot name"
+        )
+    return SqlAlchemyEngine(
+        url,
+        display=display,
+        dialect=dialect,
+        project_root=target.project_root,
+        pool_size=settings.run.concurrency,
+        query_process_mb=server_query_process_mb(settings.run),
+    )
+
+
+class SqlAlchemyEngine(AgentSqlEngine):
     """A pooled SQLAlchemy engine over a warehouse URL.
 
     Args:
@@ -233,32 +256,24 @@ class SqlAlchemyEngine(Engine):
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
-        limits = _Limits(timeout_s, max_rows, max_bytes)
+        limits = QueryLimits(timeout_s, max_rows, max_bytes)
         return self._run(sql, limits, agent=False)
 
-    def run_agent(
-        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
-    ) -> ResultSet:
-        """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``. With a query
-        process (PostgreSQL, MySQL/MariaDB on Linux), all of it runs there."""
-        if self._query_process is not None:
-            table = self._query_process.run_agent(
-                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
-            )
-            return ResultSet(table)
-        start = time.monotonic()
-        try:
-            check_read_only(sql, self.dialect)
-        except QueryError as err:
-            if err.kind is QueryErrorKind.SYNTAX and self.sqlite_path is not None:
-                limits = _Limits(timeout_s, max_rows, max_bytes, time_spent(start, timeout_s))
-                raise self._sqlite_syntax_error(sql, err, limits) from err
-            raise
-        spent = time_spent(start, timeout_s)
-        return self._run(sql, _Limits(timeout_s, max_rows, max_bytes, spent), agent=True)
+    def _agent_query_process(self) -> QueryProcess | None:
+        """With a query process (PostgreSQL, MySQL/MariaDB on Linux), all of agent SQL runs
+        there."""
+        return self._query_process
+
+    def _syntax_error(self, sql: str, guard_error: QueryError, limits: QueryLimits) -> QueryError:
+        if self.sqlite_path is None:
+            return guard_error
+        return self._sqlite_syntax_error(sql, guard_error, limits)
+
+    def _run_checked(self, sql: str, limits: QueryLimits) -> ResultSet:
+        return self._run(sql, limits, agent=True)
 
     def _sqlite_syntax_error(
-        self, sql: str, guard_error: QueryError, limits: _Limits
+        self, sql: str, guard_error: QueryError, limits: QueryLimits
     ) -> QueryError:
         """Agent SQL sqlglot cannot parse, on a SQLite file: SQLite compiles it behind
         ``EXPLAIN``, which runs nothing (under the read-only authorizer, as a query), and its
@@ -293,7 +308,7 @@ class SqlAlchemyEngine(Engine):
             self._release(raw, cursor, drop=False, agent=True)
         return unchecked_syntax(guard_error, "SQLite")
 
-    def _run(self, sql: str, limits: _Limits, *, agent: bool) -> ResultSet:
+    def _run(self, sql: str, limits: QueryLimits, *, agent: bool) -> ResultSet:
         lost: _ConnectionLost | None = None
         for _attempt in range(2):  # a lost connection is retried once, on a fresh one
             try:
@@ -304,7 +319,7 @@ class SqlAlchemyEngine(Engine):
             QueryErrorKind.CONNECTION, f"lost the connection to the warehouse twice: {lost}"
         ) from lost
 
-    def _attempt(self, sql: str, limits: _Limits, *, agent: bool) -> ResultSet:
+    def _attempt(self, sql: str, limits: QueryLimits, *, agent: bool) -> ResultSet:
         timeout_s, max_rows = limits.timeout_s, limits.max_rows
         raw = self._checkout()
         dbapi = raw.dbapi_connection

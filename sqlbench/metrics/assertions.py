@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.project.files import Assertion
-from sqlbench.runs.records import AssertionResult, TrialResult
+from sqlbench.records.run import AssertionResult, TrialResult
 
 _SHOWN = 80
 """Characters of an actual value quoted in a reason."""

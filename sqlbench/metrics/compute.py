@@ -19,11 +19,10 @@ from sqlbench.metrics.names import (
 from sqlbench.metrics.tools import tool_call_success, tool_selection_accuracy
 from sqlbench.metrics.trajectory import task_navigation_efficiency
 from sqlbench.project.files import Question
-from sqlbench.runs.records import AssertionResult, MetricResult, TrialResult
+from sqlbench.records.run import AssertionResult, MetricResult, TrialResult
 from sqlbench.text import one_line
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import MAX_REASON, Verdict
 
-_REASON_LIMIT = 400
 _NOT_ASKED = (Verdict.ERROR, Verdict.SKIPPED)
 """Verdicts whose answers get no metrics: the agent failed or was not asked."""
 
@@ -84,4 +83,4 @@ def _failed_reason(trial: TrialResult, failed: list[AssertionResult]) -> str:
         text = f"{one_line(trial.reason, 200)}; also {first}{more}"
     else:
         text = f"{first}{more}; otherwise {trial.verdict.value}: {trial.reason}"
-    return one_line(text, _REASON_LIMIT)
+    return one_line(text, MAX_REASON)

@@ -30,7 +30,7 @@ from sqlbench.metrics.judge import Judge, JudgeError
 from sqlbench.metrics.names import ANSWER_CORRECTNESS, LOGICAL_CONSISTENCY, TOOL_EXECUTION_ACCURACY
 from sqlbench.metrics.summary import band
 from sqlbench.project.files import CustomMetric, ExpectedTool, Question
-from sqlbench.runs.records import MetricResult, ToolCallRecord, TrialResult
+from sqlbench.records.run import MetricResult, ToolCallRecord, TrialResult
 from sqlbench.text import likeness, one_line
 
 _SYSTEM = (

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sqlbench.metrics.names import BUILT_IN
-from sqlbench.runs.records import TrialResult
+from sqlbench.records.run import TrialResult
 
 HIGH = 0.8
 MEDIUM = 0.3

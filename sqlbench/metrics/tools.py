@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from sqlbench.project.files import ExpectedTool
-from sqlbench.runs.records import MetricResult, ToolCallRecord
+from sqlbench.records.run import MetricResult, ToolCallRecord
 
 
 def tool_selection_accuracy(

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.project.files import ExpectedTrajectory, TrajectoryStep
-from sqlbench.runs.records import MetricResult, ToolCallRecord
+from sqlbench.records.run import MetricResult, ToolCallRecord
 
 
 def task_navigation_efficiency(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 from collections.abc import Mapping
 
 from sqlbench.errors import EnvVarError
@@ -12,6 +13,32 @@ from sqlbench.text import suggest
 
 DEFAULT_DIALECT = "duckdb"
 """The embedded warehouse's dialect (no ``warehouse:``, or a DuckDB file path)."""
+
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.\-]*)://")
+"""A URL as ``warehouse:`` takes one (anything else is a file path)."""
+
+
+def url_scheme(warehouse: str) -> str | None:
+    """The scheme of a warehouse URL, lower-cased and without its ``+driver``; None when
+    ``warehouse`` is not a URL (a file path).
+
+    Example:
+        >>> url_scheme("PostgreSQL+psycopg://u@db/x"), url_scheme("data/shop.duckdb")
+        ('postgresql', None)
+    """
+    match = _URL.match(warehouse)
+    return match.group(1).split("+", 1)[0].lower() if match else None
+
+
+def url_location(url: str) -> str:
+    """What follows a URL's ``scheme://``, without its ``?query``.
+
+    Example:
+        >>> url_location("duckdb:///data/shop.duckdb?access_mode=read_only")
+        '/data/shop.duckdb'
+    """
+    return url.split("://", 1)[1].split("?", 1)[0]
+
 
 _SCHEME_DIALECTS = {
     "duckdb": "duckdb",
@@ -78,11 +105,11 @@ def warehouse_dialect(
     except EnvVarError:
         # Only the scheme matters: it can still be read when written before any ${...}.
         text = warehouse.split("${", 1)[0]
-        if "://" not in text:
+        if url_scheme(text) is None:
             return None
-    if "://" not in text:
+    scheme = url_scheme(text)
+    if scheme is None:
         return DEFAULT_DIALECT if text else None
-    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
     return _SCHEME_DIALECTS.get(scheme)
 
 
@@ -113,9 +140,9 @@ def warehouse_url_problem(
         text = resolve(warehouse, os.environ if environ is None else environ)
     except EnvVarError:
         text = warehouse.split("${", 1)[0]
-    if "://" not in text:
+    scheme = url_scheme(text)
+    if scheme is None:
         return None
-    scheme = text.split("://", 1)[0].split("+", 1)[0].lower()
     if scheme in _RENAMED_SCHEMES:
         right = _RENAMED_SCHEMES[scheme]
         return f"`{scheme}://` is not a scheme SQLAlchemy accepts: write `{right}://`"

@@ -20,8 +20,8 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from sqlbench.records.run import RunSummary
 from sqlbench.report.html_data import report_data
-from sqlbench.runs.records import RunSummary
 from sqlbench.runs.scores import RunResult
 
 _ENV = jinja2.Environment(

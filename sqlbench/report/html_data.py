@@ -11,11 +11,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from sqlbench.records.run import HumanReview, Preview, RunSummary, TrialResult
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
 from sqlbench.rundiff.stats import format_p
-from sqlbench.runs.records import HumanReview, Preview, RunSummary, TrialResult
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -213,7 +213,7 @@ def aligned_rows(expected: Preview | None, actual: Preview | None) -> list[list[
     its values, extra columns allowed), then the rows that differ, marked by the page.
 
     Example:
-        >>> from sqlbench.runs.records import Preview
+        >>> from sqlbench.records.run import Preview
         >>> e = Preview(columns=["a"], types=["int64"], rows=[[1], [2], [3]],
         ...             row_numbers=[0, 1, 2], differs=[False, False, True], total_rows=3)
         >>> a = Preview(columns=["x", "y"], types=["int64", "string"],

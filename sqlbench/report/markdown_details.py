@@ -12,8 +12,8 @@ import html
 import re
 from collections.abc import Sequence
 
+from sqlbench.records.run import Preview, TrialResult
 from sqlbench.report.markdown_cell import cell
-from sqlbench.runs.records import Preview, TrialResult
 from sqlbench.text import one_line
 
 DEFAULT_BUDGET = 400_000

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlbench import text
 from sqlbench.metrics.summary import MetricSummary, assertion_counts, summarize_metrics
-from sqlbench.runs.records import MetricResult, TrialResult
+from sqlbench.records.run import MetricResult, TrialResult
 
 
 def percent(value: float | None) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime
 
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod
-from sqlbench.runs.records import HumanReview, RunInfo, utc_now
+from sqlbench.records.accuracy import Accuracy, IntervalMethod
+from sqlbench.records.run import HumanReview, RunInfo, utc_now
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.metrics.summary import summarize_metrics
+from sqlbench.records.accuracy import Accuracy
+from sqlbench.records.run import RunInfo, TrialResult
 from sqlbench.report.metric_format import metric_json
-from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.records import RunInfo, TrialResult
 from sqlbench.runs.scores import QuestionResult, RunResult
 
 SCHEMA_VERSION = 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from sqlbench.records.run import RunStatus
 from sqlbench.report.markdown_cell import cell, code
 from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.metric_format import metric_lines
@@ -12,7 +13,6 @@ from sqlbench.report.run_format import (
     question_latency,
     verdict_text,
 )
-from sqlbench.runs.records import RunStatus
 from sqlbench.runs.scores import RunResult
 from sqlbench.verdicts import Verdict
 

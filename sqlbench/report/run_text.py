@@ -13,6 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
+from sqlbench.records.accuracy import Accuracy
+from sqlbench.records.run import Preview, RunInfo, RunStatus, RunSummary, TrialResult
 from sqlbench.report.metric_format import metric_detail, metric_lines
 from sqlbench.report.plain_table import Cell, Column, PlainTable, print_table
 from sqlbench.report.run_format import (
@@ -30,8 +32,6 @@ from sqlbench.report.run_format import (
     warehouse_lines,
     when_text,
 )
-from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.records import Preview, RunInfo, RunStatus, RunSummary, TrialResult
 from sqlbench.runs.scores import QuestionResult, RunResult, pick_trial
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict

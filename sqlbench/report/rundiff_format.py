@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlbench.records.accuracy import Accuracy, IntervalMethod
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
 from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod
 from sqlbench.text import percent
 
 SECTION_TITLES: dict[ChangeKind, str] = {

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlbench.records.accuracy import Accuracy
+from sqlbench.records.run import Preview
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
-from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.records import Preview
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""

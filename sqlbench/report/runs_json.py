@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from sqlbench.runs.records import RunSummary
+from sqlbench.records.run import RunSummary
 
 SCHEMA_VERSION = 1
 

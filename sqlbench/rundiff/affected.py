@@ -28,7 +28,7 @@ from sqlglot.errors import SqlglotError
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import Project, Question
 from sqlbench.project.load import _hashed_question
-from sqlbench.runs.records import TrialResult
+from sqlbench.records.run import TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL
 
 __all__ = ["REUSED_LABEL", "Selection", "select_affected", "sql_inputs"]

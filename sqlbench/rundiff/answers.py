@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from sqlbench.runs.records import JsonValue, Preview, TrialResult
+from sqlbench.records.run import JsonValue, Preview, TrialResult
 
 Key = tuple[str, str]
 """``(space, name)``."""

@@ -18,13 +18,14 @@ rates for repeated runs).
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
+from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.run import RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
@@ -35,11 +36,7 @@ from sqlbench.rundiff.stats import (
     paired_rates,
     paired_single,
 )
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.records import RunInfo, TrialResult
-from sqlbench.verdicts import Verdict
-
-_SEVERITY = {Verdict.ERROR: 3, Verdict.FAIL: 2, Verdict.REVIEW: 1}
+from sqlbench.verdicts import Verdict, across_trials
 
 
 @dataclass(frozen=True)
@@ -97,14 +94,9 @@ class QuestionOutcome:
 
     @cached_property
     def verdict(self) -> Verdict:
-        """Pass when every trial passed; else the most common non-pass verdict (ties go to the
-        worse one: error, fail, review), as ``sqlbench show`` breaks ties."""
-        if self.skipped:
-            return Verdict.SKIPPED
-        if self.passes == self.trials:
-            return Verdict.PASS
-        others = Counter(v for v in self.verdicts if v not in (Verdict.PASS, Verdict.SKIPPED))
-        return max(others, key=lambda v: (others[v], _SEVERITY[v]))
+        """The question's verdict across its trials (``verdicts.across_trials``), as ``sqlbench
+        show`` gives it."""
+        return across_trials(self.verdicts)
 
     @property
     def reason(self) -> str:

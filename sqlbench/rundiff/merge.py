@@ -16,10 +16,10 @@ from typing import Any
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import Project
 from sqlbench.project.load import close_project
+from sqlbench.records.run import RunInfo, RunStatus, TrialResult
 from sqlbench.runs.identity import identity_of, question_set_hash, source_key
 from sqlbench.runs.new_run import new_run_fields
 from sqlbench.runs.plan import Shard, pick_questions
-from sqlbench.runs.records import RunInfo, RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 from sqlbench.validation import load_project
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from sqlbench.metrics.names import BUILT_IN
+from sqlbench.records.run import TrialResult
 from sqlbench.rundiff.stats import PairedTest, paired_rates
-from sqlbench.runs.records import TrialResult
 
 DROPPED_SHOWN = 5
 """How many most-dropped questions a metric lists."""
@@ -26,7 +26,7 @@ def question_scores(trials: Iterable[TrialResult]) -> tuple[tuple[str, float], .
     """``(metric, mean score)`` over one question's trials, for every metric with a score.
 
     Example:
-        >>> from sqlbench.runs.records import MetricResult
+        >>> from sqlbench.records.run import MetricResult
         >>> from sqlbench.verdicts import Verdict
         >>> t = TrialResult(space="s", name="q", verdict=Verdict.PASS, reason="",
         ...                 metrics={"tool_call_success": MetricResult(score=0.5)})

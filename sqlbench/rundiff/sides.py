@@ -23,9 +23,9 @@ from sqlbench.errors import AgentError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
+from sqlbench.records.run import RunInfo, RunStatus, utc_now
 from sqlbench.rundiff.diff import RunSide, side_from_run
 from sqlbench.runs.events import ProgressCallback
-from sqlbench.runs.records import RunInfo, RunStatus, utc_now
 from sqlbench.runs.store import RunStore
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ so (``Conclusion.TOO_FEW``) instead of printing a p-value nobody should read.
   is the mean rate with an interval bootstrapped over questions (``bootstrap_mean_interval``);
   two repeated runs are compared by an exact sign-flip permutation test over the per-question
   rate differences (``sign_flip_test``), never by a per-question test (no power at small K).
-  pass@k, pass^k, Wilson and the bootstrap are implemented once, in ``sqlbench.runs.rates``
+  pass@k, pass^k, Wilson and the bootstrap are implemented once, in ``sqlbench.records.rates``
   (a run's ``Accuracy`` uses them too, so ``run`` and ``compare`` print the same figures);
   they are re-exported here.
 """
@@ -24,7 +24,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from sqlbench.runs.rates import (
+from sqlbench.records.rates import (
     Interval,
     bootstrap_mean_interval,
     pass_at_k,

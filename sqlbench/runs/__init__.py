@@ -1,12 +1,12 @@
-"""Runs (docs/commands.md, docs/verdicts.md and docs/runs.md): the run loop, the durable run store,
-and what a run records.
+"""Runs (docs/commands.md, docs/verdicts.md and docs/runs.md): planning, the run loop, and the
+durable run store.
 
-- ``runner.run_benchmark(project, agent_name, options, progress=...)`` runs or resumes a run;
+- ``runner.run_benchmark(project, agent_name, options, progress=...)`` runs or resumes a run,
+  through the one run loop (``batch``; a run of one agent is a batch of one);
 - ``store.RunStore`` keeps runs and their graded results (``locate.open_project_store`` opens
   a project's store from its folder);
-- ``models`` / ``results`` hold what is stored and how it adds up per question and per run;
-- ``identity`` says when two runs are interchangeable; ``rates`` holds pass@k, pass^k and the
-  bootstrap interval for ``--repeat`` runs.
+- ``scores`` adds results up per question and per run; ``identity`` says when two runs are
+  interchangeable.
 
-Nothing is imported here, so importing one module (``sqlbench.runs.records``) stays light.
+Nothing is imported here, so importing one module (``sqlbench.runs.locate``) stays light.
 """

@@ -30,7 +30,7 @@ from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
-from sqlbench.runs.batch import SharedSql
+from sqlbench.records.run import ToolCallRecord, TrialResult, VariantsRecord
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -40,16 +40,15 @@ from sqlbench.runs.previews import (
     result_fingerprint,
     unmatched_rows,
 )
-from sqlbench.runs.records import ToolCallRecord, TrialResult, VariantsRecord
+from sqlbench.runs.shared_sql import SharedSql
 from sqlbench.runs.truth_cache import TruthCache
 from sqlbench.text import one_line
 from sqlbench.truth import ground_truths
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import MAX_REASON, Verdict
 
 if TYPE_CHECKING:  # data variants (DuckDB) load only for a run that grades on them
     from sqlbench.variants.suite import VariantCache
 
-_MAX_REASON = 400
 
 TRACE_TEXT_LIMIT = 4000
 """Longest tool-call argument/output (as JSON text) kept in a run; longer ones are cut."""
@@ -184,7 +183,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             trial = TrialResult(
                 **base,
                 verdict=graded.verdict,
-                reason=one_line(reason, _MAX_REASON),
+                reason=one_line(reason, MAX_REASON),
                 matched_truth=graded.matched_truth,
                 agent_sql=answer.sql,
                 agent_error=answer.error,
@@ -323,28 +322,28 @@ def grade_on_variants(
             )
         else:
             note = f"and on {count} data variant{'s' if count != 1 else ''}"
-        reason = one_line(f"{graded.reason} ({note})", _MAX_REASON)
+        reason = one_line(f"{graded.reason} ({note})", MAX_REASON)
         return OnVariant(replace(graded, reason=reason), record)
     where = f"data variant #{found.variant.number} ({found.variant.fingerprint})"
     if found.error is not None and found.error.kind in LIMITS_REACHED:
         # A limit reached there fails the answer, as on the original data (a query that blows
         # up only on some data is wrong for that data).
         reason = f"matches on the original data, but on {where} {agent_sql_reason(found.error)}"
-        failed = Grade(Verdict.FAIL, one_line(reason, _MAX_REASON), compared_truth=index)
+        failed = Grade(Verdict.FAIL, one_line(reason, MAX_REASON), compared_truth=index)
         return OnVariant(failed, record, found.variant.truth)
     if found.error is not None:
         reason = (
             f"matches on the original data, but on {where} the agent's SQL did not run "
             f"where the ground truth did: {found.error.message}"
         )
-        review = Grade(Verdict.REVIEW, one_line(reason, _MAX_REASON), compared_truth=index)
+        review = Grade(Verdict.REVIEW, one_line(reason, MAX_REASON), compared_truth=index)
         return OnVariant(review, record, found.variant.truth)
     comparison = found.comparison
     assert comparison is not None
     verdict = Verdict.FAIL if comparison.verdict is Verdict.FAIL else Verdict.REVIEW
     reason = f"matches on the original data, but not on {where}: {comparison.reason}"
     changed = Grade(
-        verdict, one_line(reason, _MAX_REASON), compared_truth=index, comparison=comparison
+        verdict, one_line(reason, MAX_REASON), compared_truth=index, comparison=comparison
     )
     return OnVariant(changed, record, found.variant.truth, found.actual)
 

@@ -1,40 +1,45 @@
-"""Several agents' runs in one pass (``run --agent a,b,c``): one run per agent, stored as
-usual, executed together question by question.
+"""The run loop: one run per agent, stored as usual, executed together question by question. A
+run of one agent (``run_benchmark``) is a batch of one; several (``run --agent a,b,c``,
+``run_benchmarks``) run together.
 
 Every agent's answers to a question are graded one after another, so a ground truth runs
-once and its result is dropped as soon as the last agent's answer to it is graded. Agent SQL
-of a question that two agents wrote alike (the same text) runs once, unless it calls a
-function whose value changes between runs (``random()``, ``now()``, ...): the result of a
-read-only query on an unchanged database is the same. Agent results of a question that are
-equal (column names, types, rows in order) are compared with the ground truth once: the grade
-reads only the result. Each agent's record keeps its own answer and trace; shared work's
-timings are those of the one execution.
+once and its result is dropped as soon as the last answer to it is graded; agent SQL written
+alike runs once (``runs/shared_sql.py``). Workers grade on daemon threads; the caller's thread
+only receives graded results and reports them through the progress callback, so Ctrl-C
+(KeyboardInterrupt) is handled there: every unfinished run is marked Interrupted with
+everything graded kept, and re-raised. A heartbeat thread keeps each run's ``updated_at``
+fresh so other processes can tell a live run from a dead one; a store that fails a heartbeat
+is tried again at the next (a store that stays down fails the run through the next result it
+cannot record). A ground truth that fails while running ahead of its answers is its
+question's verdict (``error``, with the reason), never the run's end.
 
-The runs are independent: an agent that cannot be built (a missing predictions file, a
-command that is not found) or a run that breaks fails alone, with one sentence, and the others
-complete.
+The runs of a batch are independent: an agent that cannot be built (a missing predictions
+file, a command that is not found) or a run that breaks fails alone, with one sentence, and the
+others complete. A batch of one raises its run's failure to the caller once the run is stored
+as Failed (a store that fails: Interrupted, which ``--resume`` finishes).
 """
 
 from __future__ import annotations
 
 import contextlib
 import queue
-import re
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
 from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
-from sqlbench.engines.base import ResultSet
+from sqlbench.agents.registry import agent_notice
+from sqlbench.errors import StoreError
+from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
+from sqlbench.runs.agent_run import AgentRun, Item, describe_error
 from sqlbench.runs.events import (
     ProgressCallback,
     QuestionGraded,
@@ -42,55 +47,25 @@ from sqlbench.runs.events import (
     RunStarted,
     RunWaiting,
 )
-from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import Preview, RunStatus, TrialResult
+from sqlbench.runs.faults import stage_error
+from sqlbench.runs.shared_sql import SharedAnswers, SharedSql
 from sqlbench.truth import ground_truths
 from sqlbench.verdicts import Verdict
 
 if TYPE_CHECKING:
     from sqlbench.project.files import Project, Question
     from sqlbench.runs.plan import RunOptions
-    from sqlbench.runs.runner import _Item, _Run
     from sqlbench.runs.store import RunStore
     from sqlbench.runs.warehouses import RunWarehouses
 
-_VOLATILE_WORDS = (
-    "now", r"rand\w*", "randn", r"random\w*", r"uuid\w*", "newid", r"current_\w+",
-    r"localtime\w*", "sysdate", "systimestamp", "sysdatetime", "getdate", "today", "curdate",
-    "curtime", r"utc_\w+", "clock_timestamp", "statement_timestamp", "transaction_timestamp",
-    "timeofday", "setseed", "tablesample", "changes", "total_changes", "last_insert_rowid",
-    "nextval", "currval", "sample",
-)  # fmt: skip
-"""Words that may call something whose value changes between runs (a word ending ``\\w*`` or
-``\\w+`` stands for its family); SQL holding one is run for each agent on its own (a column
-named like one only loses the sharing)."""
+STOP_WAIT_S = 10.0
+"""How long a batch that ends on an error (or Ctrl-C) waits for its threads to finish the query
+or call they are in."""
 
-_VOLATILE = re.compile(r"\b(" + "|".join(_VOLATILE_WORDS) + r")\b", re.IGNORECASE)
-
-_VOLATILE_STEMS = tuple(re.sub(r"\\w[*+]$", "", word) for word in _VOLATILE_WORDS)
-"""The literal text each of ``_VOLATILE_WORDS`` starts with: SQL in ASCII that holds none of
-them, lower-cased, cannot match, so the regular expression (about 30 us on an agent's SQL) is
-not tried."""
-
-
-def shareable(sql: str) -> bool:
-    """Whether two agents' identical ``sql`` may share one execution: no word in it may call
-    something whose value changes between runs.
-
-    Example:
-        >>> shareable("SELECT count(*) FROM singer"), shareable("SELECT date('now')")
-        (True, False)
-        >>> shareable("SELECT * FROM t ORDER BY RANDOM() LIMIT 1")
-        False
-    """
-    # Only ASCII text is lower-cased here: the expression's IGNORECASE also matches letters
-    # outside ASCII (the Kelvin sign as k, the long s as s), which str.lower() keeps apart.
-    if sql.isascii():
-        lowered = sql.lower()
-        if not any(stem in lowered for stem in _VOLATILE_STEMS):
-            return True
-    return _VOLATILE.search(sql) is None
-
+ONE_AGENT_ONE_PROCESS = (
+    "run.processes is {}, but a run of one agent is graded in one process (several processes "
+    "grade `run --agent a,b,...` of replayed answers)"
+)
 
 _STAND_IN_AFTER_S = 0.5
 """How long the one worker (and each stand-in before the next) is held up by one answer before
@@ -101,87 +76,10 @@ _READ_PARENT_EVERY_S = 0.05
 cost a selector each)."""
 
 
-class _Shared:
-    """One question's agent SQL results, by SQL text, while its answers are graded."""
-
-    def __init__(self, uses: int) -> None:
-        self.uses = uses
-        self.lock = threading.Lock()
-        self.entries: dict[str, _SharedEntry] = {}
-        self.graded: list[tuple[pa.Table, _SharedEntry]] = []
-        """Grades by the agent result they were made from."""
-        self.previews: dict[tuple[int, tuple[int, ...], int], tuple[ResultSet, Preview]] = {}
-        """Previews by the result object they show (kept here, so its id is not reused), the
-        differing rows marked and their count."""
-
-
-@dataclass
-class _SharedEntry:
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    value: Any = None
-
-
-class SharedSql:
-    """Agent SQL of one question run once per distinct text (see the module docstring).
-
-    ``once(sql, compute)`` returns ``compute()``'s value, computed by the first caller for
-    that text; callers with the same text wait for it and get the same value.
-    """
-
-    def __init__(self, shared: _Shared) -> None:
-        self._shared = shared
-
-    def once(self, sql: str, compute: Callable[[], Any]) -> Any:
-        if not shareable(sql):
-            return compute()
-        with self._shared.lock:
-            entry = self._shared.entries.setdefault(sql, _SharedEntry())
-        return _computed(entry, compute)
-
-    def graded_once(self, table: pa.Table, compute: Callable[[], Any]) -> Any:
-        """``compute()``'s value for an agent result equal to ``table`` (column names, types,
-        rows in order), computed once: the grade of one result is the grade of an equal one."""
-        with self._shared.lock:
-            found = next(
-                (
-                    entry
-                    for known, entry in self._shared.graded
-                    if known.num_rows == table.num_rows and known.equals(table)
-                ),
-                None,
-            )
-            if found is None:
-                found = _SharedEntry()
-                self._shared.graded.append((table, found))
-        return _computed(found, compute)
-
-    def preview(self, result: ResultSet, differing: list[int], differing_count: int) -> Preview:
-        """``make_preview(result, differing, differing_count=differing_count)``, made once per
-        result object and marks: the agents of a question share the ground truth's result
-        object, and an agent SQL text run once (``once``) shares its result too (Spider, 9
-        agents: 7,619 distinct previews of 17,217). A preview is a frozen record, a pure
-        function of those arguments; the answers' records hold the same one."""
-        key = (id(result), tuple(differing), differing_count)
-        with self._shared.lock:
-            found = self._shared.previews.get(key)
-        if found is not None and found[0] is result:
-            return found[1]
-        made = make_preview(result, differing, differing_count=differing_count)
-        with self._shared.lock:
-            return self._shared.previews.setdefault(key, (result, made))[1]
-
-
-def _computed(entry: _SharedEntry, compute: Callable[[], Any]) -> Any:
-    with entry.lock:
-        if entry.value is None:
-            entry.value = compute()
-        return entry.value
-
-
 @dataclass(frozen=True)
 class _Work:
-    run: _Run
-    item: _Item
+    run: AgentRun
+    item: Item
 
 
 class _Claims:
@@ -238,22 +136,30 @@ class _Claims:
 
 
 class Batch:
-    """Runs ``runs`` together (``run_benchmarks``); see the module docstring."""
+    """Runs ``runs`` together; see the module docstring.
+
+    Args:
+        alone: The one run of ``run_benchmark``: its events name no run, its failure is raised
+            to the caller (once stored), and it is graded in one process.
+    """
 
     def __init__(
         self,
         project: Project,
-        runs: list[_Run],
+        runs: list[AgentRun],
         warehouses: RunWarehouses,
         store: RunStore,
         options: RunOptions,
         progress: ProgressCallback | None,
+        *,
+        alone: bool = False,
     ) -> None:
         self.project = project
         self.runs = runs
         self.warehouses = warehouses
         self.store = store
         self.options = options
+        self.alone = alone
         self._progress = progress
         self._events: queue.Queue[tuple[str, Any, Any]] = queue.Queue()
         self._work: queue.Queue[_Work] = queue.Queue()
@@ -261,7 +167,17 @@ class Batch:
         self._record_lock = threading.Lock()
         self._failed: dict[str, str] = {}
         """Run id -> why it failed."""
-        self._shared: dict[tuple[str, str], _Shared] = {}
+        self._errors: dict[str, BaseException] = {}
+        """Run id -> what ended it (raised to the caller of a batch that is ``alone``)."""
+        self._done: dict[str, int] = {}
+        """Run id -> answers graded (a resumed run's stored ones included)."""
+        self._totals: dict[str, int] = {}
+        """Run id -> answers it needs in all."""
+        self._counts: dict[str, Counter[Verdict]] = {}
+        """Run id -> verdicts so far (a resumed run's stored ones included)."""
+        self._helpers: list[threading.Thread] = []
+        """The ground-truth prefetcher and the heartbeat, joined with the workers."""
+        self._shared: dict[tuple[str, str], SharedAnswers] = {}
         self._shared_lock = threading.Lock()
         self._taken = 0
         self._window = threading.Condition()
@@ -289,59 +205,103 @@ class Batch:
     def execute(self) -> list[str]:
         """Prepare each run's agent (a run whose agent cannot be built fails alone), grade
         every answer, and finish each run; the runs' ids, in the given order (each run is
-        stored: ``store.load_run``)."""
+        stored: ``store.load_run``).
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C; every unfinished run is stored as Interrupted first.
+            Exception: ``alone``: what ended the run (a ``StoreError`` saying how to resume).
+        """
         agents: dict[str, Agent] = {}
-        items: dict[str, list[_Item]] = {}
-        started: list[_Run] = []
+        items: dict[str, list[Item]] = {}
+        started: list[AgentRun] = []
         processes, why_one = self._processes()
         # Forking: the events wait until the children are forked (a live progress display
         # starts a thread, and a process forks only while its main thread is the only one).
         held: list[Any] = []
         emit = held.append if processes > 1 else self._emit
+        if why_one is not None:
+            self._emit(RunNotice(why_one))
         try:
             for run in self.runs:
-                run_items, total = run._items()
+                for notice in run.plan.notices:
+                    emit(RunNotice(notice))
+                todo, total = run.items()
                 try:
-                    _, agent = run._prepare(run_items)
+                    agent = run.prepare(self.warehouses)
                 except KeyboardInterrupt:
                     raise
                 except BaseException as err:
                     self._fail(run, err)
-                    for item in run_items:
+                    for item in todo:
                         self._release_truths(item)
                     continue
-                agents[run.info.id] = agent
-                items[run.info.id] = run_items
+                rid = run.info.id
+                agents[rid] = agent
+                items[rid] = todo
                 started.append(run)
-                for notice in run.plan.notices:
-                    emit(RunNotice(notice))
-                if run.judge_note:
-                    emit(RunNotice(run.judge_note))
-                emit(RunStarted(run.info, total, 0, {}, False, together=True))
-            if why_one is not None:
-                self._emit(RunNotice(why_one))
+                self._totals[rid] = total
+                self._done[rid] = total - len(todo)
+                self._counts[rid] = Counter(run.stored_counts())
+                for note in (agent_notice(agent), run.judge_note):
+                    if note:
+                        emit(RunNotice(note))
+                emit(
+                    RunStarted(
+                        run.info,
+                        total,
+                        self._done[rid],
+                        dict(self._counts[rid]),
+                        run.plan.resumed,
+                        together=not self.alone,
+                    )
+                )
             if processes > 1:
                 self._forked(started, agents, items, processes, held)
-            else:
+            elif started:
                 self._loop(started, agents, items)
         except KeyboardInterrupt:
-            with self._record_lock:
-                self._stop.set()
-            for run in started:
-                if run.info.id not in self._failed:
-                    self.store.finish(run.info.id, RunStatus.INTERRUPTED)
+            self._finish_unfinished(RunStatus.INTERRUPTED)
+            raise
+        except BaseException as err:
+            self._finish_unfinished(RunStatus.FAILED, describe_error(err))
             raise
         for run in started:
             if run.info.id not in self._failed:
                 self.store.finish(run.info.id, RunStatus.COMPLETED)
+        if self.alone:
+            self._raise_failure()
         return [run.info.id for run in self.runs]
 
-    def _fail(self, run: _Run, err: BaseException) -> None:
-        from sqlbench.runs.runner import describe_error
+    def _finish_unfinished(self, status: RunStatus, error: str | None = None) -> None:
+        """The batch stops (Ctrl-C, or an error of its own): nothing more is recorded, and
+        each run not failed already is stored with ``status``."""
+        with self._record_lock:
+            self._stop.set()
+        for run in self.runs:
+            if run.info.id not in self._failed:
+                self.store.finish(run.info.id, status, error=error)
 
+    def _raise_failure(self) -> None:
+        """A batch of one: its run's failure, raised as the caller's."""
+        for run in self.runs:
+            err = self._errors.get(run.info.id)
+            if isinstance(err, StoreError):
+                raise run.store_fault(err) from err
+            if err is not None:
+                raise err
+
+    def _fail(self, run: AgentRun, err: BaseException) -> None:
+        """``run`` ends on ``err``: stored as Failed (alone, on a store error: Interrupted, by
+        ``_raise_failure``); a batch of one stops."""
+        self._errors[run.info.id] = err
+        if self.alone:
+            self._stop.set()
+            if isinstance(err, StoreError):
+                self._failed[run.info.id] = describe_error(err)
+                return
         self._fail_why(run, describe_error(err))
 
-    def _fail_why(self, run: _Run, why: str) -> None:
+    def _fail_why(self, run: AgentRun, why: str) -> None:
         self._failed[run.info.id] = why
         self.store.finish(run.info.id, RunStatus.FAILED, error=why)
 
@@ -351,7 +311,9 @@ class Batch:
         setting = self.project.settings.run.processes
         if setting == 1:
             return 1, None
-        answers = [item for run in self.runs for item in run._items()[0]]
+        if self.alone:
+            return 1, None if setting == "auto" else ONE_AGENT_ONE_PROCESS.format(setting)
+        answers = [item for run in self.runs for item in run.items().todo]
         questions = {(item.question.space, item.question.name) for item in answers}
         return forked.process_count(
             setting, answers=len(answers), questions=len(questions), refusal=self._fork_refusal
@@ -372,15 +334,16 @@ class Batch:
         return self.warehouses.fork_refusal() or forked.fork_refusal()
 
     def _loop(
-        self, runs: list[_Run], agents: dict[str, Agent], items: dict[str, list[_Item]]
+        self, runs: list[AgentRun], agents: dict[str, Agent], items: dict[str, list[Item]]
     ) -> None:
         order = _question_major(runs, items)
-        beat = threading.Thread(target=self._heartbeat, args=(runs,), daemon=True)
+        beat = threading.Thread(
+            target=self._heartbeat, args=(runs,), daemon=True, name="sqlbench-heartbeat"
+        )
         beat.start()
+        self._helpers.append(beat)
         workers = self._start(order, agents, self._concurrency())
-        counts = {run.info.id: Counter[Verdict]() for run in runs}
-        done = Counter[str]()
-        totals = {run.info.id: len(items[run.info.id]) for run in runs}
+        ended = False
         try:
             handled = 0
             while handled < len(order):
@@ -398,18 +361,34 @@ class Batch:
                 if kind == "skipped":
                     continue
                 if kind == "crash":
+                    if self.alone:
+                        break  # raised by execute once every thread has stopped
                     if payload:  # the first of this run's failures
                         why = self._failed[run.info.id]
                         self._emit(RunNotice(f"run {run.info.name} failed: {why}"))
                     continue
-                rid = run.info.id
-                counts[rid][payload.verdict] += 1
-                done[rid] += 1
-                self._emit(
-                    QuestionGraded(payload, done[rid], totals[rid], dict(counts[rid]), run.info)
-                )
+                self._graded_event(run, payload)
+            ended = not self._errors or not self.alone
         finally:
-            self._stop_workers(workers)
+            # No thread of a batch may be inside a warehouse's engine once it ends: an error
+            # ends the process, and a daemon thread stopped inside DuckDB at interpreter exit
+            # aborts it ("terminate called without an active exception", exit -6).
+            self._stop_workers(workers, None if ended else STOP_WAIT_S)
+
+    def _graded_event(self, run: AgentRun, result: TrialResult) -> None:
+        """Report one graded answer of ``run``."""
+        rid = run.info.id
+        self._counts[rid][result.verdict] += 1
+        self._done[rid] += 1
+        self._emit(
+            QuestionGraded(
+                result,
+                self._done[rid],
+                self._totals[rid],
+                dict(self._counts[rid]),
+                None if self.alone else run.info,
+            )
+        )
 
     def _concurrency(self) -> int:
         return self.options.concurrency or self.project.settings.run.concurrency
@@ -473,7 +452,7 @@ class Batch:
         uses = Counter((w.item.question.space, w.item.question.name) for w in works)
         with self._shared_lock:
             for key, count in uses.items():
-                self._shared[key] = _Shared(count)
+                self._shared[key] = SharedAnswers(count)
         for work in works:
             self._work.put(work)
 
@@ -491,26 +470,30 @@ class Batch:
             target=self._prefetch, args=(upcoming, count), daemon=True, name="sqlbench-truths"
         )
         ahead.start()
+        self._helpers.append(ahead)
         for worker in workers:
             worker.start()
         return workers
 
-    def _stop_workers(self, workers: list[threading.Thread]) -> None:
+    def _stop_workers(self, workers: list[threading.Thread], budget: float | None = None) -> None:
+        """Stop the graders and the helpers, and wait for them to end: without limit, or
+        ``budget`` seconds in all (a batch ending on an error or Ctrl-C)."""
         self._stop.set()
         if self._claims is not None:
             self._claims.close()
         with self._window:
             self._window.notify_all()
-        for worker in workers:
-            worker.join()
+        deadline = None if budget is None else time.monotonic() + budget
+        for thread in [*workers, *self._helpers]:
+            thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
     # --- several processes (runs/forked.py) ----------------------------------------------
 
     def _forked(
         self,
-        runs: list[_Run],
+        runs: list[AgentRun],
         agents: dict[str, Agent],
-        items: dict[str, list[_Item]],
+        items: dict[str, list[Item]],
         processes: int,
         held: list[Any],
     ) -> None:
@@ -548,9 +531,10 @@ class Batch:
                 self._loop(runs, agents, items)
                 return
             by_id = {run.info.id: run for run in runs}
-            totals = {rid: len(found) for rid, found in items.items()}
-            threading.Thread(target=self._heartbeat, args=(runs,), daemon=True).start()
-            self._parent(children, by_id, totals)
+            threading.Thread(
+                target=self._heartbeat, args=(runs,), daemon=True, name="sqlbench-heartbeat"
+            ).start()
+            self._parent(children, by_id)
             finished = True
         finally:
             self._stop.set()
@@ -578,14 +562,11 @@ class Batch:
     def _parent(
         self,
         children: list[forked.Child],
-        runs: dict[str, _Run],
-        totals: dict[str, int],
+        runs: dict[str, AgentRun],
     ) -> None:
         """Receive the children's events until each has ended; report them as ``_loop``
         does. A child that ends before its work is graded fails every run (any run may have
         answers among the groups it took)."""
-        counts = {rid: Counter[Verdict]() for rid in runs}
-        done = Counter[str]()
         live = {child.conn: child for child in children}
         while live:
             ready = wait(list(live), timeout=0.5)
@@ -613,19 +594,10 @@ class Batch:
                     self._run_failed(runs[rid], payload, live.values(), stored=True)
                 elif kind == "graded":  # (run id, the record as stored), ...
                     for rid, text in payload:
-                        if rid in self._failed:
-                            continue
-                        run = runs[rid]
-                        result = TrialResult.model_validate_json(text)
-                        counts[rid][result.verdict] += 1
-                        done[rid] += 1
-                        self._emit(
-                            QuestionGraded(
-                                result, done[rid], totals[rid], dict(counts[rid]), run.info
-                            )
-                        )
+                        if rid not in self._failed:
+                            self._graded_event(runs[rid], TrialResult.model_validate_json(text))
 
-    def _run_failed(self, run: _Run, why: str, children: Any, *, stored: bool = False) -> None:
+    def _run_failed(self, run: AgentRun, why: str, children: Any, *, stored: bool = False) -> None:
         if run.info.id in self._failed:
             return
         if stored:
@@ -637,7 +609,7 @@ class Batch:
             with contextlib.suppress(OSError, ValueError):
                 child.conn.send(("failed", run.info.id, why))
 
-    def _child_lost(self, child: forked.Child, runs: dict[str, _Run], others: Any) -> None:
+    def _child_lost(self, child: forked.Child, runs: dict[str, AgentRun], others: Any) -> None:
         forked.stop_children([child])
         if forked.stopped_on_request(child):
             # SIGTERM to the process group (a cancelled CI job) may reach a child before
@@ -701,7 +673,7 @@ class Batch:
                 self.warehouses.of(question).truths.expect(ground_truths(question))
         self._queue(group)
 
-    def _event(self, kind: str, run: _Run, payload: Any) -> None:
+    def _event(self, kind: str, run: AgentRun, payload: Any) -> None:
         """A worker's event: for this process's loop (``_loop``) or, in a forked process, sent
         to the parent (``_parent``), which needs neither a skipped answer nor a run's failures
         after its first."""
@@ -795,7 +767,7 @@ class Batch:
                 self._event("skipped", run, None)
                 return True
             try:
-                result = run._grade(
+                result = run.grade(
                     self.warehouses, agents[run.info.id], item, SharedSql(self._shared[key])
                 )
                 with self._record_lock:
@@ -804,7 +776,7 @@ class Batch:
                     if run.info.id in self._failed:
                         self._event("skipped", run, None)
                         return True
-                    stored = run._stored(result)
+                    stored = run.stored(result)
             except BaseException as err:  # this run's failure; the others go on
                 # Failed here, not when the loop reads the event: a worker must not grade
                 # and store this run's next answers in between.
@@ -825,7 +797,7 @@ class Batch:
                 held[slot] = None
             self._release(key)
 
-    def _release_truths(self, item: _Item) -> None:
+    def _release_truths(self, item: Item) -> None:
         """An answer that will not be graded (its run failed) needs its ground truth no more."""
         if item.question.skip is None:
             self.warehouses.of(item.question).truths.release(ground_truths(item.question))
@@ -840,7 +812,9 @@ class Batch:
                 del self._shared[key]
 
     def _prefetch(self, order: Iterable[_Work], lookahead: int) -> None:
-        """Run ground truths of upcoming questions while the workers wait on agents."""
+        """Run ground truths of upcoming questions while the workers wait on agents. What
+        fails here is that question's verdict (``TruthCache.failed_ahead``), and the next
+        questions are run ahead still."""
         seen: set[tuple[str, str]] = set()
         try:
             for index, work in enumerate(order):
@@ -855,26 +829,31 @@ class Batch:
                 if self._stop.is_set():
                     return
                 if question.skip is None:
-                    self.warehouses.of(question).truths.prefetch(ground_truths(question))
+                    truths = self.warehouses.of(question).truths
+                    sqls = ground_truths(question)
+                    try:
+                        truths.prefetch(sqls)
+                    except Exception as err:  # graded as its question's, not the run's end
+                        truths.failed_ahead(sqls, stage_error("running it ahead", err))
         except Exception as err:  # a ground truth's failure is graded with its question
             self._events.put(("notice", None, f"running ground truth ahead stopped: {err}"))
 
-    def _heartbeat(self, runs: list[_Run]) -> None:
-        from sqlbench.runs.runner import describe_error
-
+    def _heartbeat(self, runs: list[AgentRun]) -> None:
         while not self._stop.wait(self.options.heartbeat_s):
             for run in runs:
                 if run.info.id in self._failed:
                     continue
                 try:
                     self.store.heartbeat(run.info.id)
-                except SQLAlchemyError as err:
+                except (SQLAlchemyError, StoreError) as err:
+                    # Not fatal by itself: the next beat tries again, and a store that stays
+                    # down fails the run through the next result it cannot record.
                     self._events.put(
                         ("notice", run, f"heartbeat not recorded: {describe_error(err)}")
                     )
 
 
-def _question_major(runs: list[_Run], items: dict[str, list[_Item]]) -> list[_Work]:
+def _question_major(runs: list[AgentRun], items: dict[str, list[Item]]) -> list[_Work]:
     """Every agent's answer to a question before the next question."""
     order: list[_Work] = []
     by_position: dict[int, list[_Work]] = {}

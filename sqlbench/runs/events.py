@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from sqlbench.runs.records import RunInfo, TrialResult
+from sqlbench.records.run import RunInfo, TrialResult
 from sqlbench.verdicts import Verdict
 
 

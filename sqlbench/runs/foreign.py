@@ -7,7 +7,7 @@ from pathlib import Path
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.load import check_project
-from sqlbench.runs.records import TrialResult
+from sqlbench.records.run import TrialResult
 
 
 def foreign_questions_note(project_dir: Path, trials: Iterable[TrialResult]) -> str | None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -22,7 +21,7 @@ import sqlalchemy as sa
 from sqlbench import __version__
 from sqlbench.errors import EnvVarError
 from sqlbench.project import load
-from sqlbench.project.dialect import warehouse_dialect
+from sqlbench.project.dialect import url_location, url_scheme, warehouse_dialect
 from sqlbench.project.envvars import resolve
 from sqlbench.project.files import (
     DEFAULT_WAREHOUSE,
@@ -34,13 +33,13 @@ from sqlbench.project.files import (
     Settings,
     SourceInfo,
 )
-from sqlbench.runs.records import RunInfo
+from sqlbench.records.hashes import stable_hash
+from sqlbench.records.run import RunInfo
 
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})
 # Compare keys added after the first stored runs, with the default those runs behaved by.
 _LATER_COMPARE_KEYS: dict[str, Any] = {"columns": "superset", "variants": 0, "variants_seed": 0}
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://")
 _CHUNK = 1 << 20
 
 
@@ -75,19 +74,6 @@ class RunIdentity(NamedTuple):
     def reusable(self) -> bool:
         """Only a run whose source and warehouse are known can stand in for another."""
         return self.source is not None and self.warehouse_hash is not None
-
-
-def stable_hash(value: Any) -> str:
-    """A short (16 hex) SHA-256 of ``value``'s canonical JSON (sorted keys, no spaces).
-
-    Example:
-        >>> stable_hash({"b": 1, "a": [1, 2]}) == stable_hash({"a": [1, 2], "b": 1})
-        True
-        >>> len(stable_hash("x"))
-        16
-    """
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def question_set_hash(questions: Sequence[Question]) -> str:
@@ -190,9 +176,9 @@ def _one_warehouse(
     except EnvVarError:
         return WarehouseIdentity(None, label, False)
     dialect = dialect or warehouse_dialect(resolved, {})
-    scheme = resolved.split("://", 1)[0].lower() if _URL.match(resolved) else ""
-    if not scheme or scheme.split("+", 1)[0] in ("duckdb", "sqlite"):
-        location = resolved.split("://", 1)[1].split("?", 1)[0] if scheme else resolved
+    scheme = url_scheme(resolved)
+    if scheme is None or scheme in ("duckdb", "sqlite"):
+        location = url_location(resolved) if scheme else resolved
         if scheme and location.startswith("/"):
             location = location[1:]
         if location in ("", ":memory:"):
@@ -232,7 +218,7 @@ def _mask_password(written: str) -> str:
         >>> _mask_password("postgresql://u:${PW}@db/x"), _mask_password("data/w.duckdb")
         ('postgresql://u:***@db/x', 'data/w.duckdb')
     """
-    if not _URL.match(written):
+    if url_scheme(written) is None:
         return written
     scheme, rest = written.split("://", 1)
     userinfo, at, host = rest.rpartition("@")

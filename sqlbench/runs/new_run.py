@@ -11,8 +11,8 @@ import uuid
 from typing import Any
 
 from sqlbench.processes import process_started
+from sqlbench.records.run import utc_now
 from sqlbench.runs.liveness import current_user, this_host
-from sqlbench.runs.records import utc_now
 
 
 def default_run_name(prefix: str = "") -> str:

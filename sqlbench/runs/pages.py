@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlbench.errors import StoreError
-from sqlbench.runs.records import RunSummary
+from sqlbench.records.run import RunSummary
 from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 

@@ -18,17 +18,17 @@ from sqlbench.agents.registry import AUTO, named_agent
 from sqlbench.errors import AgentError, SqlbenchError
 from sqlbench.project.files import MAX_VARIANTS, AgentConfig, Project, Question
 from sqlbench.project.select import select_questions
+from sqlbench.records.hashes import stable_hash
+from sqlbench.records.run import RunInfo, RunStatus
 from sqlbench.runs.identity import (
     identity_fields,
     identity_of,
     run_identity,
     source_key,
-    stable_hash,
     warehouse_identity,
 )
 from sqlbench.runs.liveness import this_host
 from sqlbench.runs.new_run import new_run_fields
-from sqlbench.runs.records import RunInfo, RunStatus
 from sqlbench.runs.regrade import Regrade, ReuseAnswers
 from sqlbench.runs.store import RunStore
 

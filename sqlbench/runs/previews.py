@@ -22,7 +22,7 @@ import pyarrow as pa
 from sqlbench.compare import Comparison
 from sqlbench.engines.arrow_values import display_values
 from sqlbench.engines.base import ResultSet
-from sqlbench.runs.records import Difference, JsonValue, Preview
+from sqlbench.records.run import Difference, JsonValue, Preview
 
 PREVIEW_ROWS = 20
 """Rows kept per preview."""

@@ -1,4 +1,5 @@
-"""``sqlbench regrade``: grade a stored run's agent answers again, without asking the agent.
+"""``sqlbench regrade``: grade a stored run's agent answers again, without asking the agent
+(``runner.regrade_run`` runs it; this module holds what it replays).
 
 A team that fixes a ground truth or a tolerance wants to see the effect at zero agent cost:
 the stored answers (SQL, text, trace) are replayed, each executed and graded under the current
@@ -13,17 +14,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
-from sqlbench.runs.records import RunInfo, TrialResult
-
-if TYPE_CHECKING:
-    from sqlbench.project.files import Project
-    from sqlbench.runs.events import ProgressCallback
-    from sqlbench.runs.scores import RunResult
-    from sqlbench.runs.store import RunStore
+from sqlbench.records.run import RunInfo, TrialResult
 
 Key = tuple[str, str]
 
@@ -130,30 +124,3 @@ class PartlyReplayedAgent:
         if (request.space, request.name) in self.replayed.answers:
             return self.replayed.answer(request)
         return self.agent.answer(request)
-
-
-def regrade_run(
-    project: Project,
-    store: RunStore,
-    ref: str,
-    *,
-    name: str | None = None,
-    project_dir: Path | None = None,
-    progress: ProgressCallback | None = None,
-) -> RunResult:
-    """Grade stored run ``ref``'s answers again under ``project`` (its ground truth, compare
-    options and warehouse) and store the result as a new run; the agent is not asked.
-
-    Raises:
-        SqlbenchError: No such run, or none of its answered questions is in the project.
-    """
-    # The run loop pulls in engines, comparison and agents: import it on use only (and the
-    # runner imports this module).
-    from sqlbench.runs.plan import RunOptions
-    from sqlbench.runs.runner import run_benchmark
-
-    info = store.find_run(ref)
-    options = RunOptions(
-        name=name, project_dir=project_dir, regrade=regrade_source(info, store.trials(info.id))
-    )
-    return run_benchmark(project, info.agent_name, options, progress=progress, store=store)

@@ -3,21 +3,20 @@
 The automatic verdict is kept; the decision is stored beside it (who, when, an optional note)
 and counted in accuracy, with the number of human-decided questions said next to it. A decision
 is carried to later runs of the same store only while the question's ground truth and the
-agent's SQL hash the same as when the person decided (``review_hashes``); the carried copy names
-the run it came from.
+agent's SQL hash the same as when the person decided (``hashes.review_hashes``); the carried
+copy names the run it came from.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 import yaml
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.runs.identity import stable_hash
+from sqlbench.records.hashes import review_hashes
+from sqlbench.records.run import HumanReview, utc_now
 from sqlbench.runs.liveness import current_user
-from sqlbench.runs.records import HumanReview, TrialResult, utc_now
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -26,38 +25,6 @@ if TYPE_CHECKING:
 
 DECIDABLE = (Verdict.PASS, Verdict.FAIL)
 """What a person can decide."""
-
-
-class ReviewHashes(NamedTuple):
-    """What a decision depends on: the ground truth and the agent's answer, hashed."""
-
-    truth: str
-    sql: str
-
-
-def review_hashes(trials: Sequence[TrialResult]) -> ReviewHashes:
-    """The hashes a decision on these trials (one question of a run) is tied to.
-
-    The ground truth is its SQL and every ``also_accept``; the agent's side is the SQL of each
-    trial (its text answer where it gave no SQL), so a decision on a word answer does not
-    follow a different word answer.
-
-    Example:
-        >>> from sqlbench.verdicts import Verdict
-        >>> t = TrialResult(space="s", name="q", verdict=Verdict.REVIEW, reason="r",
-        ...                 truth_sql="SELECT 1", agent_sql="SELECT 1 AS one")
-        >>> review_hashes([t]) == review_hashes([t.model_copy(update={"reason": "x"})])
-        True
-        >>> changed = t.model_copy(update={"agent_sql": "SELECT 2"})
-        >>> review_hashes([t]).sql == review_hashes([changed]).sql
-        False
-    """
-    first = trials[0]
-    truth = stable_hash({"sql": first.truth_sql, "also_accept": first.also_accept})
-    answers = [
-        {"sql": t.agent_sql} if t.agent_sql is not None else {"answer": t.answer} for t in trials
-    ]
-    return ReviewHashes(truth, stable_hash(answers))
 
 
 class Decision(NamedTuple):

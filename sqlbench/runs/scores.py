@@ -13,14 +13,11 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel, ConfigDict
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.records import HumanReview, RunInfo, RunStatus, TrialResult
+from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.rates import is_flaky, pass_at_k, pass_hat_k
+from sqlbench.records.run import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
-from sqlbench.verdicts import Verdict
-
-# Ties between equally frequent non-pass verdicts of one question's trials go to the worse one.
-_SEVERITY = {Verdict.ERROR: 4, Verdict.FAIL: 3, Verdict.REVIEW: 2, Verdict.SKIPPED: 0}
+from sqlbench.verdicts import Verdict, across_trials
 
 
 class QuestionResult(BaseModel):
@@ -166,14 +163,7 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
     if len(trials) == 1:  # without --repeat: the one trial's verdict and reason
         verdict, reason = trials[0].verdict, trials[0].reason
     else:
-        tally = Counter(t.verdict for t in trials)
-        others = Counter({v: n for v, n in tally.items() if v != Verdict.PASS})
-        if not others:
-            verdict = Verdict.PASS
-        else:
-            if len(others) > 1:
-                others.pop(Verdict.SKIPPED, None)
-            verdict = max(others, key=lambda v: (others[v], _SEVERITY[v]))
+        verdict = across_trials(t.verdict for t in trials)
         reason = next(t.reason for t in trials if t.verdict == verdict)
     counted = [t for t in trials if t.verdict != Verdict.SKIPPED]
     if human is not None and verdict is Verdict.SKIPPED:

@@ -32,6 +32,16 @@ from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
 from sqlbench.project.names import MAX_NAME_CHARS
+from sqlbench.records.hashes import review_hashes
+from sqlbench.records.provenance import ImportOrigin, record_problems, run_name_problem
+from sqlbench.records.run import (
+    HumanReview,
+    RunInfo,
+    RunStatus,
+    RunSummary,
+    TrialResult,
+    utc_now,
+)
 from sqlbench.runs.database import (
     UTF8_CHECK,
     create_store_engine,
@@ -52,16 +62,6 @@ from sqlbench.runs.migrations import (
     require_current,
     reviews_table,
 )
-from sqlbench.runs.provenance import ImportOrigin, record_problems, run_name_problem
-from sqlbench.runs.records import (
-    HumanReview,
-    RunInfo,
-    RunStatus,
-    RunSummary,
-    TrialResult,
-    utc_now,
-)
-from sqlbench.runs.reviews import review_hashes
 from sqlbench.runs.scores import RunResult, gather
 from sqlbench.text import one_line, suggest
 from sqlbench.verdicts import Verdict

@@ -77,6 +77,19 @@ class TruthCache:
         for sql in sqls:
             self._one(sql, ahead=True)
 
+    def failed_ahead(self, sqls: Sequence[str], error: QueryError) -> None:
+        """Running ``sqls`` ahead (``prefetch``) failed outside their queries: ``error`` is the
+        outcome of each one still needed and not run yet, so its questions are graded with it
+        (an ``error`` verdict and its reason)."""
+        for sql in sqls:
+            with self._lock:
+                if self._pending.get(sql, 0) <= 0:
+                    continue
+                entry = self._entries.setdefault(sql, _Entry())
+            with entry.lock:
+                if entry.outcome is None:
+                    entry.outcome = TruthOutcome(sql=sql, error=error)
+
     def expect(self, sqls: Sequence[str]) -> None:
         """One more answer will need ``sqls`` (a forked process taking a group of work whose
         ground truths it had released)."""

@@ -416,7 +416,7 @@ def test_a_run_that_crashes_mid_way_fails_alone(
     complete and are stored, and the exit code is 2. ``slow_loop``: the loop that reads the
     workers' events is slow (a busy machine), so the worker reaches the failed run's next
     answers before the loop reads the crash; they must not be graded and stored either."""
-    from sqlbench.runs import batch, runner
+    from sqlbench.runs import agent_run, batch
 
     if slow_loop:
         emit = batch.Batch._emit
@@ -434,14 +434,14 @@ def test_a_run_that_crashes_mid_way_fails_alone(
         pairs += ["--predictions", str(path), "--agent", name]
     project = tmp_path / "proj"
     invoke("init", str(project), "--from", "spider", str(bench), *pairs)
-    grade = runner._Run._grade
+    grade = agent_run.AgentRun.grade
 
-    def crashing(self: runner._Run, warehouses, agent, item, shared=None):  # type: ignore[no-untyped-def]
+    def crashing(self: agent_run.AgentRun, warehouses, agent, item, shared=None):  # type: ignore[no-untyped-def]
         if self.info.agent_name == "middle" and item.position == 1:
             raise KeyError("a sqlbench bug")
         return grade(self, warehouses, agent, item, shared)
 
-    monkeypatch.setattr(runner._Run, "_grade", crashing)
+    monkeypatch.setattr(agent_run.AgentRun, "grade", crashing)
     result = invoke(
         "run",
         "-C",

@@ -18,8 +18,8 @@ from agent_servers import Received, Reply, ScriptedServer
 from sqlbench.metrics.judge import Judge, JudgeEndpoint
 from sqlbench.metrics.judged import judged_metrics, pair_calls, parse_reply
 from sqlbench.project.files import ExpectedTool, Question
+from sqlbench.records.run import ToolCallRecord, TrialResult
 from sqlbench.runs.plan import RunOptions
-from sqlbench.runs.records import ToolCallRecord, TrialResult
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import write_project
 from sqlbench.validation import load_project

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from hostile_project import IMG, SCRIPT, hostile_project
 
+from sqlbench.records.run import Preview
 from sqlbench.report import html
 from sqlbench.report.html_data import aligned_rows
 from sqlbench.rundiff.answers import answer_changes
 from sqlbench.runs.locate import open_project_store
-from sqlbench.runs.records import Preview
 
 RUN_LOOP = Path(__file__).resolve().parents[1] / "fixtures" / "run_loop"
 
@@ -136,7 +136,7 @@ def test_matching_rows_are_aligned_and_differing_rows_follow() -> None:
 
 
 def test_answer_changes_compare_complete_previews_in_any_order() -> None:
-    from sqlbench.runs.records import TrialResult
+    from sqlbench.records.run import TrialResult
     from sqlbench.verdicts import Verdict
 
     def trial(name: str, preview: Preview) -> TrialResult:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.store import RunStore
 from sqlbench.testing import GitRepo
 

@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from engine_warehouses import sqlite_file_engine
 
-from sqlbench.engines.sqlalchemy import SqlAlchemyEngine, _Limits
+from sqlbench.engines.agent_sql import QueryLimits
+from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.grading import agent_sql_reason
 
@@ -126,7 +127,7 @@ def test_the_compile_runs_nothing_and_takes_only_what_a_query_may(
     judged by no word), SQLite refuses it there, under the read-only authorizer, and nothing
     is run: EXPLAIN compiles only."""
     guard = QueryError(QueryErrorKind.SYNTAX, "sqlglot cannot parse it")
-    err = engine._sqlite_syntax_error(sql, guard, _Limits(5.0, 100, None, 0.0))
+    err = engine._sqlite_syntax_error(sql, guard, QueryLimits(5.0, 100, None, 0.0))
     assert err.kind is QueryErrorKind.NOT_READ_ONLY
     assert err.message.startswith("not a read-only query: the database refused it: ")
     count = engine.run_truth("SELECT count(*) FROM member", timeout_s=5, max_rows=10)

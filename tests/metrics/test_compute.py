@@ -10,7 +10,7 @@ import pytest
 from sqlbench.metrics.assertions import answer_record, check_assertions
 from sqlbench.metrics.compute import _failed_reason, deterministic_metrics, with_metrics
 from sqlbench.project.files import Assertion, Question
-from sqlbench.runs.records import AssertionResult, ToolCallRecord, TrialResult
+from sqlbench.records.run import AssertionResult, ToolCallRecord, TrialResult
 from sqlbench.verdicts import Verdict
 
 

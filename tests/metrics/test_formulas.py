@@ -8,7 +8,7 @@ import pytest
 from sqlbench.metrics.tools import tool_call_success, tool_selection_accuracy
 from sqlbench.metrics.trajectory import same_value, task_navigation_efficiency
 from sqlbench.project.files import ExpectedTool, ExpectedTrajectory, TrajectoryStep
-from sqlbench.runs.records import ToolCallRecord
+from sqlbench.records.run import ToolCallRecord
 
 
 def calls(*names: str) -> list[ToolCallRecord]:

@@ -3,8 +3,8 @@ cut to a size budget."""
 
 from __future__ import annotations
 
+from sqlbench.records.run import Preview, TrialResult
 from sqlbench.report.markdown_details import details_blocks
-from sqlbench.runs.records import Preview, TrialResult
 from sqlbench.verdicts import Verdict
 
 

@@ -14,9 +14,7 @@ import pyarrow as pa
 import pytest
 
 from sqlbench.engines.base import ResultSet
-from sqlbench.report import run_json, run_junit, run_markdown, run_text
-from sqlbench.runs.previews import make_preview
-from sqlbench.runs.records import (
+from sqlbench.records.run import (
     RunInfo,
     RunStatus,
     RunSummary,
@@ -24,6 +22,8 @@ from sqlbench.runs.records import (
     TrialResult,
     utc_now,
 )
+from sqlbench.report import run_json, run_junit, run_markdown, run_text
+from sqlbench.runs.previews import make_preview
 from sqlbench.runs.scores import RunResult, gather
 from sqlbench.verdicts import Verdict
 

@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 
+from sqlbench.records.run import RunInfo, RunStatus, TrialResult
 from sqlbench.report import rundiff_json, rundiff_markdown, rundiff_text
 from sqlbench.rundiff.diff import (
     ChangeKind,
@@ -18,7 +19,6 @@ from sqlbench.rundiff.diff import (
     side_from_run,
 )
 from sqlbench.rundiff.stats import Conclusion, wilson_interval
-from sqlbench.runs.records import RunInfo, RunStatus, TrialResult
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from sqlbench.records.run import RunInfo, RunStatus, TrialResult, utc_now
 from sqlbench.runs.liveness import this_host
-from sqlbench.runs.records import RunInfo, RunStatus, TrialResult, utc_now
 from sqlbench.verdicts import Verdict
 
 

@@ -14,7 +14,7 @@ import pytest
 
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project
 from sqlbench.validation import load_project
@@ -32,7 +32,7 @@ class _Options(KindOptions):
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """Three questions: ``good1``/``good2`` pass, ``bad`` gets POISON (its truth: 42). Agent
     SQL runs in this process (not DuckDB's query process), where the failures are injected."""
-    monkeypatch.setattr("sqlbench.engines.open.duckdb_query_process_mb", lambda run: None)
+    monkeypatch.setattr("sqlbench.engines.duckdb.duckdb_query_process_mb", lambda run: None)
     register_kind(
         AgentKind(
             name="fake",
@@ -93,7 +93,7 @@ def _assert_others_pass(found: dict[str, tuple[Verdict, str]]) -> None:
         ),
         # guard: anything else the guard raises
         (
-            "sqlbench.engines.duckdb.check_read_only",
+            "sqlbench.engines.agent_sql.check_read_only",
             KeyError("boom"),
             Verdict.FAIL,
             "sqlbench failed running it: KeyError",
@@ -181,6 +181,7 @@ def test_a_fault_building_previews_keeps_the_verdict(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import sqlbench.runs.answers as answers
+    import sqlbench.runs.shared_sql as shared_sql
 
     original = answers.make_preview
 
@@ -190,6 +191,7 @@ def test_a_fault_building_previews_keeps_the_verdict(
         return original(result, *args, **kwargs)
 
     monkeypatch.setattr(answers, "make_preview", preview)
+    monkeypatch.setattr(shared_sql, "make_preview", preview)  # the answers of a question share
     found = _run(project)
     _assert_others_pass(found)
     verdict, reason = found["bad"]

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 import yaml
 
+from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
 from sqlbench.runs.forked import cores, idle_cores, process_count, watch_idle
-from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.store import RunStore
 
 VOLATILE = {"latency_ms", "timings_ms", "graded_at"}
@@ -39,7 +39,7 @@ SLOW = (
 LAUNCH = """
 import atexit, os, sys
 atexit.register(lambda: open(os.environ["FORKS"] + ".exits", "a").write(f"{os.getpid()}\\n"))
-from sqlbench.runs import forked, runner
+from sqlbench.runs import agent_run, forked
 real = forked.fork_children
 def spying(count, body, children):
     real(count, body, children)
@@ -47,7 +47,7 @@ def spying(count, body, children):
         out.write(" ".join(str(c.pid) for c in children) + "\\n")
     return children
 forked.fork_children = spying
-grade = runner._Run._grade
+grade = agent_run.AgentRun.grade
 def patched(self, warehouses, agent, item, shared=None):
     if os.environ.get("GRADED"):
         import threading
@@ -61,7 +61,7 @@ def patched(self, warehouses, agent, item, shared=None):
     if patch == "crash" and self.info.agent_name == "bad" and item.question.name == "q05":
         raise KeyError("a sqlbench bug")
     return grade(self, warehouses, agent, item, shared)
-runner._Run._grade = patched
+agent_run.AgentRun.grade = patched
 if os.environ.get("EVENTS"):
     from sqlbench.runs import batch
     from sqlbench.runs.events import QuestionGraded

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.store import RunStore
 
 

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sqlbench.engines.base import ResultSet
+from sqlbench.records.run import Preview
 from sqlbench.runs.previews import PREVIEW_ROWS, json_safe, make_preview
-from sqlbench.runs.records import Preview
 
 
 def test_small_results_are_kept_whole() -> None:

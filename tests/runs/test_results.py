@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sqlbench.runs.rates import bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.records import RunStatus
+from sqlbench.records.rates import bootstrap_mean_interval, is_flaky, pass_at_k, pass_hat_k
+from sqlbench.records.run import RunStatus
 from sqlbench.runs.scores import gather
 from sqlbench.verdicts import Verdict
 
@@ -120,10 +120,10 @@ def test_flaky() -> None:
 def test_run_and_compare_print_the_same_accuracy(make_info: Any, make_trial: Any) -> None:
     """One Accuracy class and one formatter: 199/200 reads 99.5% in `run`, `show`, `runs`,
     `compare` and `check`, never 100% in one of them (issue 10)."""
+    from sqlbench.records.run import RunSummary
     from sqlbench.report.run_format import accuracy_line
     from sqlbench.report.rundiff_format import accuracy_text
     from sqlbench.rundiff.diff import side_accuracy, side_from_run
-    from sqlbench.runs.records import RunSummary
 
     info = make_info(repeat=1)
     trials = [make_trial(f"q{i}", P if i else F, position=i) for i in range(200)]
@@ -134,3 +134,26 @@ def test_run_and_compare_print_the_same_accuracy(make_info: Any, make_trial: Any
     assert accuracy_text(compared) == "99.5% (199/200)"
     assert listed.accuracy.label() == "99.5% (199/200)"
     assert compared.value == run.accuracy.value == 0.995
+
+
+def test_show_and_compare_give_a_question_the_same_verdict_across_trials(
+    make_info: Any, make_trial: Any
+) -> None:
+    """One rule (``verdicts.across_trials``) for a question's verdict over its trials: a run's
+    results (``show``) and a run comparison's side (``compare``) never disagree, for every
+    combination of up to three trials' verdicts; before, a question with passed and skipped
+    trials read skipped in one and pass in the other."""
+    from itertools import product
+
+    from sqlbench.rundiff.diff import side_from_run
+
+    differ = []
+    for count in (1, 2, 3):
+        info = make_info(repeat=count)
+        for verdicts in product(list(Verdict), repeat=count):
+            trials = [make_trial("q", v, trial=i, reason=f"r{i}") for i, v in enumerate(verdicts)]
+            shown = gather(info, RunStatus.COMPLETED, trials).questions[0]
+            compared = side_from_run(info, trials).outcomes[0]
+            if (shown.verdict, shown.reason) != (compared.verdict, compared.reason):
+                differ.append((verdicts, shown.verdict, compared.verdict))
+    assert differ == []

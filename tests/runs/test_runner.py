@@ -15,10 +15,10 @@ from sqlbench.agents.base import Answer, Request
 from sqlbench.agents.kinds import AgentKind, KindOptions
 from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError, StoreError
+from sqlbench.records.run import RunStatus
 from sqlbench.runs import warehouses as run_warehouses
 from sqlbench.runs.events import ProgressEvent, QuestionGraded, RunStarted
 from sqlbench.runs.plan import RunOptions, Shard, pick_questions
-from sqlbench.runs.records import RunStatus
 from sqlbench.runs.runner import open_store, run_benchmark
 from sqlbench.runs.store import RunStore
 from sqlbench.testing import FakeAgent, write_project
@@ -648,3 +648,116 @@ def test_a_run_into_a_postgresql_store(project_dir: Path, postgres_url: str) -> 
         assert store.url.startswith("postgresql")
         assert store.load_run("team-run") == run
     assert not (project_dir / ".sqlbench").exists()
+
+
+def _distinct_truths(tmp_path: Path, count: int) -> Path:
+    """``count`` questions, ``q{i}``'s ground truth ``SELECT {i}``, and two agents of kind
+    ``fake``: ``fake`` and ``other``."""
+    return write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {"name": f"q{i}", "question": "?", "sql": f"SELECT {i}"} for i in range(count)
+                ]
+            },
+            "agents/fake.yml": {
+                "agents": [{"name": "fake", "kind": "fake"}, {"name": "other", "kind": "fake"}]
+            },
+        },
+    )
+
+
+@pytest.mark.parametrize("agents", [("fake",), ("fake", "other")])
+def test_a_ground_truth_failing_ahead_is_its_questions_verdict(
+    tmp_path: Path,
+    fake_agent: Callable[[FakeAgent], None],
+    monkeypatch: pytest.MonkeyPatch,
+    agents: tuple[str, ...],
+) -> None:
+    """What fails while a ground truth runs ahead of its answers (outside its query, which the
+    cache grades itself) is that question's ``error`` verdict with the reason; the run goes
+    on, and so does running the next ground truths ahead. A run of one agent is a batch of one:
+    both behave alike."""
+    from sqlbench.runs.runner import run_benchmarks
+    from sqlbench.runs.truth_cache import TruthCache
+
+    root = _distinct_truths(tmp_path, 4)
+    fake_agent(FakeAgent({f"q{i}": f"SELECT {i}" for i in range(4)}))
+    prefetch, get = TruthCache.prefetch, TruthCache.get
+    failed = threading.Event()
+    went_on = threading.Event()
+
+    def prefetching(self: TruthCache, sqls: Any) -> None:
+        if "SELECT 0" in sqls:
+            failed.set()
+            raise RuntimeError("the cache's lock broke")
+        if failed.is_set():
+            went_on.set()  # the prefetcher is past q0: its outcome is recorded
+        prefetch(self, sqls)
+
+    def getting(self: TruthCache, sqls: Any) -> Any:
+        if "SELECT 0" in sqls:
+            went_on.wait(10)  # grade q0 once the prefetcher has been through it
+        return get(self, sqls)
+
+    monkeypatch.setattr(TruthCache, "prefetch", prefetching)
+    monkeypatch.setattr(TruthCache, "get", getting)
+    project = load_project(root)
+    if len(agents) == 1:
+        runs = [run_benchmark(project, "fake", RunOptions(concurrency=2))]
+    else:
+        runs = run_benchmarks(project, list(agents), RunOptions(concurrency=2))
+    assert went_on.is_set()
+    for run in runs:
+        assert run.status is RunStatus.COMPLETED
+        found = {q.name: q for q in run.questions}
+        assert {name: q.verdict for name, q in found.items()} == {
+            "q0": E,
+            "q1": P,
+            "q2": P,
+            "q3": P,
+        }
+        assert found["q0"].reason == (
+            "the ground truth failed: sqlbench failed running it ahead: "
+            "RuntimeError: the cache's lock broke"
+        )
+
+
+@pytest.mark.parametrize("agents", [("fake",), ("fake", "other")])
+def test_a_heartbeat_the_store_refuses_is_tried_again(
+    tmp_path: Path,
+    fake_agent: Callable[[FakeAgent], None],
+    monkeypatch: pytest.MonkeyPatch,
+    agents: tuple[str, ...],
+) -> None:
+    """A store that fails one heartbeat (locked, a network blip) costs a notice; the next beat
+    is tried, and the run completes."""
+    from sqlbench.runs.events import RunNotice
+    from sqlbench.runs.runner import run_benchmarks
+
+    root = _distinct_truths(tmp_path, 4)
+    fake_agent(FakeAgent({f"q{i}": f"SELECT {i}" for i in range(4)}, delay_s=0.3))
+    heartbeat = RunStore.heartbeat
+    beats: list[str] = []
+    refused: list[str] = []
+
+    def beating(self: RunStore, run_id: str) -> None:
+        if not refused:
+            refused.append(run_id)
+            raise StoreError("the run store is locked by another process")
+        beats.append(run_id)
+        heartbeat(self, run_id)
+
+    monkeypatch.setattr(RunStore, "heartbeat", beating)
+    events: list[ProgressEvent] = []
+    options = RunOptions(concurrency=1, heartbeat_s=0.05)
+    project = load_project(root)
+    if len(agents) == 1:
+        runs = [run_benchmark(project, "fake", options, progress=events.append)]
+    else:
+        runs = run_benchmarks(project, list(agents), options, progress=events.append)
+    assert [run.status for run in runs] == [RunStatus.COMPLETED] * len(agents)
+    assert beats  # beating went on after the refusal
+    notices = [e.message for e in events if isinstance(e, RunNotice)]
+    assert "heartbeat not recorded: the run store is locked by another process" in notices

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlbench.runs.batch import _VOLATILE, _VOLATILE_STEMS, shareable
+from sqlbench.runs.shared_sql import _VOLATILE, _VOLATILE_STEMS, shareable
 
 # Every word _VOLATILE names, as written there (one of each \w* family).
 _WORDS = [

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from sqlbench.engines.base import ResultSet
 from sqlbench.project.load import load_project
-from sqlbench.runs import batch
-from sqlbench.runs.batch import SharedSql, _Shared
+from sqlbench.runs import shared_sql
 from sqlbench.runs.previews import make_preview
 from sqlbench.runs.runner import run_benchmarks
+from sqlbench.runs.shared_sql import SharedAnswers, SharedSql
 from sqlbench.testing import write_project
 
 _VALUES = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.floats(), st.text(max_size=5))
@@ -49,7 +49,7 @@ def test_a_shared_preview_is_make_previews_and_made_once(
     case: tuple[ResultSet, list[int], int],
 ) -> None:
     result, differing, count = case
-    shared = SharedSql(_Shared(2))
+    shared = SharedSql(SharedAnswers(2))
     expected = make_preview(result, differing, differing_count=count)
     first = shared.preview(result, differing, count)
     assert first == expected and first.model_dump_json() == expected.model_dump_json()
@@ -120,7 +120,7 @@ def test_sharing_previews_stores_the_same_records(
         made.append(1)
         return make_preview(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(batch, "make_preview", counted)
+    monkeypatch.setattr(shared_sql, "make_preview", counted)
     shared_root = _project(tmp_path / "shared")
     run_benchmarks(load_project(shared_root), ["a", "b", "c", "d"])
     # 4 agents x 2 questions, both sides: 16 previews without sharing.

@@ -15,15 +15,16 @@ import sqlalchemy as sa
 
 from sqlbench.errors import StoreError
 from sqlbench.project.files import CompareOptions
+from sqlbench.records.hashes import stable_hash
+from sqlbench.records.run import RunStatus
 from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
-from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of, stable_hash
+from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of
 from sqlbench.runs.migrations import (
     Migration,
     applied_migrations,
     migrate,
 )
-from sqlbench.runs.records import RunStatus
 from sqlbench.runs.store import RunStore
 from sqlbench.verdicts import Verdict
 
@@ -500,7 +501,7 @@ def test_a_result_is_made_json_once_when_written(
     store: RunStore, make_info: Any, make_trial: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The text checked for secrets is the text stored (a corpus run writes 8,748 results)."""
-    from sqlbench.runs.records import TrialResult
+    from sqlbench.records.run import TrialResult
 
     info = make_info(name="once")
     store.create_run(info)

@@ -2,7 +2,7 @@
 bootstrap interval over questions.
 
 These live with the runs (``sqlbench.rundiff.stats`` holds the comparison statistics: McNemar,
-the sign-flip test); a run's ``Accuracy`` (``runs/accuracy.py``) is built from them, so
+the sign-flip test); a run's ``Accuracy`` (``records/accuracy.py``) is built from them, so
 ``sqlbench run`` and ``sqlbench compare`` print the same figures.
 """
 

@@ -12,8 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.provenance import ImportOrigin
+from sqlbench.records.accuracy import Accuracy
+from sqlbench.records.provenance import ImportOrigin
 from sqlbench.verdicts import Verdict
 
 JsonValue = Any
@@ -134,7 +134,7 @@ class HumanReview(_Model):
     decided_by: str
     decided_at: datetime
     truth_hash: str
-    """``sqlbench.runs.reviews.review_hashes`` of the question's ground truth when decided."""
+    """``sqlbench.records.hashes.review_hashes`` of the question's ground truth when decided."""
     sql_hash: str
     """The same of the agent's SQL (or its text answer, when it gave no SQL)."""
     carried_from: str | None = None
@@ -299,7 +299,7 @@ class RunInfo(_Model):
     imported: bool = False
     """True when the run came from ``sqlbench import``."""
     origin: ImportOrigin | None = None
-    """For an imported run: the file's hash, when and from where (``sqlbench.runs.provenance``)."""
+    """For an imported run: the file's hash, when and from where (``provenance``)."""
     regraded_from: str | None = None
     """``sqlbench regrade``: the name of the run whose agent SQL this run graded again."""
 

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from sqlbench.runs.rates import Interval, bootstrap_mean_interval, wilson_interval
+from sqlbench.records.rates import Interval, bootstrap_mean_interval, wilson_interval
 from sqlbench.text import percent
 
 
