@@ -206,6 +206,17 @@ def side_run_options(func: F) -> F:
     )(func)
 
 
+automatic_only_option = click.option(
+    "--automatic-only",
+    "automatic_only",
+    is_flag=True,
+    default=False,
+    help="Count the automatic verdicts alone: people's decisions (sqlbench review), which "
+    "otherwise count wherever accuracy is shown, are left out.",
+)
+"""``--automatic-only``: the machine's figure, without people's decisions."""
+
+
 def note(message: str) -> None:
     """A one-line note for the user on stderr."""
     click.echo(f"Note: {message}", err=True)

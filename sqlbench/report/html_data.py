@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
 from sqlbench.rundiff.answers import AnswerChange
-from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
+from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_result
 from sqlbench.rundiff.stats import format_p
-from sqlbench.runs.records import HumanReview, Preview, RunSummary, TrialResult
+from sqlbench.runs.records import HumanReview, Preview, RunSummary
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -50,14 +50,8 @@ def report_data(
     return data
 
 
-def _trials(run: RunResult) -> list[TrialResult]:
-    return [t for q in run.questions for t in q.trials]
-
-
 def _diff(base: RunResult, head: RunResult) -> RunDiff:
-    return diff_runs(
-        side_from_run(base.info, _trials(base)), side_from_run(head.info, _trials(head))
-    )
+    return diff_runs(side_from_result(base), side_from_result(head))
 
 
 def _run(run: RunResult) -> dict[str, Any]:

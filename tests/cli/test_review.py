@@ -114,3 +114,18 @@ def test_a_decision_is_carried_only_while_truth_and_sql_are_unchanged(invoke, pr
     decided = {r["name"]: r["human"]["carried_from"] for r in data["results"] if r["human"]}
     assert decided == {"no_truth": "r1"}
     assert data["accuracy"]["passed"] == 4 and data["accuracy"]["human"] == 1
+
+
+def test_compare_counts_a_decision_and_says_a_flip_only_it_made(invoke, project) -> None:
+    invoke("run", "-C", str(project), "--name", "r2")
+    invoke("review", "-C", str(project), "r2", "sales/emea_names", "pass")
+    out = invoke("compare", "-C", str(project), "r1", "r2").stdout
+    assert "40% (4/10, 1 decided by a person)" in out
+    assert "(1, 1 by a person's decision only)" in out
+    assert "pass (person; automatic fail)" in out
+    machine = invoke("compare", "-C", str(project), "r1", "r2", "--automatic-only").stdout
+    assert "40%" not in machine and "1 decision by a person left out" in machine
+    document = json.loads(
+        invoke("compare", "-C", str(project), "r1", "r2", "--format", "json").stdout
+    )
+    assert document["head"]["accuracy"]["human"] == 1 and document["counts"]["by_person"] == 1
