@@ -38,6 +38,7 @@ from sqlbench.engines.guard import check_read_only, unchecked_syntax
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.project.dialect import is_known_scheme, unknown_scheme_message
 from sqlbench.project.envvars import redact
 
 _DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
@@ -185,6 +186,10 @@ class SqlAlchemyEngine(Engine):
         try:
             return sqlalchemy.create_engine(parsed, **kwargs)
         except (exc.NoSuchModuleError, ModuleNotFoundError) as err:
+            if isinstance(err, exc.NoSuchModuleError) and not is_known_scheme(backend):
+                raise EngineError(
+                    f"warehouse {self.display}: {unknown_scheme_message(backend)}"
+                ) from err
             hint = _INSTALL_HINTS.get(backend)
             how = f"; install it with {hint}" if hint else ""
             raise EngineError(

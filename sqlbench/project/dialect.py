@@ -128,6 +128,43 @@ def warehouse_url_problem(
     return f"unknown database URL scheme `{scheme}://`{close}"
 
 
+_COMMON_SCHEMES = ("duckdb", "sqlite", "postgresql", "mysql", "mariadb", "spark", "sc")
+"""The schemes listed when an unknown one is close to none: the engines sqlbench tests."""
+
+
+def unknown_scheme_message(scheme: str) -> str:
+    """Why a warehouse URL's scheme names nothing SQLAlchemy can load, with the closest known
+    scheme (or the common ones when none is close): for a scheme without an installed dialect
+    that is no known database's either (a typo, not a missing driver).
+
+    Example:
+        >>> unknown_scheme_message("postgrsql")
+        "unknown warehouse URL scheme `postgrsql://`; did you mean 'postgresql'?"
+        >>> unknown_scheme_message("htp")  # doctest: +ELLIPSIS
+        'unknown warehouse URL scheme `htp://` (no installed SQLAlchemy dialect has that name); expected one of: duckdb, sqlite, postgresql, ...'
+    """
+    known = [k for k in _SCHEME_DIALECTS if k not in _RENAMED_SCHEMES]
+    close = suggest(scheme, known, cutoff=0.6)
+    if close:
+        return f"unknown warehouse URL scheme `{scheme}://`{close}"
+    return (
+        f"unknown warehouse URL scheme `{scheme}://` (no installed SQLAlchemy dialect has that "
+        f"name); expected one of: {', '.join(_COMMON_SCHEMES)}, or a path to a DuckDB or "
+        "SQLite file"
+    )
+
+
+def is_known_scheme(scheme: str) -> bool:
+    """True for a scheme naming a database sqlbench knows the dialect of (whose driver may
+    still be missing).
+
+    Example:
+        >>> is_known_scheme("snowflake"), is_known_scheme("htp")
+        (True, False)
+    """
+    return scheme.lower() in _SCHEME_DIALECTS
+
+
 def unknown_dialect_message(name: str) -> str | None:
     """Why ``name`` is not a sqlglot dialect (with the closest one), or None when it is one.
 

@@ -139,9 +139,19 @@ def test_open_project_engine_opens_and_sets_up(tmp_path: Path) -> None:
     [
         ("postgres://u@127.0.0.1/db", "write `postgresql://`"),
         ("postgresq://u@127.0.0.1/db", "did you mean 'postgresql'?"),
+        # A scheme close to no database's: unknown, with the schemes to write, not "install a
+        # driver" (the dialect: key made it look like a third-party one).
+        ("htp://oops", "unknown warehouse URL scheme `htp://`"),
+        ("htp://oops", "expected one of: duckdb, sqlite, postgresql"),
     ],
 )
 def test_a_mistyped_url_scheme_names_the_fix(tmp_path: Path, url: str, advice: str) -> None:
     with pytest.raises(EngineError) as caught:
-        open_engine(Settings(warehouse=url), tmp_path)
+        open_engine(Settings(warehouse=url, dialect="duckdb"), tmp_path)
     assert advice in str(caught.value) and "driver" not in str(caught.value)
+
+
+def test_a_drivers_lines_are_joined_as_sentences(tmp_path: Path) -> None:
+    with pytest.raises(EngineError) as caught:
+        open_engine(Settings(warehouse="postgresql+psycopg://nobody@127.0.0.1:1/x"), tmp_path)
+    assert "Connection refused. Is the server running" in str(caught.value)

@@ -318,3 +318,23 @@ def test_a_dirty_working_tree_keeps_its_mark_in_every_label() -> None:
     diff = diff_runs(base, head)
     assert "main@facd2bc+dirty" in rundiff_text.render(diff)
     assert json.loads(rundiff_json.render(diff))["head"]["dirty"] is True
+
+
+def test_answer_changes_write_decimals_as_numbers_beside_floats() -> None:
+    from sqlbench.rundiff.answers import AnswerChange
+    from sqlbench.runs.records import Preview
+
+    def preview(kind: str, value: object) -> Preview:
+        return Preview(
+            columns=["avg"],
+            types=[kind],
+            rows=[[value]],
+            row_numbers=[0],
+            differs=[False],
+            total_rows=1,
+        )
+
+    change = AnswerChange("s", "q", preview("decimal128(10, 2)", "69.30"), preview("double", 69.5))
+    assert change.summary() == "1 row → 1 row; base only: [69.30]; head only: [69.5]"
+    text = AnswerChange("s", "t", preview("string", "69.30"), preview("double", 69.5))
+    assert 'base only: ["69.30"]' in text.summary()

@@ -196,7 +196,7 @@
     });
     function note(name, p) {
       if (!p) return name + ": no result";
-      return name + ": " + p.rows.length + " of " + p.total_rows + " rows shown, " + p.differing_rows + " without a partner";
+      return name + ": " + p.rows.length + " of " + count(p.total_rows, "row") + " shown, " + p.differing_rows + " without a partner";
     }
     return el("div", { className: "block" }, [
       el("h3", { text: "Results side by side (matching rows aligned, rows without a partner marked)" }),
@@ -204,6 +204,7 @@
       el("div", { className: "note", text: note("expected", left) + " · " + note("agent", right) })
     ]);
   }
+  function count(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
   function simplePreview(title, p, mark) {
     if (!p) return el("div", null, [el("h3", { text: title }), el("div", { className: "note", text: "(not previewed)" })]);
     var table = el("table", { className: "preview" });
@@ -216,7 +217,7 @@
       row.forEach(function (v) { tr.appendChild(el("td", { className: marked + (v === null ? "null" : ""), text: text(v) })); });
       table.appendChild(tr);
     });
-    return el("div", null, [el("h3", { text: title + " (" + p.total_rows + " rows)" }), el("div", { className: "scroll" }, [table])]);
+    return el("div", null, [el("h3", { text: title + " (" + count(p.total_rows, "row") + ")" }), el("div", { className: "scroll" }, [table])]);
   }
   function trace(q) {
     if (!q.tool_calls.length) return null;
