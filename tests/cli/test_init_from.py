@@ -217,6 +217,48 @@ def _init_bird(tmp_path: Path, invoke, predictions: dict[str, str]) -> tuple[Pat
     return bench, project, result
 
 
+def test_spider_predictions_for_the_present_databases_only(tmp_path: Path, invoke) -> None:
+    bench = _spider(tmp_path)  # wta_1 (questions #2 and #4) is absent
+    present = ["SELECT count(*) FROM singer", "SELECT name FROM singer", "SELECT 2"]
+    plain = _lines(tmp_path / "plain.sql", present)
+    result = invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(plain), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert (
+        "write a line (an empty one will do) for each of the 2 questions whose database is "
+        "absent (wta_1), or end every line with a tab and its db_id (SQL<TAB>db_id)"
+    ) in result.stderr
+    tagged = _lines(
+        tmp_path / "tagged.sql",
+        [
+            f"{sql}\t{db}"
+            for sql, db in zip(present, ["concert_singer"] * 2 + ["pets_1"], strict=True)
+        ],
+    )
+    invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(tagged), "--agent", "x",
+    )  # fmt: skip
+    answers = [json.loads(line) for line in next((tmp_path / "p" / "agents").glob("*.jsonl"))
+               .read_text().splitlines()]  # fmt: skip
+    assert [(a["space"], a["sql"]) for a in answers] == [
+        ("concert_singer", "SELECT count(*) FROM singer"),
+        ("concert_singer", "SELECT name FROM singer"),
+        ("pets_1", "SELECT 2"),
+    ]
+    # A tagged file may not skip a question whose database is present.
+    skipping = _lines(tmp_path / "skip.sql", ["SELECT 1\tconcert_singer", "SELECT 2\tpets_1"])
+    result = invoke(
+        "init", str(tmp_path / "q"), "--from", "spider", str(bench),
+        "--predictions", str(skipping), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert (
+        "skip.sql:2: the line names database 'pets_1' but the next question without a line, #1"
+        in (result.stderr)
+    )
+
+
 def test_bird_layout(tmp_path: Path, invoke) -> None:
     sep = _BIRD_SEP
     bench, project, result = _init_bird(
