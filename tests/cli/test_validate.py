@@ -224,6 +224,7 @@ def test_an_llm_agent_without_an_endpoint_is_a_warning_at_its_line(invoke, tmp_p
                 kind: llm
                 temperature: 0.2
         """,
+            "echo.py": "print('SELECT 1')\n",
         },
     )
     result = invoke("validate", "-C", str(tmp_path))
