@@ -222,12 +222,13 @@ def note(message: str) -> None:
     click.echo(f"Note: {message}", err=True)
 
 
-def progress_display() -> RunProgress:
-    """Live progress on stderr for a run (or a comparison side that has to be run)."""
+def progress_display(*, quiet: bool = False) -> RunProgress:
+    """Live progress on stderr for a run (or a comparison side that has to be run); with
+    ``quiet``, no line per graded question where there is no live bar."""
     # Imported on use: commands that run nothing (validate, runs, --help) stay light.
     from sqlbench.report.run_progress import RunProgress
 
-    return RunProgress(sys.stderr, live=sys.stderr.isatty())
+    return RunProgress(sys.stderr, live=sys.stderr.isatty(), quiet=quiet)
 
 
 @contextlib.contextmanager

@@ -76,10 +76,12 @@ def render_run(
     width: int | None = None,
     questions: Sequence[QuestionResult] | None = None,
     summary: bool = False,
+    per_question: bool = True,
 ) -> str:
     """The per-question table (``questions``: the ones picked by filters; default every
     question), then the accuracy, the counts and the run's identity; with ``summary``, the
-    accuracy per space and tag, latency and tokens instead of the table."""
+    accuracy per space and tag, latency and tokens instead of the table; without
+    ``per_question`` (``run --quiet``), no table, and where to find it."""
     if summary:
         return _render(
             [
@@ -125,10 +127,9 @@ def render_run(
             "the whole run's"
         )
     usage = usage_line(run)
+    head: list[RenderableType] = [table, *filtered, ""] if per_question else []
     parts: list[RenderableType] = [
-        table,
-        *filtered,
-        "",
+        *head,
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
         *failed,
         *scope,
@@ -137,8 +138,23 @@ def render_run(
         *warehouse_lines(run),
         *([usage] if usage else []),
         Text(run_line(run.info), style="dim"),
+        *([] if per_question else [Text(show_hint([run.info.name]), style="dim")]),
     ]
     return _render(parts, color=color, width=width)
+
+
+def show_hint(names: Sequence[str]) -> str:
+    """Where the per-question results of runs whose table was not printed are.
+
+    Example:
+        >>> show_hint(["r1"])
+        'Per question: sqlbench show r1'
+        >>> show_hint(["a", "b"])
+        'Per question: sqlbench show RUN (a, b)'
+    """
+    if len(names) == 1:
+        return f"Per question: sqlbench show {names[0]}"
+    return f"Per question: sqlbench show RUN ({', '.join(names)})"
 
 
 class RunTally(NamedTuple):
@@ -167,7 +183,8 @@ def render_agents_summary(runs: Sequence[RunResult | RunTally], *, width: int | 
     for run in runs:
         counts = run.counts if isinstance(run, RunTally) else run.counts()
         acc = run.accuracy
-        value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total})"
+        human = f", {acc.human} decided by a person" if acc.human else ""
+        value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total}{human})"
         if run.status is RunStatus.FAILED:
             value = "failed"
         table.add_row(
@@ -367,12 +384,30 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
             else:
                 line.append(f"{check.label}: {check.reason}")
             parts.append(line)
-    facts = [f"latency {latency_text(trial.latency_ms)}" if trial.latency_ms is not None else ""]
+    facts = [
+        f"latency {latency_text(trial.latency_ms)} (the agent's answer, its start included)"
+        if trial.latency_ms is not None
+        else ""
+    ]
     tokens = tokens_text(trial.input_tokens, trial.output_tokens)
     facts.append(f"tokens {tokens}" if tokens else "")
-    facts += [f"{key} {latency_text(ms)}" for key, ms in trial.timings_ms.items()]
+    facts += [
+        f"{key} {latency_text(ms)}"
+        + (f" ({TIMING_MEANINGS[key]})" if key in TIMING_MEANINGS else "")
+        for key, ms in trial.timings_ms.items()
+    ]
     parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
     return parts
+
+
+TIMING_MEANINGS = {
+    "truth": "running the ground truth, or reading it from the run's cache",
+    "agent_sql": "checking and running the agent's SQL; a run's first query on a DuckDB file "
+    "or a server also starts sqlbench's query process",
+    "compare": "comparing the two results",
+    "variants": "grading the pass on the data variants",
+}
+"""What each of a trial's harness timings (``timings_ms``) measures, as ``show`` says it."""
 
 
 def _sql_parts(title: str, sql: str | None, missing: str) -> list[RenderableType]:

@@ -370,8 +370,8 @@ def test_agent_globs(tmp_path: Path, invoke) -> None:
         pairs += ["--predictions", str(path), "--agent", name]
     invoke("init", str(tmp_path / "proj"), "--from", "spider", str(bench), *pairs)
     result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "gpt4*,llama,gpt4")
-    summary = result.stdout.split("\n\n")[-1]
-    assert [line.split()[0] for line in summary.splitlines()[2:]] == ["gpt4", "gpt4o", "llama"]
+    summary = result.stdout
+    assert [line.split()[0] for line in summary.splitlines()[2:-1]] == ["gpt4", "gpt4o", "llama"]
     assert "33.3% (1/3)" in summary
     result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "claude*", exit_code=2)
     assert "--agent 'claude*' matches no agent; agents: gpt4, gpt4o, llama" in result.stderr
