@@ -203,10 +203,13 @@ def render_runs(
     by, last updated; newest first."""
     if not runs:
         return "No runs yet: `sqlbench run` makes one.\n"
+    runs, folded = _fold_unasked(runs)
     rows = []
     for run in runs:
         info = run.info
         status = run.status.label
+        if folded.get(info.id, 1) > 1:
+            status += f" x{folded[info.id]}"
         if run.status is RunStatus.RUNNING:
             status += f" {run.graded}/{info.question_count * info.repeat}"
         accuracy = "–" if run.accuracy.value is None else run.accuracy.label()
@@ -254,7 +257,22 @@ def render_runs(
         )
     for run in runs:
         if run.status is RunStatus.FAILED and run.info.error:
-            notes.append(Text(f"{run.info.name} failed: {one_line(run.info.error, 300)}"))
+            many = folded.get(run.info.id, 1)
+            who = (
+                f"{run.info.name} and the {many - 1} run{'s' if many > 2 else ''} before it "
+                "(none asked a question) failed"
+                if many > 1
+                else f"{run.info.name} failed"
+            )
+            notes.append(Text(f"{who}: {one_line(run.info.error, 300)}"))
+    if any(many > 1 for many in folded.values()):
+        notes.append(
+            Text(
+                "runs that failed before asking anything are folded into one line; "
+                "`sqlbench runs prune --failed` removes them",
+                style="dim",
+            )
+        )
     # A run whose stored record cannot be read says why, under the table.
     notes += [
         Text(f"{run.info.name}: {run.info.error}", style="red")
@@ -264,6 +282,26 @@ def render_runs(
     # Off a terminal, a row is never wrapped: a branch@commit cut in two cannot be read or
     # copied (the table takes its natural width, not the console's).
     return _render([table, *notes], color=color, width=width or _UNWRAPPED_WIDTH)
+
+
+def asked_nothing(run: RunSummary) -> bool:
+    """True for a run that failed before grading any question (a missing file, an unreachable
+    server): nothing to show, compare or resume."""
+    return run.status is RunStatus.FAILED and run.graded == 0
+
+
+def _fold_unasked(runs: Sequence[RunSummary]) -> tuple[list[RunSummary], dict[str, int]]:
+    """The runs with each series of consecutive runs that asked nothing kept as its newest
+    one, and how many runs each kept one stands for (by run id)."""
+    kept: list[RunSummary] = []
+    folded: dict[str, int] = {}
+    for run in runs:
+        previous = kept[-1] if kept else None
+        if previous is not None and asked_nothing(run) and asked_nothing(previous):
+            folded[previous.info.id] = folded.get(previous.info.id, 1) + 1
+            continue
+        kept.append(run)
+    return kept, folded
 
 
 _DROPPED_FIRST = ("Created by", "Environment", "Last updated", "Agent")

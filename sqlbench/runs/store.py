@@ -489,8 +489,9 @@ class RunStore:
         return out
 
     def find_run(self, ref: str) -> RunInfo:
-        """The run ``ref`` names: a run's name or id; ``latest`` (the newest run) or
-        ``latest~N`` (N runs before it); or the unique start of a name or id.
+        """The run ``ref`` names: a run's name or id; ``latest`` (the newest run that asked
+        anything: a run that failed before grading a question is skipped) or ``latest~N`` (N
+        such runs before it); or the unique start of a name or id.
 
         Raises:
             StoreError: No run, or several, answer to ``ref`` (the message says which).
@@ -505,9 +506,22 @@ class RunStore:
             newest = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.name.desc())
             back = _latest_offset(ref)
             if back is not None:
-                row = conn.execute(newest.offset(back).limit(1)).first()
+                asked = sa.or_(
+                    runs.c.status != RunStatus.FAILED.value,
+                    sa.exists().where(self._results.c.run_id == runs.c.id),
+                )
+                row = conn.execute(newest.where(asked).offset(back).limit(1)).first()
                 if row is None:
-                    count = conn.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
+                    count = conn.execute(
+                        sa.select(sa.func.count()).select_from(runs).where(asked)
+                    ).scalar()
+                    unasked = conn.execute(newest.limit(1)).first() if not count else None
+                    if unasked is not None:
+                        raise StoreError(
+                            f"every run in {self.url} failed before asking a question, so "
+                            f"'{ref}' names none; the newest, {unasked.name}, failed: "
+                            f"{one_line(unasked.error or 'no reason recorded', 200)}"
+                        )
                     raise StoreError(_too_far_back(ref, int(count or 0), self.url))
                 return _run_info(row._mapping)
             found = conn.execute(
