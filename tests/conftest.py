@@ -16,6 +16,19 @@ settings.register_profile("sqlbench", deadline=None)
 settings.load_profile("sqlbench")
 
 SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
+"""Where the public-benchmark corpus sits beside the repository, by default."""
+BENCHMARKS_VARIABLE = "SQLBENCH_BENCHMARKS_DIR"
+"""Names the corpus folder anywhere else (a CI cache, another checkout)."""
+
+
+def benchmarks_dir(environ: dict[str, str] | None = None) -> tuple[Path, bool]:
+    """The corpus folder and whether a variable named it: ``$SQLBENCH_BENCHMARKS_DIR`` when
+    set, else ``../shared/benchmarks`` beside the repository."""
+    named = (os.environ if environ is None else environ).get(BENCHMARKS_VARIABLE)
+    if named:
+        return Path(named).expanduser(), True
+    return SHARED_BENCHMARKS, False
+
 
 OPT_IN = {
     "hostile": (
@@ -77,7 +90,15 @@ def _guard_checks_afresh() -> None:
 
 @pytest.fixture
 def shared_benchmarks() -> Path:
-    """``../shared/benchmarks`` beside the repository; skips when absent (a user's clone)."""
-    if not SHARED_BENCHMARKS.is_dir():
-        pytest.skip("../shared/benchmarks is not present in this checkout")
-    return SHARED_BENCHMARKS
+    """The public-benchmark corpus: ``$SQLBENCH_BENCHMARKS_DIR``, else ``../shared/benchmarks``
+    beside the repository; skips when neither is there (a user's clone), fails when the
+    variable names a folder that is not there (a wrong path must not pass as a skip)."""
+    folder, named = benchmarks_dir()
+    if not folder.is_dir():
+        if named:
+            pytest.fail(f"{BENCHMARKS_VARIABLE}={folder} is not a folder")
+        pytest.skip(
+            f"../shared/benchmarks is not present in this checkout; set {BENCHMARKS_VARIABLE} "
+            "to the corpus folder to run these tests"
+        )
+    return folder
