@@ -253,6 +253,19 @@ class RunStore:
         """Copy to run ``run_id`` the newest decision of an earlier run (created before it) on
         each of its undecided questions, where the question's ground truth and the agent's SQL
         hash the same as when the person decided. Returns how many were carried."""
+        carried = self.carried_reviews(run_id)
+        if carried:
+            with self._write() as conn:
+                conn.execute(
+                    self._reviews.insert(),
+                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
+                )
+        return len(carried)
+
+    def carried_reviews(self, run_id: str) -> dict[tuple[str, str], HumanReview]:
+        """The decisions ``carry_reviews`` would carry to run ``run_id`` now, by ``(space,
+        name)``, without storing them: what a run in progress will take for the questions it
+        graded so far (the viewer shows them as the run goes)."""
         info = self.find_run(run_id)
         c, runs = self._reviews.c, self._runs.c
         earlier = (
@@ -264,7 +277,7 @@ class RunStore:
         )
         with self._read() as conn:
             if conn.execute(earlier).first() is None:
-                return 0  # no earlier decision at all: the results need not be read
+                return {}  # no earlier decision at all: the results need not be read
         own = self.reviews(run_id)
         grouped: dict[tuple[str, str], list[TrialResult]] = {}
         for trial in self.trials(run_id):
@@ -272,7 +285,7 @@ class RunStore:
                 grouped.setdefault((trial.space, trial.name), []).append(trial)
         wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
         if not wanted:
-            return 0
+            return {}
         query = (
             sa.select(self._reviews, runs.name.label("run_name"))
             .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
@@ -292,13 +305,7 @@ class RunStore:
                 carried[key] = review.model_copy(
                     update={"carried_from": review.carried_from or row.run_name}
                 )
-        if carried:
-            with self._write() as conn:
-                conn.execute(
-                    self._reviews.insert(),
-                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
-                )
-        return len(carried)
+        return carried
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
         """Mark a run Running again in process ``pid`` (``--resume``), with its start time."""
