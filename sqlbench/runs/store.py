@@ -370,7 +370,7 @@ class RunStore:
     # --- reading -------------------------------------------------------------------------
 
     def list_runs(
-        self, *, limit: int | None = None, find_damaged: bool = False
+        self, *, limit: int | None = None, find_damaged: bool = False, automatic_only: bool = False
     ) -> list[RunSummary]:
         """Every run, newest first, with its effective status and counts so far. With
         ``find_damaged`` (``sqlbench runs``), a run with a stored result whose bytes are not
@@ -409,7 +409,7 @@ class RunStore:
             damage = unreadable.get(info.id)
             if damage is not None and info.status is not RunStatus.CORRUPT:
                 info = info.model_copy(update={"status": RunStatus.CORRUPT, "error": damage})
-            human, passed_change = decided.get(info.id, (0, 0))
+            human, passed_change = (0, 0) if automatic_only else decided.get(info.id, (0, 0))
             summaries.append(
                 RunSummary(
                     info=info,
@@ -591,13 +591,13 @@ class RunStore:
             rows = conn.execute(sa.select(c.space, c.name, c.data).where(c.run_id == run_id)).all()
         return {(row.space, row.name): HumanReview.model_validate_json(row.data) for row in rows}
 
-    def load_run(self, ref: str) -> RunResult:
-        """A run with its results grouped per question, its human decisions and accuracy."""
+    def load_run(self, ref: str, *, automatic_only: bool = False) -> RunResult:
+        """A run with its results grouped per question, its human decisions and accuracy
+        (``automatic_only``: without the decisions, the machine's verdicts alone)."""
         with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
             info = self.find_run(ref)
-            return gather(
-                info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
-            )
+            reviews = {} if automatic_only else self.reviews(info.id)
+            return gather(info, self.effective_status(info), self.trials(info.id), reviews)
 
     def find_completed_run(
         self,

@@ -129,3 +129,20 @@ def test_compare_counts_a_decision_and_says_a_flip_only_it_made(invoke, project)
         invoke("compare", "-C", str(project), "r1", "r2", "--format", "json").stdout
     )
     assert document["head"]["accuracy"]["human"] == 1 and document["counts"]["by_person"] == 1
+
+
+def test_junit_counts_a_decision_as_the_accuracy_does(invoke, project, tmp_path) -> None:
+    invoke("review", "-C", str(project), "r1", "sales/emea_names", "pass")
+    invoke("run", "-C", str(project), "--name", "r2")  # carries the decision
+    junit = invoke("run", "-C", str(project), "--name", "r3", "--format", "junit").stdout
+    case = junit.split('name="emea_names"', 1)[1].split("</testcase>", 1)[0]
+    assert "<failure" not in case and "fail → pass (person)" in case
+
+
+def test_automatic_only_gives_the_machines_figure_in_runs_and_show(invoke, project) -> None:
+    invoke("review", "-C", str(project), "r1", "sales/emea_names", "pass")
+    assert "40% (4/10, 1 decided by a person)" in invoke("runs", "-C", str(project)).stdout
+    machine = invoke("runs", "-C", str(project), "--automatic-only").stdout
+    assert "30% (3/10)" in machine and "person" not in machine
+    shown = invoke("show", "-C", str(project), "r1", "--summary", "--automatic-only").stdout
+    assert shown.startswith("Accuracy: 30% (3/10)\n")
