@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
+from sqlbench.report.rundiff_format import counting_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_result
 from sqlbench.rundiff.stats import format_p
@@ -285,6 +286,8 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[AnswerChange]) ->
             "agent": base.info.agent_name,
             "accuracy": base.accuracy.label(),
         },
+        "counting": counting_text(diff),
+        "by_person": [c.full_name for c in diff.changes if c.by_person],
         "base_accuracy": f"{diff.base_accuracy.value:.0%}",
         "head_accuracy": f"{diff.head_accuracy.value:.0%}",
         "difference": f"{diff.difference:+.0%}" if diff.difference is not None else "n/a",

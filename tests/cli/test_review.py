@@ -146,3 +146,14 @@ def test_automatic_only_gives_the_machines_figure_in_runs_and_show(invoke, proje
     assert "30% (3/10)" in machine and "person" not in machine
     shown = invoke("show", "-C", str(project), "r1", "--summary", "--automatic-only").stdout
     assert shown.startswith("Accuracy: 30% (3/10)\n")
+
+
+def test_the_reports_comparison_counts_decisions_and_says_so(invoke, project, tmp_path) -> None:
+    invoke("run", "-C", str(project), "--name", "r2")
+    invoke("review", "-C", str(project), "r2", "sales/emea_names", "pass")
+    out = tmp_path / "r.html"
+    invoke("report", "-C", str(project), "r2", "--base", "r1", "-o", str(out))
+    page = out.read_text(encoding="utf-8")
+    assert "Automatic verdicts" not in page
+    assert "Accuracy 30% → 40%" in page and "Counted: a person&#39;s decision counts" in page
+    assert "sales/emea_names (a person's decision only)" in page
