@@ -8,26 +8,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from benchmark_corpus import BENCHMARKS_VARIABLE, benchmarks_dir
 from hypothesis import settings
 
 # Property tests check results, not speed: hypothesis's default 200 ms per example fails them
 # on a busy 2-core machine (seen in CI under load), so no per-example deadline.
 settings.register_profile("sqlbench", deadline=None)
 settings.load_profile("sqlbench")
-
-SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
-"""Where the public-benchmark corpus sits beside the repository, by default."""
-BENCHMARKS_VARIABLE = "SQLBENCH_BENCHMARKS_DIR"
-"""Names the corpus folder anywhere else (a CI cache, another checkout)."""
-
-
-def benchmarks_dir(environ: dict[str, str] | None = None) -> tuple[Path, bool]:
-    """The corpus folder and whether a variable named it: ``$SQLBENCH_BENCHMARKS_DIR`` when
-    set, else ``../shared/benchmarks`` beside the repository."""
-    named = (os.environ if environ is None else environ).get(BENCHMARKS_VARIABLE)
-    if named:
-        return Path(named).expanduser(), True
-    return SHARED_BENCHMARKS, False
 
 
 OPT_IN = {

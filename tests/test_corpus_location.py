@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import SHARED_BENCHMARKS, benchmarks_dir
+from benchmark_corpus import SHARED_BENCHMARKS, benchmarks_dir
 
 
 def test_the_corpus_folder_comes_from_a_variable_or_beside_the_repository(
