@@ -340,6 +340,12 @@ def test_validate_project_returns_what_the_command_prints(invoke, tmp_path: Path
             "postgresq://u@127.0.0.1/db",
             "unknown database URL scheme `postgresq://`; did you mean 'postgresql'?",
         ),
+        (
+            "htp://oops",
+            "unknown warehouse URL scheme `htp://`, which no installed package handles: "
+            "expected one of duckdb, sqlite, postgresql, mysql, mariadb, spark, sc or a path to "
+            "a DuckDB or SQLite file",
+        ),
     ],
 )
 def test_warehouse_url_mistakes_get_the_right_advice(
