@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from benchmark_corpus import BENCHMARKS_VARIABLE, benchmarks_dir
 from hypothesis import settings
 
 # Property tests check results, not speed: hypothesis's default 200 ms per example fails them
@@ -15,7 +16,6 @@ from hypothesis import settings
 settings.register_profile("sqlbench", deadline=None)
 settings.load_profile("sqlbench")
 
-SHARED_BENCHMARKS = Path(__file__).resolve().parents[2] / "shared" / "benchmarks"
 
 OPT_IN = {
     "hostile": (
@@ -77,7 +77,15 @@ def _guard_checks_afresh() -> None:
 
 @pytest.fixture
 def shared_benchmarks() -> Path:
-    """``../shared/benchmarks`` beside the repository; skips when absent (a user's clone)."""
-    if not SHARED_BENCHMARKS.is_dir():
-        pytest.skip("../shared/benchmarks is not present in this checkout")
-    return SHARED_BENCHMARKS
+    """The public-benchmark corpus: ``$SQLBENCH_BENCHMARKS_DIR``, else ``../shared/benchmarks``
+    beside the repository; skips when neither is there (a user's clone), fails when the
+    variable names a folder that is not there (a wrong path must not pass as a skip)."""
+    folder, named = benchmarks_dir()
+    if not folder.is_dir():
+        if named:
+            pytest.fail(f"{BENCHMARKS_VARIABLE}={folder} is not a folder")
+        pytest.skip(
+            f"../shared/benchmarks is not present in this checkout; set {BENCHMARKS_VARIABLE} "
+            "to the corpus folder to run these tests"
+        )
+    return folder

@@ -79,3 +79,45 @@ def test_nothing_cites_the_outside_contract() -> None:
         if _CONTRACT.search(line)
     ]
     assert not found, "\n".join(found)
+
+
+def test_the_readme_runs_only_branches_it_made(tmp_path: Path) -> None:
+    """README's start: every `--branch NAME` it suggests names a branch its own steps made
+    (`git switch -c NAME`), so it never relies on the fallback for a missing ref; and those
+    steps, run on a clone of the demo, evaluate the branch as committed."""
+    import shutil
+    import subprocess
+
+    from sqlbench.validation import load_project
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = readme.split("## Start here", 1)[1].split("\n## ", 1)[0]
+    made = set(re.findall(r"git switch -c (\S+)", start))
+    suggested = set(re.findall(r"--branch (\w[\w/.-]*)", start))
+    assert suggested and suggested <= made, (suggested, made)
+
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    for name in ("sqlbench.yml", "eval_questions", "certified_queries", "agents", "models", "data"):
+        source = ROOT / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, demo / name)
+
+    def git(*args: str) -> None:
+        subprocess.run(
+            ["git", "-c", "user.name=u", "-c", "user.email=u@e", *args],
+            cwd=demo,
+            check=True,
+            capture_output=True,
+        )
+
+    git("init", "-q", "-b", "main")
+    git("add", "-A")
+    git("commit", "-qm", "demo")
+    for branch in sorted(made):
+        git("switch", "-c", branch)
+        questions = demo / "eval_questions" / "sales" / "revenue.yml"
+        questions.write_text(questions.read_text() + "\n# a change\n")
+        git("commit", "-qam", "try a change")
+        git("switch", "-")
+        project = load_project(demo, branch=branch)
+        assert project.source.dev_mode_note is None and project.source.branch == branch

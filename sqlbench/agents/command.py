@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -292,6 +293,15 @@ def _check(config: AgentConfig, options: CommandOptions) -> list[Problem]:
         return [problem(config, f"`command` cannot be split like a shell command: {err}")]
     program = argv[0]
     root = project_root_of(config)
+    script = _script_argument(argv)
+    if script is not None and root is not None and not (Path(root) / script).exists():
+        return [
+            problem(
+                config,
+                f"the script {script!r} that `command` runs does not exist in the project "
+                "folder (commands run there; write the path from the project folder)",
+            )
+        ]
     if "/" in program or os.sep in program:
         if root is not None and not (Path(root) / program).exists():
             return [
@@ -303,12 +313,45 @@ def _check(config: AgentConfig, options: CommandOptions) -> list[Problem]:
                 )
             ]
     elif shutil.which(program) is None:
+        instead = next(
+            (name for name in _PROGRAM_ALTERNATIVES.get(program, ()) if shutil.which(name)), None
+        )
+        hint = f"; did you mean {instead!r}?" if instead else ""
         return [
             problem(
-                config, f"the program {program!r} is not on PATH on this machine", Severity.WARNING
+                config,
+                f"the program {program!r} is not on PATH on this machine{hint}",
+                Severity.WARNING,
             )
         ]
     return []
+
+
+_INTERPRETERS = re.compile(r"^(python[0-9.]*|node|ruby|perl|bash|sh|zsh|Rscript|deno|bun)$")
+"""Programs whose first argument that is no option is a script file they run."""
+
+_PROGRAM_ALTERNATIVES = {"python": ("python3",), "python3": ("python",)}
+"""What to suggest for an interpreter missing from PATH (Debian has no ``python``)."""
+
+
+def _script_argument(argv: list[str]) -> str | None:
+    """The script an interpreter runs (``python3 agents/a.py``: ``agents/a.py``), or None
+    when the command runs no script file (``python3 -m pkg``, ``python3 -c ...``, a program).
+
+    Example:
+        >>> _script_argument(["python3", "-u", "agents/a.py", "--fast"])
+        'agents/a.py'
+        >>> _script_argument(["python3", "-m", "my_agent"]) is None
+        True
+    """
+    if not _INTERPRETERS.match(Path(argv[0]).name):
+        return None
+    for argument in argv[1:]:
+        if argument in ("-m", "-c", "-e", "--eval", "-"):
+            return None
+        if not argument.startswith("-"):
+            return argument
+    return None
 
 
 def _build(config: AgentConfig, options: CommandOptions, context: AgentContext) -> CommandAgent:

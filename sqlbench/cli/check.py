@@ -11,6 +11,7 @@ import click
 from sqlbench import secrets
 from sqlbench.cli.options import (
     THRESHOLD,
+    automatic_only_option,
     check_output_folder,
     head_option,
     needs_project,
@@ -97,6 +98,7 @@ def _write(path: Path, text: str, *, append: bool = False) -> None:
     "and SQL, changed YAML); the rest take the base run's answers, labelled unaffected "
     "(reused). Safe for deterministic, schema-blind agents only: see docs/ci.md.",
 )
+@automatic_only_option
 @click.option(
     "--junit",
     "junit_path",
@@ -129,6 +131,7 @@ def check_command(
     alpha: float | None,
     must_pass_tag: str | None,
     affected: bool,
+    automatic_only: bool,
     junit_path: Path | None,
     markdown_path: Path | None,
 ) -> None:
@@ -160,6 +163,7 @@ def check_command(
             must_pass_tag=must_pass_tag,
             progress=side_progress,
             notify=note,
+            automatic_only=automatic_only,
         )
     markdown = rundiff_markdown.render_check(result)
     if junit_path is not None:

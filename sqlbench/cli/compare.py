@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.options import (
+    automatic_only_option,
     format_option,
     head_option,
     needs_project,
@@ -43,6 +44,7 @@ from sqlbench.runs.locate import open_project_store
     show_default=True,
     help="Significance level of the paired test's conclusion.",
 )
+@automatic_only_option
 @format_option(*formats.choices("comparison"))
 @output_option
 @click.pass_context
@@ -57,6 +59,7 @@ def compare_command(
     concurrency: int | None,
     fresh: bool,
     alpha: float,
+    automatic_only: bool,
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -67,6 +70,8 @@ def compare_command(
     anything else, review included) and fixes with the reason on both sides, flaky, added and
     removed questions, the paired test (exact McNemar; over per-question pass rates with
     --repeat) and a conclusion: improved, regressed, inconclusive or too few questions.
+    A person's decision (sqlbench review) counts in place of the automatic verdict, as in
+    every accuracy; --automatic-only counts the machine's verdicts alone.
     """
     if runs and (base_ref or head_ref):
         raise click.UsageError("give two runs or --base/--head, not both")
@@ -80,7 +85,7 @@ def compare_command(
                 raise click.UsageError("--agent, --repeat and --fresh apply to --base/--head only")
             base = stored_side(store, runs[0], note)
             head = stored_side(store, runs[1], note)
-            diff = diff_runs(base, head, alpha=alpha)
+            diff = diff_runs(base, head, alpha=alpha, automatic_only=automatic_only)
         else:
             options = SideOptions(
                 project_dir=project_dir,
@@ -90,7 +95,14 @@ def compare_command(
                 fresh=fresh,
             )
             diff = compare_refs(
-                store, base_ref, head_ref, options, alpha=alpha, progress=side_progress, notify=note
+                store,
+                base_ref,
+                head_ref,
+                options,
+                alpha=alpha,
+                progress=side_progress,
+                notify=note,
+                automatic_only=automatic_only,
             )
     write_output(formats.render("comparison", fmt, diff), output)
     ctx.exit(ExitCode.OK)

@@ -83,6 +83,7 @@ def init_command(
     click.echo("Next:")
     click.echo(f"  sqlbench validate{where}")
     click.echo(f"  sqlbench run{where} --agent example")
+    click.echo(f"  sqlbench run{where} --agent my_agent   # the command agent agents/my_agent.py")
     if not github_actions:
         folder = "" if directory == Path(".") else f" {directory}"
         click.echo(

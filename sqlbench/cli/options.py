@@ -206,17 +206,29 @@ def side_run_options(func: F) -> F:
     )(func)
 
 
+automatic_only_option = click.option(
+    "--automatic-only",
+    "automatic_only",
+    is_flag=True,
+    default=False,
+    help="Count the automatic verdicts alone: people's decisions (sqlbench review), which "
+    "otherwise count wherever accuracy is shown, are left out.",
+)
+"""``--automatic-only``: the machine's figure, without people's decisions."""
+
+
 def note(message: str) -> None:
     """A one-line note for the user on stderr."""
     click.echo(f"Note: {message}", err=True)
 
 
-def progress_display() -> RunProgress:
-    """Live progress on stderr for a run (or a comparison side that has to be run)."""
+def progress_display(*, quiet: bool = False) -> RunProgress:
+    """Live progress on stderr for a run (or a comparison side that has to be run); with
+    ``quiet``, no line per graded question where there is no live bar."""
     # Imported on use: commands that run nothing (validate, runs, --help) stay light.
     from sqlbench.report.run_progress import RunProgress
 
-    return RunProgress(sys.stderr, live=sys.stderr.isatty())
+    return RunProgress(sys.stderr, live=sys.stderr.isatty(), quiet=quiet)
 
 
 @contextlib.contextmanager

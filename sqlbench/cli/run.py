@@ -112,6 +112,15 @@ def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
     help="Exit 1 when accuracy is under X: a fraction of 1 (0.9) or a percentage with its "
     "sign (90%); a bare number above 1 is refused.",
 )
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    default=False,
+    help="Progress bar and summary only: no line per graded question and no per-question "
+    "table on the terminal (`sqlbench show RUN` has it; --format json/markdown/junit and "
+    "--output keep it). Always so with several agents.",
+)
 @format_option(*formats.choices("run"))
 @output_option
 @click.pass_context
@@ -130,12 +139,14 @@ def run_command(
     shard: str | None,
     affected_by: str | None,
     fail_under: float | None,
+    quiet: bool,
     fmt: str,
     output: Path | None,
 ) -> None:
     """Evaluate an agent: ask every question, execute both SQL texts, compare, grade.
 
-    Shows live progress, then the per-question table and `Accuracy: NN% (passed/total)`.
+    Shows live progress, then the per-question table and `Accuracy: NN% (passed/total)`
+    (with --quiet or several agents: the progress bar and the summary only).
     Every graded question is stored at once (`sqlbench runs`, `sqlbench show`); after a
     crash or Ctrl-C, `--resume RUN` finishes the run. Exit 0 when the run completes, 1 under
     --fail-under, 2 when the project does not validate or the warehouse cannot be set up.
@@ -169,7 +180,7 @@ def run_command(
     names = expand_agents(project, agent_name) if agent_name is not None else []
     if len(names) > 1:
         _run_several(ctx, project, names, options, fmt, output, fail_under)
-    display = progress_display()
+    display = progress_display(quiet=quiet)
     try:
         with stdout_to_stderr(), display:
             if affected_by is not None:
@@ -198,7 +209,11 @@ def run_command(
         ctx.exit(ExitCode.INTERRUPTED)
     color = fmt == "table" and output is None and sys.stdout.isatty()
     width = terminal_width() if output is None else None
-    write_output(formats.render("run", fmt, run, color=color, width=width), output)
+    per_question = not quiet or output is not None
+    write_output(
+        formats.render("run", fmt, run, color=color, width=width, per_question=per_question),
+        output,
+    )
     if output is not None:
         click.echo(f"{run_text_summary(run)}; wrote {output}", err=True)
     problem = under_threshold(run.accuracy, fail_under)
@@ -230,7 +245,9 @@ def _run_several(
 
     if fmt == "junit":
         raise click.UsageError("--format junit holds one run: give --agent one agent")
-    display = progress_display()
+    # Several agents: the progress bar and one summary line per agent, not one line and one
+    # table row per question and agent (thousands on a corpus); `show` has them.
+    display = progress_display(quiet=True)
     with open_store(project, options) as store:
         try:
             with stdout_to_stderr(), display:
@@ -247,7 +264,9 @@ def _run_several(
             ctx.exit(ExitCode.INTERRUPTED)
         color = fmt == "table" and output is None and sys.stdout.isatty()
         # One run loaded at a time, rendered, and dropped (its line in the summary kept).
-        text, runs = render_runs_several((store.load_run(i) for i in ids), fmt, color=color)
+        text, runs = render_runs_several(
+            (store.load_run(i) for i in ids), fmt, color=color, per_question=output is not None
+        )
     write_output(text, output)
     if output is not None:
         for run in runs:
@@ -271,11 +290,12 @@ def _run_several(
 
 
 def render_runs_several(
-    runs: Iterable[RunResult], fmt: str, *, color: bool = False
+    runs: Iterable[RunResult], fmt: str, *, color: bool = False, per_question: bool = True
 ) -> tuple[str, list[run_text.RunTally]]:
     """Several runs (``--agent a,b``) in one ``--format`` (JSON: ``{schema_version, runs}``),
     and each run's tally. Each run is rendered on its own, so ``runs`` may load them one at a
-    time."""
+    time. Text without ``per_question`` is the summary of each agent alone, with where the
+    per-question results are."""
     parts: list[str] = []
     tallies: list[run_text.RunTally] = []
     # Loading and rendering make millions of objects, none in a cycle: no garbage collection
@@ -284,7 +304,7 @@ def render_runs_several(
         for run in runs:
             if fmt == "json":
                 parts.append(_json_part(run))
-            else:
+            elif fmt != "table" or per_question:
                 parts.append(formats.render("run", fmt, run, color=color))
             tallies.append(run_text.RunTally.of(run))
             del run  # the next run loads while this one is freed
@@ -292,8 +312,11 @@ def render_runs_several(
         text = _json_document(parts)
     elif fmt == "markdown":
         text = "\n".join(parts)
-    else:
+    elif parts:
         text = "\n".join(parts) + "\n" + run_text.render_agents_summary(tallies)
+    else:
+        names = [tally.info.name for tally in tallies]
+        text = run_text.render_agents_summary(tallies) + run_text.show_hint(names) + "\n"
     return text, tallies
 
 

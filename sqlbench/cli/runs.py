@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.options import (
+    automatic_only_option,
     format_option,
     needs_project,
     output_option,
@@ -27,11 +28,17 @@ from sqlbench.runs.locate import open_project_store
 @click.option(
     "--limit", "-n", type=click.IntRange(min=1), default=None, help="Show only the newest N runs."
 )
+@automatic_only_option
 @format_option(*formats.choices("runs"))
 @output_option
 @click.pass_context
 def runs_command(
-    ctx: click.Context, project_dir: Path, limit: int | None, fmt: str, output: Path | None
+    ctx: click.Context,
+    project_dir: Path,
+    limit: int | None,
+    automatic_only: bool,
+    fmt: str,
+    output: Path | None,
 ) -> None:
     """List the stored runs: name, environment, branch@commit, agent, status, accuracy,
     created by, last updated. A run whose process died shows Interrupted; a run of part of the
@@ -39,7 +46,7 @@ def runs_command(
     if ctx.invoked_subcommand is not None:
         return
     with open_project_store(project_dir) as store:
-        runs = store.list_runs(limit=limit, find_damaged=True)
+        runs = store.list_runs(limit=limit, find_damaged=True, automatic_only=automatic_only)
     text = formats.render(
         "runs",
         fmt,

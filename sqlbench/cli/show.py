@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.options import (
+    automatic_only_option,
     format_option,
     needs_project,
     output_option,
@@ -52,6 +53,7 @@ from sqlbench.verdicts import Verdict
     is_flag=True,
     help="Accuracy per space and per tag, latency p50/p95 and tokens, instead of the table.",
 )
+@automatic_only_option
 @format_option(*formats.choices("run", leave_out=("markdown", "junit")))
 @output_option
 @click.pass_context
@@ -65,6 +67,7 @@ def show_command(
     space: str | None,
     select: tuple[str, ...],
     summary: bool,
+    automatic_only: bool,
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -73,7 +76,7 @@ def show_command(
     agent's trace, latency and tokens. RUN is a name, an id, `latest`, `latest~N` or the
     unique start of a name."""
     with open_project_store(project_dir) as store:
-        run = store.load_run(run_ref)
+        run = store.load_run(run_ref, automatic_only=automatic_only)
     color = output is None and sys.stdout.isatty()
     picked_questions = pick_questions(run, parse_verdicts(verdicts), space, select)
     width = terminal_width() if output is None else None

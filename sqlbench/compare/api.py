@@ -12,6 +12,7 @@ import sqlglot
 from pydantic import ValidationError
 from sqlglot.errors import SqlglotError
 
+from sqlbench.compare.columns import Kind
 from sqlbench.compare.examples import examples
 from sqlbench.compare.match import Criteria, Matcher, SearchStatus, search
 from sqlbench.compare.model import (
@@ -227,6 +228,9 @@ def _decide(
                 Verdict.REVIEW,
                 replace(details, problem=Finding.NAME_SWAP, swapped_columns=result.swapped),
             )
+        decided_by = _tolerance_decided(analysis, result.mapping)
+        if decided_by is not None:
+            details = replace(details, notes=(*details.notes, decided_by))
         return _finish(Verdict.PASS, details)
     if result.status in (SearchStatus.BUDGET, SearchStatus.UNDECIDED):
         problem = Finding.BUDGET if result.status is SearchStatus.BUDGET else Finding.UNDECIDED
@@ -244,6 +248,35 @@ def _decide(
     return _fail(
         analysis, replace(base, problem=problem, mappings_tried=result.tried), result.failed
     )
+
+
+def _tolerance_decided(analysis: Analysis, mapping: tuple[int, ...]) -> str | None:
+    """``within abs_tol 0.01`` (or ``rel_tol``) when a passing mapping of numbers with
+    fractions matches only thanks to a tolerance; None when its values are equal exactly (or
+    no tolerance is set). Runs only for passes that pair such numbers."""
+    tol = analysis.criteria.tol
+    if not (tol.abs_tol or tol.rel_tol):
+        return None
+    views = analysis.views
+    float_kind = Kind.FLOAT
+    if not any(
+        views.columns[ResultRole.EXPECTED][i].kind is float_kind
+        or views.columns[ResultRole.ACTUAL][j].kind is float_kind
+        for i, j in enumerate(mapping)
+    ):
+        return None
+
+    def matches(abs_tol: float, rel_tol: float) -> bool:
+        exact = replace(analysis.criteria, tol=Tolerance(abs_tol, rel_tol))
+        return Matcher(views, exact).rows(mapping).ok
+
+    if matches(0.0, 0.0):
+        return None
+    if tol.abs_tol and matches(tol.abs_tol, 0.0):
+        return f"within abs_tol {tol.abs_tol:g}"
+    if tol.rel_tol and matches(0.0, tol.rel_tol):
+        return f"within rel_tol {tol.rel_tol:g}"
+    return f"within abs_tol {tol.abs_tol:g} or rel_tol {tol.rel_tol:g}"
 
 
 def _extra_columns(superset: Comparison) -> Comparison:

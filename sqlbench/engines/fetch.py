@@ -133,16 +133,29 @@ def driver_message(message: str) -> str:
     """A driver's error message as one line: the text before any ``LINE n:`` excerpt, through
     ``sqlbench.text.one_line`` (whitespace collapsed, long messages shortened).
 
+    A line that ends without punctuation ends a sentence: a full stop joins it to the next
+    (``Connection refused. Is the server running...``).
+
     Example:
         >>> driver_message('Catalog Error: No x!\\nDid you mean "y"?\\n\\nLINE 1: ...')
         'Catalog Error: No x! Did you mean "y"?'
+        >>> driver_message("failed: Connection refused\\n\\tIs the server running?")
+        'failed: Connection refused. Is the server running?'
     """
     kept: list[str] = []
     for line in message.splitlines():
         if line.lstrip().startswith("LINE ") or line.strip() == "^":
             break
+        if not line.strip():
+            continue
+        if kept and not kept[-1].rstrip().endswith(_ENDS_SENTENCE):
+            kept[-1] = kept[-1].rstrip() + "."
         kept.append(line)
     return one_line(" ".join(kept).strip() or message, _MAX_MESSAGE)
+
+
+_ENDS_SENTENCE = (".", "!", "?", ":", ";", ",")
+"""What a line of a driver's message may end with and still read on into the next line."""
 
 
 def fetch_rows(

@@ -40,7 +40,13 @@ from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
 from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
-from sqlbench.project.dialect import url_scheme, warehouse_dialect, warehouse_url_problem
+from sqlbench.project.dialect import (
+    is_known_scheme,
+    unknown_scheme_message,
+    url_scheme,
+    warehouse_dialect,
+    warehouse_url_problem,
+)
 from sqlbench.project.envvars import redact
 
 _DEFAULT_DRIVERS = {"postgresql": "psycopg", "mysql": "pymysql", "mariadb": "pymysql"}
@@ -208,6 +214,10 @@ class SqlAlchemyEngine(AgentSqlEngine):
         try:
             return sqlalchemy.create_engine(parsed, **kwargs)
         except (exc.NoSuchModuleError, ModuleNotFoundError) as err:
+            if isinstance(err, exc.NoSuchModuleError) and not is_known_scheme(backend):
+                raise EngineError(
+                    f"warehouse {self.display}: {unknown_scheme_message(backend)}"
+                ) from err
             hint = _INSTALL_HINTS.get(backend)
             how = f"; install it with {hint}" if hint else ""
             raise EngineError(

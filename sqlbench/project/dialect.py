@@ -123,8 +123,8 @@ def warehouse_url_problem(
     """What is wrong with a warehouse URL's scheme, with the fix; None when nothing is.
 
     ``postgres://`` (Heroku's spelling) is not a SQLAlchemy scheme; an unknown scheme close to
-    a known one is a typo. An unknown scheme near none may be a third-party SQLAlchemy dialect:
-    not a problem here (``dialect:`` tells sqlbench its SQL).
+    a known one is a typo. An unknown scheme near none is a problem unless it names a
+    third-party SQLAlchemy dialect that is installed (``dialect:`` tells sqlbench its SQL).
 
     Example:
         >>> warehouse_url_problem("postgres://u@db/x")
@@ -150,9 +150,63 @@ def warehouse_url_problem(
     if scheme in known:
         return None
     close = suggest(scheme, [k for k in known if k not in _RENAMED_SCHEMES], cutoff=0.75)
-    if not close:
-        return None
-    return f"unknown database URL scheme `{scheme}://`{close}"
+    if close:
+        return f"unknown database URL scheme `{scheme}://`{close}"
+    if _installed_dialect(scheme):
+        return None  # a third-party SQLAlchemy dialect (`dialect:` tells sqlbench its SQL)
+    return unknown_scheme_message(scheme)
+
+
+def _installed_dialect(scheme: str) -> bool:
+    """Whether SQLAlchemy can load a dialect named ``scheme`` (a third-party one, registered by
+    its package). SQLAlchemy is imported here only for a scheme sqlbench does not know."""
+    from sqlalchemy.dialects import registry
+    from sqlalchemy.exc import NoSuchModuleError
+
+    try:
+        registry.load(scheme)
+    except NoSuchModuleError:
+        return False
+    except ImportError:  # the package is there but cannot be imported: running says why
+        return True
+    return True
+
+
+_COMMON_SCHEMES = ("duckdb", "sqlite", "postgresql", "mysql", "mariadb", "spark", "sc")
+"""The schemes listed when an unknown one is close to none: the engines sqlbench tests."""
+
+
+def unknown_scheme_message(scheme: str) -> str:
+    """Why a warehouse URL's scheme names nothing SQLAlchemy can load, with the closest known
+    scheme (or the common ones when none is close): for a scheme without an installed dialect
+    that is no known database's either (a typo, not a missing driver).
+
+    Example:
+        >>> unknown_scheme_message("postgrsql")
+        "unknown warehouse URL scheme `postgrsql://`; did you mean 'postgresql'?"
+        >>> unknown_scheme_message("htp").split(": ")[1]  # doctest: +ELLIPSIS
+        'expected one of duckdb, sqlite, postgresql, mysql, mariadb, spark, sc or a path...'
+    """
+    known = [k for k in _SCHEME_DIALECTS if k not in _RENAMED_SCHEMES]
+    close = suggest(scheme, known, cutoff=0.6)
+    if close:
+        return f"unknown warehouse URL scheme `{scheme}://`{close}"
+    return (
+        f"unknown warehouse URL scheme `{scheme}://`, which no installed package handles: "
+        f"expected one of {', '.join(_COMMON_SCHEMES)} or a path to a DuckDB or SQLite file "
+        "(or install the SQLAlchemy package for that database)"
+    )
+
+
+def is_known_scheme(scheme: str) -> bool:
+    """True for a scheme naming a database sqlbench knows the dialect of (whose driver may
+    still be missing).
+
+    Example:
+        >>> is_known_scheme("snowflake"), is_known_scheme("htp")
+        (True, False)
+    """
+    return scheme.lower() in _SCHEME_DIALECTS
 
 
 def unknown_dialect_message(name: str) -> str | None:

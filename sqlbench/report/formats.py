@@ -25,6 +25,7 @@ def _run_table(run: Any, **options: Any) -> str:
         width=options.get("width"),
         questions=options.get("questions"),
         summary=options.get("summary", False),
+        per_question=options.get("per_question", True),
     )
 
 

@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlbench.records.run import HumanReview, Preview, RunSummary, TrialResult
+from sqlbench.records.run import HumanReview, Preview, RunSummary
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
+from sqlbench.report.rundiff_format import counting_text
 from sqlbench.rundiff.answers import AnswerChange
-from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
+from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_result
 from sqlbench.rundiff.stats import format_p
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
@@ -50,14 +51,8 @@ def report_data(
     return data
 
 
-def _trials(run: RunResult) -> list[TrialResult]:
-    return [t for q in run.questions for t in q.trials]
-
-
 def _diff(base: RunResult, head: RunResult) -> RunDiff:
-    return diff_runs(
-        side_from_run(base.info, _trials(base)), side_from_run(head.info, _trials(head))
-    )
+    return diff_runs(side_from_result(base), side_from_result(head))
 
 
 def _run(run: RunResult) -> dict[str, Any]:
@@ -291,6 +286,8 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[AnswerChange]) ->
             "agent": base.info.agent_name,
             "accuracy": base.accuracy.label(),
         },
+        "counting": counting_text(diff),
+        "by_person": [c.full_name for c in diff.changes if c.by_person],
         "base_accuracy": f"{diff.base_accuracy.value:.0%}",
         "head_accuracy": f"{diff.head_accuracy.value:.0%}",
         "difference": f"{diff.difference:+.0%}" if diff.difference is not None else "n/a",

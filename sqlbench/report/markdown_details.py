@@ -108,7 +108,8 @@ def _preview(title: str, preview: Preview | None) -> list[str]:
     rows = list(zip(preview.rows, preview.differs, strict=True))[:_PREVIEW_ROWS]
     header = ["", *(_cell(c) for c in columns)]
     lines = [
-        f"{title} ({preview.total_rows} rows, {preview.differing_rows} without a partner"
+        f"{title} ({_count(preview.total_rows, 'row')}, {preview.differing_rows} without a "
+        "partner"
         + (f", {more_columns} more columns" if more_columns else "")
         + "; ✗ marks a row without a partner):",
         "",
@@ -120,9 +121,20 @@ def _preview(title: str, preview: Preview | None) -> list[str]:
         lines.append("| " + " | ".join(cells) + " |")
     if preview.total_rows > len(rows):
         lines.append(
-            f"| … | {preview.total_rows - len(rows)} more rows |" + " |" * (len(header) - 2)
+            f"| … | {_count(preview.total_rows - len(rows), 'more row')} |"
+            + " |" * (len(header) - 2)
         )
     return [*lines, ""]
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 row``, ``2 rows``.
+
+    Example:
+        >>> _count(1, "row"), _count(3, "more row")
+        ('1 row', '3 more rows')
+    """
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _cell(value: object) -> str:

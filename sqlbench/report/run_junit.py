@@ -25,15 +25,17 @@ def render(run: RunResult) -> str:
         )
         counts["tests"] += 1
         message = _message(question)
-        if question.verdict is Verdict.FAIL:
+        # A person's decision counts here as in the accuracy (verdict_text shows both).
+        verdict = question.decided_verdict
+        if verdict is Verdict.FAIL:
             counts["failures"] += 1
             ET.SubElement(case, "failure", message=message, type="fail").text = _detail(question)
-        elif question.verdict is Verdict.ERROR:
+        elif verdict is Verdict.ERROR:
             counts["errors"] += 1
             ET.SubElement(case, "error", message=message, type="error").text = _detail(question)
-        elif question.verdict in (Verdict.REVIEW, Verdict.SKIPPED):
+        elif verdict in (Verdict.REVIEW, Verdict.SKIPPED):
             counts["skipped"] += 1
-            ET.SubElement(case, "skipped", message=f"{question.verdict.value}: {message}")
+            ET.SubElement(case, "skipped", message=f"{verdict.value}: {message}")
         else:
             ET.SubElement(case, "system-out").text = _detail(question)
     for key, value in counts.items():
@@ -54,7 +56,7 @@ def render(run: RunResult) -> str:
 
 
 def _message(question: QuestionResult) -> str:
-    if len(question.trials) > 1:
+    if len(question.trials) > 1 or question.human is not None:
         return f"{verdict_text(question)}: {question.reason}"
     return question.reason
 

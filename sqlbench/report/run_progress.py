@@ -68,10 +68,13 @@ class RunProgress:
     Args:
         stream: Where to write (stderr in the CLI).
         live: A live progress bar (True on a terminal) or plain lines.
+        quiet: Without a live bar, no line per graded question (``run --quiet``, several
+            agents): only the runs starting and their notes.
     """
 
-    def __init__(self, stream: TextIO, *, live: bool) -> None:
+    def __init__(self, stream: TextIO, *, live: bool, quiet: bool = False) -> None:
         self.live = live
+        self.quiet = quiet
         self.console = SafeConsole(
             file=stream, force_terminal=live, no_color=not live, highlight=False, soft_wrap=True
         )
@@ -194,6 +197,8 @@ class RunProgress:
             self._progress.update(
                 task, completed=event.done, counts=_counts_markup(dict(event.counts))
             )
+            return
+        if self.quiet:
             return
         agent = ""
         if event.info is not None and event.info.id in self._agents:

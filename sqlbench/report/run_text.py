@@ -76,10 +76,12 @@ def render_run(
     width: int | None = None,
     questions: Sequence[QuestionResult] | None = None,
     summary: bool = False,
+    per_question: bool = True,
 ) -> str:
     """The per-question table (``questions``: the ones picked by filters; default every
     question), then the accuracy, the counts and the run's identity; with ``summary``, the
-    accuracy per space and tag, latency and tokens instead of the table."""
+    accuracy per space and tag, latency and tokens instead of the table; without
+    ``per_question`` (``run --quiet``), no table, and where to find it."""
     if summary:
         return _render(
             [
@@ -125,10 +127,9 @@ def render_run(
             "the whole run's"
         )
     usage = usage_line(run)
+    head: list[RenderableType] = [table, *filtered, ""] if per_question else []
     parts: list[RenderableType] = [
-        table,
-        *filtered,
-        "",
+        *head,
         Text(accuracy_line(run.accuracy, run.info.repeat) + status, style="bold"),
         *failed,
         *scope,
@@ -137,8 +138,23 @@ def render_run(
         *warehouse_lines(run),
         *([usage] if usage else []),
         Text(run_line(run.info), style="dim"),
+        *([] if per_question else [Text(show_hint([run.info.name]), style="dim")]),
     ]
     return _render(parts, color=color, width=width)
+
+
+def show_hint(names: Sequence[str]) -> str:
+    """Where the per-question results of runs whose table was not printed are.
+
+    Example:
+        >>> show_hint(["r1"])
+        'Per question: sqlbench show r1'
+        >>> show_hint(["a", "b"])
+        'Per question: sqlbench show RUN (a, b)'
+    """
+    if len(names) == 1:
+        return f"Per question: sqlbench show {names[0]}"
+    return f"Per question: sqlbench show RUN ({', '.join(names)})"
 
 
 class RunTally(NamedTuple):
@@ -167,7 +183,8 @@ def render_agents_summary(runs: Sequence[RunResult | RunTally], *, width: int | 
     for run in runs:
         counts = run.counts if isinstance(run, RunTally) else run.counts()
         acc = run.accuracy
-        value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total})"
+        human = f", {acc.human} decided by a person" if acc.human else ""
+        value = "–" if acc.value is None else f"{acc.value:.1%} ({acc.passed}/{acc.total}{human})"
         if run.status is RunStatus.FAILED:
             value = "failed"
         table.add_row(
@@ -186,10 +203,13 @@ def render_runs(
     by, last updated; newest first."""
     if not runs:
         return "No runs yet: `sqlbench run` makes one.\n"
+    runs, folded = _fold_unasked(runs)
     rows = []
     for run in runs:
         info = run.info
         status = run.status.label
+        if folded.get(info.id, 1) > 1:
+            status += f" x{folded[info.id]}"
         if run.status is RunStatus.RUNNING:
             status += f" {run.graded}/{info.question_count * info.repeat}"
         accuracy = "–" if run.accuracy.value is None else run.accuracy.label()
@@ -237,7 +257,22 @@ def render_runs(
         )
     for run in runs:
         if run.status is RunStatus.FAILED and run.info.error:
-            notes.append(Text(f"{run.info.name} failed: {one_line(run.info.error, 300)}"))
+            many = folded.get(run.info.id, 1)
+            who = (
+                f"{run.info.name} and the {many - 1} run{'s' if many > 2 else ''} before it "
+                "(none asked a question) failed"
+                if many > 1
+                else f"{run.info.name} failed"
+            )
+            notes.append(Text(f"{who}: {one_line(run.info.error, 300)}"))
+    if any(many > 1 for many in folded.values()):
+        notes.append(
+            Text(
+                "runs that failed before asking anything are folded into one line; "
+                "`sqlbench runs prune --failed` removes them",
+                style="dim",
+            )
+        )
     # A run whose stored record cannot be read says why, under the table.
     notes += [
         Text(f"{run.info.name}: {run.info.error}", style="red")
@@ -247,6 +282,26 @@ def render_runs(
     # Off a terminal, a row is never wrapped: a branch@commit cut in two cannot be read or
     # copied (the table takes its natural width, not the console's).
     return _render([table, *notes], color=color, width=width or _UNWRAPPED_WIDTH)
+
+
+def asked_nothing(run: RunSummary) -> bool:
+    """True for a run that failed before grading any question (a missing file, an unreachable
+    server): nothing to show, compare or resume."""
+    return run.status is RunStatus.FAILED and run.graded == 0
+
+
+def _fold_unasked(runs: Sequence[RunSummary]) -> tuple[list[RunSummary], dict[str, int]]:
+    """The runs with each series of consecutive runs that asked nothing kept as its newest
+    one, and how many runs each kept one stands for (by run id)."""
+    kept: list[RunSummary] = []
+    folded: dict[str, int] = {}
+    for run in runs:
+        previous = kept[-1] if kept else None
+        if previous is not None and asked_nothing(run) and asked_nothing(previous):
+            folded[previous.info.id] = folded.get(previous.info.id, 1) + 1
+            continue
+        kept.append(run)
+    return kept, folded
 
 
 _DROPPED_FIRST = ("Created by", "Environment", "Last updated", "Agent")
@@ -367,12 +422,30 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
             else:
                 line.append(f"{check.label}: {check.reason}")
             parts.append(line)
-    facts = [f"latency {latency_text(trial.latency_ms)}" if trial.latency_ms is not None else ""]
+    facts = [
+        f"latency {latency_text(trial.latency_ms)} (the agent's answer, its start included)"
+        if trial.latency_ms is not None
+        else ""
+    ]
     tokens = tokens_text(trial.input_tokens, trial.output_tokens)
     facts.append(f"tokens {tokens}" if tokens else "")
-    facts += [f"{key} {latency_text(ms)}" for key, ms in trial.timings_ms.items()]
+    facts += [
+        f"{key} {latency_text(ms)}"
+        + (f" ({TIMING_MEANINGS[key]})" if key in TIMING_MEANINGS else "")
+        for key, ms in trial.timings_ms.items()
+    ]
     parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
     return parts
+
+
+TIMING_MEANINGS = {
+    "truth": "running the ground truth, or reading it from the run's cache",
+    "agent_sql": "checking and running the agent's SQL; a run's first query on a DuckDB file "
+    "or a server also starts sqlbench's query process",
+    "compare": "comparing the two results",
+    "variants": "grading the pass on the data variants",
+}
+"""What each of a trial's harness timings (``timings_ms``) measures, as ``show`` says it."""
 
 
 def _sql_parts(title: str, sql: str | None, missing: str) -> list[RenderableType]:

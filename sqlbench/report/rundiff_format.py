@@ -53,10 +53,11 @@ def interval_text(accuracy: Accuracy) -> str:
 
 
 def side_text(side: RunSide) -> str:
-    """``main-2024… (main@1a2b3c4, agent auto, reused)``."""
+    """``main-2024… (main@1a2b3c4, agent auto, reused)``; ``+dirty`` after the commit of a
+    working tree with uncommitted edits, as wherever a run's version is shown."""
     details = []
     if side.branch:
-        details.append(f"{side.branch}@{side.commit[:7]}" if side.commit else side.branch)
+        details.append(source_text(side))
     if side.agent:
         details.append(f"agent {side.agent}")
     if side.reused:
@@ -65,10 +66,14 @@ def side_text(side: RunSide) -> str:
 
 
 def source_text(side: RunSide) -> str:
-    """``main@1a2b3c4``: which version a side evaluated (its label when it has no branch)."""
-    if side.branch and side.commit:
-        return f"{side.branch}@{side.commit[:7]}"
-    return side.branch or side.label
+    """``main@1a2b3c4`` (``main@1a2b3c4+dirty`` for uncommitted edits): which version a side
+    evaluated (its label when it has no branch)."""
+    dirty = "+dirty" if side.dirty else ""
+    if side.branch and side.commit and side.branch != side.commit:
+        return f"{side.branch}@{side.commit[:7]}{dirty}"
+    if side.commit:
+        return f"{side.commit[:7]}{dirty}"
+    return f"{side.branch}{dirty}" if side.branch else side.label
 
 
 def outcome_text(outcome: QuestionOutcome | None) -> str:
@@ -77,8 +82,22 @@ def outcome_text(outcome: QuestionOutcome | None) -> str:
 
 
 def transition(change: Change) -> str:
-    """``pass → fail``."""
+    """``pass → fail``; ``fail → pass (person; automatic fail)`` where a person decided."""
     return f"{outcome_text(change.base)} → {outcome_text(change.head)}"
+
+
+def section_count(changes: list[Change]) -> str:
+    """``2`` changes, or ``2, 1 by a person's decision only`` when a decision alone made some
+    of them (the automatic verdicts did not flip).
+
+    Example:
+        >>> section_count([])
+        '0'
+    """
+    by_person = sum(1 for change in changes if change.by_person)
+    if not by_person:
+        return str(len(changes))
+    return f"{len(changes)}, {by_person} by a person's decision only"
 
 
 def verdicts_text(diff: RunDiff, answer: AnswerChange) -> str:
@@ -93,7 +112,41 @@ def reason_text(outcome: QuestionOutcome | None) -> str:
     """The outcome's reason, with the pass count for repeated trials."""
     if outcome is None:
         return "(not in this run)"
+    if outcome.decided and outcome.human is not None:
+        review = outcome.human
+        decided = f"decided {review.verdict.value} by {review.decided_by}"
+        if review.note:
+            decided += f" ({review.note})"
+        if review.carried_from:
+            decided += f", carried from run {review.carried_from}"
+        return f"{decided}; automatic: {outcome.machine().reason}"
     return outcome.reason
+
+
+def counting_text(diff: RunDiff) -> str | None:
+    """What the accuracies count when a person decided any question: their decisions, or
+    (``--automatic-only``) the automatic verdicts alone; None when nobody decided anything."""
+    if diff.automatic_only:
+        if not diff.decisions_left_out:
+            return None
+        many = diff.decisions_left_out
+        return (
+            f"automatic verdicts only (--automatic-only): {many} decision"
+            f"{'' if many == 1 else 's'} by a person left out"
+        )
+    decided = diff.base_accuracy.human + diff.head_accuracy.human
+    if not decided:
+        return None
+    by_person = sum(1 for change in diff.changes if change.by_person)
+    flips = (
+        f"; {by_person} change{'' if by_person == 1 else 's'} made by a decision only"
+        if (by_person)
+        else ""
+    )
+    return (
+        "a person's decision counts in place of the automatic verdict (sqlbench review)"
+        f"{flips}; --automatic-only counts the machine's verdicts alone"
+    )
 
 
 def test_text(diff: RunDiff) -> str:
@@ -200,6 +253,8 @@ class ComparisonHeader:
     warnings: tuple[str, ...]
     test: str
     conclusion: str
+    counting: str | None = None
+    """What the accuracies count, when a person decided any question (``counting_text``)."""
 
 
 def comparison_header(diff: RunDiff) -> ComparisonHeader:
@@ -214,6 +269,7 @@ def comparison_header(diff: RunDiff) -> ComparisonHeader:
         warnings=tuple(diff.warnings),
         test=test_text(diff),
         conclusion=conclusion_text(diff),
+        counting=counting_text(diff),
     )
 
 

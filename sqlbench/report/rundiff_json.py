@@ -25,6 +25,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
         "difference": diff.difference,
         "shared_questions": diff.paired,
         "warnings": list(diff.warnings),
+        "automatic_only": diff.automatic_only,
         "difference_interval": (
             list(diff.difference_interval) if diff.difference_interval is not None else None
         ),
@@ -40,6 +41,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
         "counts": {
             "regressions": len(diff.regressions),
             "fixes": len(diff.fixes),
+            "by_person": sum(1 for change in diff.changes if change.by_person),
             "flaky": len(diff.flaky),
             "answer_changes": len(diff.answer_changes),
         },
@@ -77,6 +79,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
                 "kind": change.kind.value,
                 "space": change.space,
                 "name": change.name,
+                "by_person": change.by_person,
                 "base": _outcome(change.base),
                 "head": _outcome(change.head),
             }
@@ -95,12 +98,14 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
         "run": side.label,
         "branch": side.branch,
         "commit": side.commit,
+        "dirty": side.dirty,
         "agent": side.agent,
         "reused": side.reused,
         "accuracy": {
             "value": accuracy.value,
             "passed": accuracy.passed,
             "total": accuracy.total,
+            "human": accuracy.human,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },
@@ -127,4 +132,8 @@ def _outcome(outcome: QuestionOutcome | None) -> dict[str, Any] | None:
         "trials": outcome.trials,
         "rate": float(outcome.rate),
         "flaky": outcome.flaky,
+        "human": outcome.human.model_dump(mode="json")
+        if outcome.decided and outcome.human
+        else None,
+        "automatic": [v.value for v in outcome.automatic] if outcome.automatic else None,
     }

@@ -11,6 +11,7 @@ from sqlbench.report.rundiff_format import (
     comparison_header,
     metric_delta_lines,
     reason_text,
+    section_count,
     source_text,
     transition,
     verdicts_text,
@@ -63,6 +64,7 @@ def _body(diff: RunDiff) -> list[str]:
             for side in header.sides
         ],
         "",
+        *([f"**Counted:** {cell(header.counting)}  "] if header.counting else []),
         f"**Difference (head − base):** {header.difference}  ",
         *[f"**Warning:** {cell(warning)}  " for warning in header.warnings],
         f"**Paired test:** {header.test}  ",
@@ -79,7 +81,7 @@ def _body(diff: RunDiff) -> list[str]:
         changes = diff.of_kind(kind)
         if not changes:
             continue
-        lines += ["", f"#### {SECTION_TITLES[kind]} ({len(changes)})", ""]
+        lines += ["", f"#### {SECTION_TITLES[kind]} ({section_count(changes)})", ""]
         if kind in _LISTED_ONLY:
             for change in changes:
                 present = change.head if change.head is not None else change.base

@@ -9,6 +9,7 @@ from sqlbench.report.rundiff_format import (
     comparison_header,
     metric_delta_lines,
     reason_text,
+    section_count,
     transition,
     verdicts_text,
 )
@@ -30,6 +31,8 @@ def render(diff: RunDiff) -> str:
     lines = [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
     ]
+    if header.counting:
+        lines.append(f"Counted: {header.counting}")
     lines.append(f"Difference (head - base): {header.difference}")
     lines += [f"Warning: {warning}" for warning in header.warnings]
     for kind in ChangeKind:
@@ -38,7 +41,7 @@ def render(diff: RunDiff) -> str:
             if kind in (ChangeKind.REGRESSION, ChangeKind.FIX):
                 lines += ["", f"{SECTION_TITLES[kind]}: none"]
             continue
-        lines += ["", f"{SECTION_TITLES[kind]} ({len(changes)}):"]
+        lines += ["", f"{SECTION_TITLES[kind]} ({section_count(changes)}):"]
         name_width = max(len(c.full_name) for c in changes)
         for change in changes:
             if kind in _LISTED_ONLY:

@@ -70,9 +70,9 @@ class AnswerChange(NamedTuple):
         parts = [f"{_rows(self.base)} → {_rows(self.head)}"]
         base_only, head_only = self.base_only, self.head_only
         if base_only:
-            parts.append(f"base only: {_row_list(base_only)}")
+            parts.append(f"base only: {_row_list(base_only, _numbers(self.base))}")
         if head_only:
-            parts.append(f"head only: {_row_list(head_only)}")
+            parts.append(f"head only: {_row_list(head_only, _numbers(self.head))}")
         if not base_only and not head_only:
             parts.append("the previewed rows agree; the difference is further down")
         return "; ".join(parts)
@@ -169,9 +169,31 @@ def _rows(preview: Preview | None) -> str:
     return f"{preview.total_rows} row{'s' if preview.total_rows != 1 else ''}"
 
 
-def _row_list(rows: list[list[JsonValue]], limit: int = 3) -> str:
+def _numbers(preview: Preview | None) -> tuple[bool, ...]:
+    """Per column: True for a decimal column, whose values a preview keeps as strings (exact)
+    but which are numbers, written as numbers beside the floats of another side."""
+    if preview is None:
+        return ()
+    return tuple(kind.startswith("decimal") for kind in preview.types)
+
+
+def _value(value: JsonValue, number: bool) -> str:
+    """A previewed value as JSON, a decimal column's string as the number it is.
+
+    Example:
+        >>> _value("69.30", True), _value("69.30", False), _value(69.3, False)
+        ('69.30', '"69.30"', '69.3')
+    """
+    if number and isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _row_list(rows: list[list[JsonValue]], numbers: tuple[bool, ...] = (), limit: int = 3) -> str:
     shown = ", ".join(
-        "[" + ", ".join(json.dumps(v, ensure_ascii=False) for v in row) + "]"
+        "["
+        + ", ".join(_value(v, numbers[i] if i < len(numbers) else False) for i, v in enumerate(row))
+        + "]"
         for row in rows[:limit]
     )
     return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")

@@ -10,6 +10,11 @@ sides):
   rates, never counted as a regression or a fix; the paired test over questions still sees it;
 - changed: a non-pass verdict became another non-pass verdict (fail -> error): listed only.
 
+A person's decision (``sqlbench review``, carried while the ground truth and the agent's SQL
+hash the same) counts in place of the automatic verdict, as in every accuracy sqlbench shows; a
+regression or fix that only a decision made (the automatic verdicts did not flip) is marked
+``by_person``. ``diff_runs(..., automatic_only=True)`` counts the automatic verdicts alone.
+
 Questions on one side only are listed as added or removed, and questions skipped on one side
 only as skipped; none of these is counted. The significance of the difference comes from
 ``sqlbench.rundiff.stats`` (exact McNemar for single runs, exact sign-flip over per-question
@@ -18,14 +23,14 @@ rates for repeated runs).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
-from sqlbench.records.run import RunInfo, TrialResult
+from sqlbench.records.run import HumanReview, RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
@@ -36,6 +41,7 @@ from sqlbench.rundiff.stats import (
     paired_rates,
     paired_single,
 )
+from sqlbench.runs.scores import RunResult
 from sqlbench.verdicts import Verdict, across_trials
 
 
@@ -57,6 +63,11 @@ class QuestionOutcome:
     """The ground-truth result's fingerprint and preview, when the run recorded one."""
     shown: TrialResult | None = field(default=None, compare=False, repr=False)
     """The trial a report details (the first that did not pass), when built from a run."""
+    human: HumanReview | None = None
+    """A person's decision on the question (``sqlbench review``), never on a skipped one."""
+    automatic: tuple[Verdict, ...] | None = None
+    """The automatic verdicts when ``verdicts`` holds the person's decision (``counted``);
+    None when ``verdicts`` are the automatic ones."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -109,12 +120,36 @@ class QuestionOutcome:
 
     @property
     def summary(self) -> str:
-        """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones."""
+        """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones; where a
+        person's decision counts, it with the automatic verdict: ``pass (person; automatic
+        fail)``."""
+        if self.automatic is not None and self.human is not None:
+            return f"{self.human.verdict.value} (person; automatic {self.machine().summary})"
         if self.trials <= 1:
             return self.verdict.value
         if self.flaky:
             return f"flaky {self.passes}/{self.trials}"
         return f"{self.verdict.value} {self.passes}/{self.trials}"
+
+    @property
+    def decided(self) -> bool:
+        """True when a person's decision counts in place of the automatic verdicts."""
+        return self.automatic is not None
+
+    def counted(self) -> QuestionOutcome:
+        """This outcome as accuracy counts it: every graded trial takes the person's decision
+        where there is one (the automatic verdicts kept in ``automatic``), as a run's own
+        accuracy does (``sqlbench.runs.scores``)."""
+        if self.human is None or self.skipped or self.automatic is not None:
+            return self
+        decided = tuple(v if v is Verdict.SKIPPED else self.human.verdict for v in self.verdicts)
+        return replace(self, verdicts=decided, automatic=self.verdicts)
+
+    def machine(self) -> QuestionOutcome:
+        """This outcome as the automatic verdicts alone read it."""
+        if self.automatic is None:
+            return self
+        return replace(self, verdicts=self.automatic, automatic=None)
 
 
 @dataclass(frozen=True)
@@ -131,6 +166,8 @@ class RunSide:
     """True when a stored run was reused instead of running the agent again."""
     run_id: str | None = None
     """The stored run's id (None for a side without a run)."""
+    dirty: bool = False
+    """True when the run evaluated a working tree with uncommitted edits (``+dirty``)."""
 
     @property
     def repeated(self) -> bool:
@@ -139,7 +176,11 @@ class RunSide:
 
 
 def side_from_run(
-    info: RunInfo, results: Iterable[TrialResult], *, reused: bool = False
+    info: RunInfo,
+    results: Iterable[TrialResult],
+    *,
+    reused: bool = False,
+    reviews: Mapping[tuple[str, str], HumanReview] | None = None,
 ) -> RunSide:
     """A comparison side from a stored run: its trials grouped per question, in run order.
 
@@ -147,7 +188,9 @@ def side_from_run(
         info: The run's metadata (name, branch, commit, agent).
         results: Its trial results, any order.
         reused: True when the run was found in the store rather than made for this comparison.
+        reviews: The run's human decisions (its own and carried), by ``(space, name)``.
     """
+    reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
     for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
         grouped.setdefault((result.space, result.name), []).append(result)
@@ -161,10 +204,35 @@ def side_from_run(
             question_scores(trials),
             truth_answer(trials),
             next((t for t in trials if t.verdict is not Verdict.PASS), trials[0]),
+            _decision(reviews.get((space, name)), trials),
         )
         for (space, name), trials in grouped.items()
     )
-    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id)
+    return RunSide(
+        info.name,
+        outcomes,
+        info.branch,
+        info.commit,
+        info.agent_name,
+        reused,
+        info.id,
+        info.dirty,
+    )
+
+
+def side_from_result(result: RunResult, *, reused: bool = False) -> RunSide:
+    """A comparison side from a loaded run (``RunStore.load_run``, ``run_benchmark``), with
+    the human decisions it carries."""
+    trials = [trial for question in result.questions for trial in question.trials]
+    reviews = {(q.space, q.name): q.human for q in result.questions if q.human is not None}
+    return side_from_run(result.info, trials, reused=reused, reviews=reviews)
+
+
+def _decision(review: HumanReview | None, trials: list[TrialResult]) -> HumanReview | None:
+    """A decision applies to a graded question only (a skipped one is not counted)."""
+    if review is None or all(t.verdict is Verdict.SKIPPED for t in trials):
+        return None
+    return review
 
 
 def side_accuracy(side: RunSide) -> Accuracy:
@@ -178,7 +246,8 @@ def side_accuracy(side: RunSide) -> Accuracy:
     """
     counts = [(o.passes, o.trials) for o in side.outcomes if not o.skipped]
     method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
-    return accuracy_of(counts, method)
+    human = sum(1 for o in side.outcomes if o.decided and not o.skipped)
+    return accuracy_of(counts, method, human=human)
 
 
 class ChangeKind(StrEnum):
@@ -202,6 +271,9 @@ class Change:
     name: str
     base: QuestionOutcome | None
     head: QuestionOutcome | None
+    by_person: bool = False
+    """True when only a person's decision made this change: the automatic verdicts alone do
+    not make it a change of this kind."""
 
     @property
     def full_name(self) -> str:
@@ -234,6 +306,10 @@ class RunDiff:
     answer_changes: tuple[AnswerChange, ...] = ()
     """Questions whose ground-truth result differs between the sides, whatever the verdicts
     (``sqlbench.rundiff.answers``)."""
+    automatic_only: bool = False
+    """True when the automatic verdicts alone were counted (``--automatic-only``)."""
+    decisions_left_out: int = 0
+    """With ``automatic_only``: the questions on either side a person decided, not counted."""
 
     @property
     def difference(self) -> float | None:
@@ -270,12 +346,25 @@ class RunDiff:
 _ORDER = list(ChangeKind)
 
 
-def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
+def diff_runs(
+    base: RunSide, head: RunSide, alpha: float = 0.05, *, automatic_only: bool = False
+) -> RunDiff:
     """Compare two runs question by question (see the module docstring for the rules).
+
+    Args:
+        base: The side the change goes into.
+        head: The side with the change.
+        alpha: Significance level of the paired test.
+        automatic_only: Count the automatic verdicts alone, leaving out people's decisions.
 
     Raises:
         ValueError: when a side lists the same question twice.
     """
+    left_out = 0
+    if automatic_only:
+        left_out = sum(1 for o in (*base.outcomes, *head.outcomes) if o.human is not None)
+    base = _counted_side(base, automatic_only)
+    head = _counted_side(head, automatic_only)
     base_by = _index(base)
     head_by = _index(head)
     changes: list[Change] = []
@@ -289,7 +378,13 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
             regressions += kind is ChangeKind.REGRESSION
             fixes += kind is ChangeKind.FIX
         if kind is not None:
-            changes.append(Change(kind, key[0], key[1], old, new))
+            by_person = kind in (ChangeKind.REGRESSION, ChangeKind.FIX) and kind is not (
+                _classify(
+                    old.machine() if old is not None else None,
+                    new.machine() if new is not None else None,
+                )
+            )
+            changes.append(Change(kind, key[0], key[1], old, new, by_person))
     changes.sort(key=lambda c: (_ORDER.index(c.kind), c.space, c.name))
     interval = None
     if base.repeated or head.repeated:
@@ -317,7 +412,16 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
                 {(o.space, o.name): o.truth for o in head.outcomes},
             )
         ),
+        automatic_only,
+        left_out,
     )
+
+
+def _counted_side(side: RunSide, automatic_only: bool) -> RunSide:
+    """The side as accuracy counts it: people's decisions in place of the automatic verdicts,
+    or (``automatic_only``) the automatic verdicts alone."""
+    outcomes = tuple(o.machine() if automatic_only else o.counted() for o in side.outcomes)
+    return replace(side, outcomes=outcomes)
 
 
 def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:

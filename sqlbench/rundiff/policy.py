@@ -131,7 +131,12 @@ class CheckResult:
 
 
 def run_check(
-    base: RunSide, head: RunSide, policy: CheckPolicy, must_pass: Iterable[str] | None = None
+    base: RunSide,
+    head: RunSide,
+    policy: CheckPolicy,
+    must_pass: Iterable[str] | None = None,
+    *,
+    automatic_only: bool = False,
 ) -> CheckResult:
     """Compare ``base`` and ``head`` at the policy's alpha and apply the policy.
 
@@ -141,8 +146,9 @@ def run_check(
         policy: What fails the check.
         must_pass: ``space/name`` of the must-pass questions; by default the head outcomes
             tagged ``policy.must_pass_tag``.
+        automatic_only: Count the automatic verdicts alone, not people's decisions.
     """
-    diff = diff_runs(base, head, alpha=policy.alpha)
+    diff = diff_runs(base, head, alpha=policy.alpha, automatic_only=automatic_only)
     if must_pass is None:
         names = tuple(o.full_name for o in head.outcomes if policy.must_pass_tag in o.tags)
     else:
@@ -155,13 +161,17 @@ def _evaluate(
 ) -> tuple[RuleResult, ...]:
     enforced = set(policy.fail_on)
     regressions = tuple(c.full_name for c in diff.regressions)
+    named = [
+        f"{c.full_name} (a person's decision only)" if c.by_person else c.full_name
+        for c in diff.regressions
+    ]
     results = [
         RuleResult(
             "regression",
             "regression" in enforced,
             bool(regressions),
             f"{len(regressions)} regression{'s' if len(regressions) != 1 else ''}"
-            + (f": {', '.join(regressions)}" if regressions else ""),
+            + (f": {', '.join(named)}" if named else ""),
             regressions,
         )
     ]

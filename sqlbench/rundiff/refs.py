@@ -52,6 +52,7 @@ def compare_refs(
     alpha: float = 0.05,
     progress: ProgressScope | None = None,
     notify: Notify | None = None,
+    automatic_only: bool = False,
 ) -> RunDiff:
     """``sqlbench compare --base REF [--head REF]``: both sides from git refs (the head's
     default: the working tree), base first so that a head identical to the base reuses its run.
@@ -64,6 +65,7 @@ def compare_refs(
         alpha: Significance level of the paired test's conclusion.
         progress: Progress display per side that has to be run; None: none.
         notify: Receives one-line notes (a reused run, a dev-mode fallback).
+        automatic_only: Count the automatic verdicts alone, not people's decisions.
 
     Raises:
         SqlbenchError: A ref that cannot be read, a head without a project, a failed run.
@@ -75,7 +77,7 @@ def compare_refs(
         )
     with scope() as display:
         head = ref_side(head_ref, store, options, role="head", progress=display, notify=notify)
-    return diff_runs(base, head, alpha=alpha)
+    return diff_runs(base, head, alpha=alpha, automatic_only=automatic_only)
 
 
 def check_refs(
@@ -90,6 +92,7 @@ def check_refs(
     must_pass_tag: str | None = None,
     progress: ProgressScope | None = None,
     notify: Notify | None = None,
+    automatic_only: bool = False,
 ) -> CheckResult:
     """``sqlbench check``: compare ``base_ref`` with ``head_ref`` and apply the check policy of
     ``check:`` in the head's sqlbench.yml, the arguments given on top.
@@ -105,6 +108,7 @@ def check_refs(
         must_pass_tag: Tag of the questions that must pass (default: ``check.must_pass_tag``).
         progress: Progress display per side that has to be run; None: none.
         notify: Receives one-line notes.
+        automatic_only: Count the automatic verdicts alone, not people's decisions.
 
     Raises:
         SqlbenchError: A ref that cannot be read, a head without a project, a failed run.
@@ -140,7 +144,7 @@ def check_refs(
             )
     finally:
         close_project(loaded)
-    return run_check(base, head, policy)
+    return run_check(base, head, policy, automatic_only=automatic_only)
 
 
 def affected_run(

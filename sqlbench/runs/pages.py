@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from sqlbench.errors import StoreError
-from sqlbench.records.run import RunSummary
-from sqlbench.runs.scores import RunResult
+from sqlbench.records.run import RunStatus, RunSummary
+from sqlbench.runs.scores import RunResult, gather
 from sqlbench.runs.store import RunStore
 
 
@@ -17,6 +17,21 @@ class ReportInputs(NamedTuple):
     run: RunResult
     base: RunResult | None
     history: list[RunSummary]
+
+
+def live_run(store: RunStore, run_ref: str) -> RunResult:
+    """A run with its decisions; a run in progress also with the decisions it will carry when
+    it finishes (``RunStore.carried_reviews``: same ground truth and agent SQL), so a page
+    shows them as the run goes."""
+    run = store.load_run(run_ref)
+    if run.status is not RunStatus.RUNNING:
+        return run
+    pending = store.carried_reviews(run.info.id)
+    if not pending:
+        return run
+    own = {(q.space, q.name): q.human for q in run.questions if q.human is not None}
+    trials = [trial for question in run.questions for trial in question.trials]
+    return gather(run.info, run.status, trials, {**pending, **own})
 
 
 def report_inputs(
@@ -32,7 +47,7 @@ def report_inputs(
     Raises:
         StoreError: A run or base that is not in the store (the message says how to make it).
     """
-    run = store.load_run(run_ref)
+    run = live_run(store, run_ref)
     history = store.list_runs()
     base = None
     if base_ref is not None:

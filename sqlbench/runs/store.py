@@ -253,6 +253,19 @@ class RunStore:
         """Copy to run ``run_id`` the newest decision of an earlier run (created before it) on
         each of its undecided questions, where the question's ground truth and the agent's SQL
         hash the same as when the person decided. Returns how many were carried."""
+        carried = self.carried_reviews(run_id)
+        if carried:
+            with self._write() as conn:
+                conn.execute(
+                    self._reviews.insert(),
+                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
+                )
+        return len(carried)
+
+    def carried_reviews(self, run_id: str) -> dict[tuple[str, str], HumanReview]:
+        """The decisions ``carry_reviews`` would carry to run ``run_id`` now, by ``(space,
+        name)``, without storing them: what a run in progress will take for the questions it
+        graded so far (the viewer shows them as the run goes)."""
         info = self.find_run(run_id)
         c, runs = self._reviews.c, self._runs.c
         earlier = (
@@ -264,7 +277,7 @@ class RunStore:
         )
         with self._read() as conn:
             if conn.execute(earlier).first() is None:
-                return 0  # no earlier decision at all: the results need not be read
+                return {}  # no earlier decision at all: the results need not be read
         own = self.reviews(run_id)
         grouped: dict[tuple[str, str], list[TrialResult]] = {}
         for trial in self.trials(run_id):
@@ -272,7 +285,7 @@ class RunStore:
                 grouped.setdefault((trial.space, trial.name), []).append(trial)
         wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
         if not wanted:
-            return 0
+            return {}
         query = (
             sa.select(self._reviews, runs.name.label("run_name"))
             .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
@@ -292,13 +305,7 @@ class RunStore:
                 carried[key] = review.model_copy(
                     update={"carried_from": review.carried_from or row.run_name}
                 )
-        if carried:
-            with self._write() as conn:
-                conn.execute(
-                    self._reviews.insert(),
-                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
-                )
-        return len(carried)
+        return carried
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
         """Mark a run Running again in process ``pid`` (``--resume``), with its start time."""
@@ -363,7 +370,7 @@ class RunStore:
     # --- reading -------------------------------------------------------------------------
 
     def list_runs(
-        self, *, limit: int | None = None, find_damaged: bool = False
+        self, *, limit: int | None = None, find_damaged: bool = False, automatic_only: bool = False
     ) -> list[RunSummary]:
         """Every run, newest first, with its effective status and counts so far. With
         ``find_damaged`` (``sqlbench runs``), a run with a stored result whose bytes are not
@@ -402,7 +409,7 @@ class RunStore:
             damage = unreadable.get(info.id)
             if damage is not None and info.status is not RunStatus.CORRUPT:
                 info = info.model_copy(update={"status": RunStatus.CORRUPT, "error": damage})
-            human, passed_change = decided.get(info.id, (0, 0))
+            human, passed_change = (0, 0) if automatic_only else decided.get(info.id, (0, 0))
             summaries.append(
                 RunSummary(
                     info=info,
@@ -489,8 +496,9 @@ class RunStore:
         return out
 
     def find_run(self, ref: str) -> RunInfo:
-        """The run ``ref`` names: a run's name or id; ``latest`` (the newest run) or
-        ``latest~N`` (N runs before it); or the unique start of a name or id.
+        """The run ``ref`` names: a run's name or id; ``latest`` (the newest run that asked
+        anything: a run that failed before grading a question is skipped) or ``latest~N`` (N
+        such runs before it); or the unique start of a name or id.
 
         Raises:
             StoreError: No run, or several, answer to ``ref`` (the message says which).
@@ -505,9 +513,22 @@ class RunStore:
             newest = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.name.desc())
             back = _latest_offset(ref)
             if back is not None:
-                row = conn.execute(newest.offset(back).limit(1)).first()
+                asked = sa.or_(
+                    runs.c.status != RunStatus.FAILED.value,
+                    sa.exists().where(self._results.c.run_id == runs.c.id),
+                )
+                row = conn.execute(newest.where(asked).offset(back).limit(1)).first()
                 if row is None:
-                    count = conn.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
+                    count = conn.execute(
+                        sa.select(sa.func.count()).select_from(runs).where(asked)
+                    ).scalar()
+                    unasked = conn.execute(newest.limit(1)).first() if not count else None
+                    if unasked is not None:
+                        raise StoreError(
+                            f"every run in {self.url} failed before asking a question, so "
+                            f"'{ref}' names none; the newest, {unasked.name}, failed: "
+                            f"{one_line(unasked.error or 'no reason recorded', 200)}"
+                        )
                     raise StoreError(_too_far_back(ref, int(count or 0), self.url))
                 return _run_info(row._mapping)
             found = conn.execute(
@@ -570,13 +591,13 @@ class RunStore:
             rows = conn.execute(sa.select(c.space, c.name, c.data).where(c.run_id == run_id)).all()
         return {(row.space, row.name): HumanReview.model_validate_json(row.data) for row in rows}
 
-    def load_run(self, ref: str) -> RunResult:
-        """A run with its results grouped per question, its human decisions and accuracy."""
+    def load_run(self, ref: str, *, automatic_only: bool = False) -> RunResult:
+        """A run with its results grouped per question, its human decisions and accuracy
+        (``automatic_only``: without the decisions, the machine's verdicts alone)."""
         with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
             info = self.find_run(ref)
-            return gather(
-                info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
-            )
+            reviews = {} if automatic_only else self.reviews(info.id)
+            return gather(info, self.effective_status(info), self.trials(info.id), reviews)
 
     def find_completed_run(
         self,

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.report import html
+from sqlbench.report import html, html_data
 from sqlbench.runs.pages import report_inputs
 from sqlbench.runs.reviews import decide
 from sqlbench.runs.store import RunStore
@@ -28,6 +28,7 @@ HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Sqlbench-Token"
 _MAX_BODY = 64 * 1024
 _RUN_PATH = re.compile(r"^/runs/([^/]+)$")
+_RUN_DATA_PATH = re.compile(r"^/api/runs/([^/]+)/data$")
 
 
 class ViewServer:
@@ -85,6 +86,7 @@ class ViewServer:
             "review_url": "/api/review",
             "runs_url": "/",
             "runs_api": "/api/runs",
+            "run_api": "/api/runs/",
         }
 
     def runs_json(self) -> dict[str, Any]:
@@ -116,6 +118,12 @@ class ViewServer:
         return html.render(
             inputs.run, base=inputs.base, history=inputs.history, viewer=self.viewer_settings()
         )
+
+    def run_data(self, ref: str, base: str | None) -> dict[str, Any]:
+        """What a run's page shows, as it is now: a page of a run in progress reads it to add
+        the questions graded since it loaded, and the decisions they carry."""
+        inputs = report_inputs(self.store, ref, base_ref=base)
+        return html_data.report_data(inputs.run, base=inputs.base, history=inputs.history)
 
     def review(self, body: dict[str, Any]) -> dict[str, Any]:
         run_ref, question_name = body.get("run"), body.get("question")
@@ -171,6 +179,9 @@ def _handler_for(view: ViewServer) -> type[BaseHTTPRequestHandler]:
                     self._send(HTTPStatus.OK, page, "text/html")
                 elif parts.path == "/api/runs":
                     self._json(HTTPStatus.OK, view.runs_json())
+                elif match := _RUN_DATA_PATH.match(parts.path):
+                    base = parse_qs(parts.query).get("base", [None])[0]
+                    self._json(HTTPStatus.OK, view.run_data(unquote(match.group(1)), base))
                 elif match := _RUN_PATH.match(parts.path):
                     base = parse_qs(parts.query).get("base", [None])[0]
                     page = view.run_page(unquote(match.group(1)), base)

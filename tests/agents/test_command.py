@@ -263,6 +263,37 @@ def test_validation_of_command_keys(context: AgentContext) -> None:
         "agents/cmd.yml:4: warning: agent 'cmd': the program 'no-such-program-xyz' is not on "
         "PATH on this machine"
     ]
+    # The script an interpreter runs must exist, not only the interpreter.
+    assert problems({"command": "python3 -u agent.py --fast"}) == [
+        "agents/cmd.yml:4: error: agent 'cmd': the script 'agent.py' that `command` runs does "
+        "not exist in the project folder (commands run there; write the path from the project "
+        "folder)"
+    ]
+    (context.project_root / "agent.py").write_text("print('SELECT 1')\n")
+    assert problems({"command": "python3 -u agent.py --fast"}) == []
+    assert problems({"command": "python3 -m some_package"}) == []
+
+
+def test_a_missing_python_suggests_python3(
+    context: AgentContext, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    only_python3 = tmp_path / "bin"
+    only_python3.mkdir()
+    (only_python3 / "python3").symlink_to(sys.executable)
+    monkeypatch.setenv("PATH", str(only_python3))
+    (context.project_root / "agent.py").write_text("print('SELECT 1')\n")
+    config = AgentConfig(
+        name="cmd",
+        kind="command",
+        options={"command": "python agent.py"},
+        path="agents/cmd.yml",
+        line=4,
+        base_dir=context.project_root / "agents",
+    )
+    assert [str(p) for p in validate_agent_config(config)] == [
+        "agents/cmd.yml:4: warning: agent 'cmd': the program 'python' is not on PATH on this "
+        "machine; did you mean 'python3'?"
+    ]
 
 
 @pytest.mark.parametrize(

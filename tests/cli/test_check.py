@@ -95,6 +95,41 @@ def test_check_in_a_terminal_prints_the_text_view_and_markdown_where_asked(
     assert asked.startswith("## ✅ sqlbench check passed")
 
 
+@pytest.mark.slow
+def test_check_in_a_real_terminal_prints_the_readable_view(repo: GitRepo, tmp_path: Path) -> None:
+    """In a pseudo-terminal (stdout a tty, as a person runs it), with the step summary set:
+    the readable view on the terminal, the Markdown in the summary file."""
+    import pty
+    import sys
+
+    summary = tmp_path / "summary.md"
+    main_fd, terminal_fd = pty.openpty()
+    env = {**os.environ, "GITHUB_STEP_SUMMARY": str(summary), "COLUMNS": "200"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sqlbench", "check", "-C", str(repo.root), "--base", "main",
+         "--head", "main"],
+        stdout=terminal_fd,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )  # fmt: skip
+    os.close(terminal_fd)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the terminal closed: the process is done
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(main_fd)
+    assert process.wait(timeout=120) == 0
+    shown = b"".join(chunks).decode("utf-8")
+    assert "Check rules:" in shown and "Check passed" in shown
+    assert "## " not in shown and "|---" not in shown
+    assert summary.read_text(encoding="utf-8").startswith("## ✅ sqlbench check passed")
+
+
 def test_markdown_goes_to_the_github_step_summary(
     repo: GitRepo, tmp_path: Path, invoke: Invoke
 ) -> None:

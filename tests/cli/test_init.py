@@ -20,16 +20,35 @@ def test_init_then_validate(invoke, tmp_path: Path) -> None:
     lines = result.stdout.splitlines()
     assert lines[0] == f"Created a sqlbench project in {target}:"
     assert "  eval_questions/shop.yml" in lines and "  sqlbench.yml" in lines
-    assert lines[-4:] == [
+    assert lines[-5:] == [
         "Next:",
         f"  sqlbench validate -C {target}",
         f"  sqlbench run -C {target} --agent example",
+        f"  sqlbench run -C {target} --agent my_agent   # the command agent agents/my_agent.py",
         f"  sqlbench init {target} --github-actions   # add the pull-request check workflow",
     ]
     result = invoke("validate", "-C", str(target))
     assert result.stdout == (
-        "Valid: 3 questions in 1 space, 1 certified query, 1 agent (+ auto).\n"
+        "Valid: 3 questions in 1 space, 1 certified query, 2 agents (+ auto).\n"
     )
+
+
+def test_init_writes_a_command_agent_that_runs_as_written(invoke, tmp_path: Path) -> None:
+    import json
+
+    target = tmp_path / "analytics"
+    invoke("init", str(target))
+    script = (target / "agents" / "my_agent.py").read_text()
+    assert "import json" in script and "sys.stdin" in script  # JSON in and out, stdlib only
+    out = json.loads(
+        invoke("run", "-C", str(target), "--agent", "my_agent", "--format", "json").stdout
+    )
+    verdicts = {r["name"]: r["verdict"] for r in out["results"]}
+    assert verdicts == {
+        "revenue_by_month_2024": "pass",
+        "orders_per_country_2024": "pass",
+        "top_customer_q1_2024": "review",
+    }
     result = invoke("questions", "-C", str(target))
     assert result.stdout.splitlines()[-1] == "3 questions in 1 space"
 
@@ -48,9 +67,10 @@ def test_init_twice_refuses_clearly(invoke, tmp_path: Path) -> None:
 def test_init_in_the_current_folder(invoke, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     result = invoke("init")
-    assert result.stdout.splitlines()[-3:] == [
+    assert result.stdout.splitlines()[-4:] == [
         "  sqlbench validate",
         "  sqlbench run --agent example",
+        "  sqlbench run --agent my_agent   # the command agent agents/my_agent.py",
         "  sqlbench init --github-actions   # add the pull-request check workflow",
     ]
     assert (tmp_path / "agents/example.yml").is_file()

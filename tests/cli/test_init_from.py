@@ -217,6 +217,48 @@ def _init_bird(tmp_path: Path, invoke, predictions: dict[str, str]) -> tuple[Pat
     return bench, project, result
 
 
+def test_spider_predictions_for_the_present_databases_only(tmp_path: Path, invoke) -> None:
+    bench = _spider(tmp_path)  # wta_1 (questions #2 and #4) is absent
+    present = ["SELECT count(*) FROM singer", "SELECT name FROM singer", "SELECT 2"]
+    plain = _lines(tmp_path / "plain.sql", present)
+    result = invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(plain), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert (
+        "write a line (an empty one will do) for each of the 2 questions whose database is "
+        "absent (wta_1), or end every line with a tab and its db_id (SQL<TAB>db_id)"
+    ) in result.stderr
+    tagged = _lines(
+        tmp_path / "tagged.sql",
+        [
+            f"{sql}\t{db}"
+            for sql, db in zip(present, ["concert_singer"] * 2 + ["pets_1"], strict=True)
+        ],
+    )
+    invoke(
+        "init", str(tmp_path / "p"), "--from", "spider", str(bench),
+        "--predictions", str(tagged), "--agent", "x",
+    )  # fmt: skip
+    answers = [json.loads(line) for line in next((tmp_path / "p" / "agents").glob("*.jsonl"))
+               .read_text().splitlines()]  # fmt: skip
+    assert [(a["space"], a["sql"]) for a in answers] == [
+        ("concert_singer", "SELECT count(*) FROM singer"),
+        ("concert_singer", "SELECT name FROM singer"),
+        ("pets_1", "SELECT 2"),
+    ]
+    # A tagged file may not skip a question whose database is present.
+    skipping = _lines(tmp_path / "skip.sql", ["SELECT 1\tconcert_singer", "SELECT 2\tpets_1"])
+    result = invoke(
+        "init", str(tmp_path / "q"), "--from", "spider", str(bench),
+        "--predictions", str(skipping), "--agent", "x", exit_code=2,
+    )  # fmt: skip
+    assert (
+        "skip.sql:2: the line names database 'pets_1' but the next question without a line, #1"
+        in (result.stderr)
+    )
+
+
 def test_bird_layout(tmp_path: Path, invoke) -> None:
     sep = _BIRD_SEP
     bench, project, result = _init_bird(
@@ -328,8 +370,8 @@ def test_agent_globs(tmp_path: Path, invoke) -> None:
         pairs += ["--predictions", str(path), "--agent", name]
     invoke("init", str(tmp_path / "proj"), "--from", "spider", str(bench), *pairs)
     result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "gpt4*,llama,gpt4")
-    summary = result.stdout.split("\n\n")[-1]
-    assert [line.split()[0] for line in summary.splitlines()[2:]] == ["gpt4", "gpt4o", "llama"]
+    summary = result.stdout
+    assert [line.split()[0] for line in summary.splitlines()[2:-1]] == ["gpt4", "gpt4o", "llama"]
     assert "33.3% (1/3)" in summary
     result = invoke("run", "-C", str(tmp_path / "proj"), "--agent", "claude*", exit_code=2)
     assert "--agent 'claude*' matches no agent; agents: gpt4, gpt4o, llama" in result.stderr

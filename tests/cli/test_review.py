@@ -114,3 +114,46 @@ def test_a_decision_is_carried_only_while_truth_and_sql_are_unchanged(invoke, pr
     decided = {r["name"]: r["human"]["carried_from"] for r in data["results"] if r["human"]}
     assert decided == {"no_truth": "r1"}
     assert data["accuracy"]["passed"] == 4 and data["accuracy"]["human"] == 1
+
+
+def test_compare_counts_a_decision_and_says_a_flip_only_it_made(invoke, project) -> None:
+    invoke("run", "-C", str(project), "--name", "r2")
+    invoke("review", "-C", str(project), "r2", "sales/emea_names", "pass")
+    out = invoke("compare", "-C", str(project), "r1", "r2").stdout
+    assert "40% (4/10, 1 decided by a person)" in out
+    assert "(1, 1 by a person's decision only)" in out
+    assert "pass (person; automatic fail)" in out
+    machine = invoke("compare", "-C", str(project), "r1", "r2", "--automatic-only").stdout
+    assert "40%" not in machine and "1 decision by a person left out" in machine
+    document = json.loads(
+        invoke("compare", "-C", str(project), "r1", "r2", "--format", "json").stdout
+    )
+    assert document["head"]["accuracy"]["human"] == 1 and document["counts"]["by_person"] == 1
+
+
+def test_junit_counts_a_decision_as_the_accuracy_does(invoke, project, tmp_path) -> None:
+    invoke("review", "-C", str(project), "r1", "sales/emea_names", "pass")
+    invoke("run", "-C", str(project), "--name", "r2")  # carries the decision
+    junit = invoke("run", "-C", str(project), "--name", "r3", "--format", "junit").stdout
+    case = junit.split('name="emea_names"', 1)[1].split("</testcase>", 1)[0]
+    assert "<failure" not in case and "fail → pass (person)" in case
+
+
+def test_automatic_only_gives_the_machines_figure_in_runs_and_show(invoke, project) -> None:
+    invoke("review", "-C", str(project), "r1", "sales/emea_names", "pass")
+    assert "40% (4/10, 1 decided by a person)" in invoke("runs", "-C", str(project)).stdout
+    machine = invoke("runs", "-C", str(project), "--automatic-only").stdout
+    assert "30% (3/10)" in machine and "person" not in machine
+    shown = invoke("show", "-C", str(project), "r1", "--summary", "--automatic-only").stdout
+    assert shown.startswith("Accuracy: 30% (3/10)\n")
+
+
+def test_the_reports_comparison_counts_decisions_and_says_so(invoke, project, tmp_path) -> None:
+    invoke("run", "-C", str(project), "--name", "r2")
+    invoke("review", "-C", str(project), "r2", "sales/emea_names", "pass")
+    out = tmp_path / "r.html"
+    invoke("report", "-C", str(project), "r2", "--base", "r1", "-o", str(out))
+    page = out.read_text(encoding="utf-8")
+    assert "Automatic verdicts" not in page
+    assert "Accuracy 30% → 40%" in page and "Counted: a person&#39;s decision counts" in page
+    assert "sales/emea_names (a person's decision only)" in page

@@ -67,6 +67,25 @@ def test_table_progress_and_accuracy(invoke, project: Path) -> None:
     assert result.stderr.splitlines()[0].startswith("Starting run first: 11 of 11 answers")
 
 
+def test_quiet_prints_the_summary_only(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--name", "calm", "--quiet")
+    assert "sales/count_customers" not in result.stdout  # no per-question table
+    assert "Accuracy: 30% (3/10)" in result.stdout
+    assert result.stdout.rstrip().endswith("Per question: sqlbench show calm")
+    assert not [ln for ln in result.stderr.splitlines() if ln.startswith("[")]
+    # The outputs keep every question.
+    data = json.loads(invoke("run", "-C", str(project), "-q", "--format", "json").stdout)
+    assert len(data["results"]) == 11
+
+
+def test_several_agents_print_one_summary_line_each(invoke, project: Path) -> None:
+    result = invoke("run", "-C", str(project), "--agent", "scripted,slow")
+    assert "sales/count_customers" not in result.stdout + result.stderr
+    rows = [ln.split()[0] for ln in result.stdout.splitlines()[2:-1]]
+    assert rows == ["scripted", "slow"]
+    assert result.stdout.splitlines()[-1].startswith("Per question: sqlbench show RUN (")
+
+
 def test_json_output(invoke, project: Path) -> None:
     data = json.loads(invoke("run", "-C", str(project), "--format", "json").stdout)
     assert data["schema_version"] == 1

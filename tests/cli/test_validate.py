@@ -224,6 +224,7 @@ def test_an_llm_agent_without_an_endpoint_is_a_warning_at_its_line(invoke, tmp_p
                 kind: llm
                 temperature: 0.2
         """,
+            "echo.py": "print('SELECT 1')\n",
         },
     )
     result = invoke("validate", "-C", str(tmp_path))
@@ -338,6 +339,12 @@ def test_validate_project_returns_what_the_command_prints(invoke, tmp_path: Path
         (
             "postgresq://u@127.0.0.1/db",
             "unknown database URL scheme `postgresq://`; did you mean 'postgresql'?",
+        ),
+        (
+            "htp://oops",
+            "unknown warehouse URL scheme `htp://`, which no installed package handles: "
+            "expected one of duckdb, sqlite, postgresql, mysql, mariadb, spark, sc or a path to "
+            "a DuckDB or SQLite file",
         ),
     ],
 )

@@ -88,6 +88,58 @@ def test_run_list_follows_a_run_from_another_process(
     assert watched.problems() == []
 
 
+@pytest.mark.slow
+def test_a_run_page_follows_its_run_with_the_decisions_it_carries(
+    served: tuple[Path, ViewServer], open_page: Any, invoke: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    project, server = served
+    invoke("run", "-C", str(project), "--agent", "slow", "--name", "r0")
+    invoke("review", "-C", str(project), "r0", "sales/emea_names", "pass", "--note", "fine")
+    (project / "asked.log").unlink()
+    # The next run answers four questions (emea_names the fourth), then waits for the test.
+    hold = project / "hold_after"
+    hold.write_text("4", encoding="utf-8")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sqlbench", "run", "-C", str(project), "--agent", "slow",
+         "--concurrency", "1", "--name", "live"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        watched = open_page(server.url)
+        page = watched.page
+        page.locator("tr[data-run='live'] a").click(timeout=30_000)
+        page.wait_for_selector("#count")
+        page.evaluate("window.__samePage = true")
+        carried = page.locator("#list li[data-id='sales/emea_names'] .chip.human")
+        expect(carried).to_have_text("person (carried)", timeout=30_000)
+        expect(page.locator("#run-status")).to_have_text("Running 4/11")
+        expect(page.locator("#count")).to_have_text("4 of 4 questions")
+        assert "1 decided by a person" in page.inner_text("#accuracy")
+        expect(page.locator("#by-space")).to_contain_text("sales")  # drawn again, too
+        page.click("#list li[data-id='sales/emea_names']")
+        assert "carried from run r0" in page.inner_text("#detail")
+        _shot(page, "viewer-run-page-live.png")
+        hold.unlink()  # the run goes on to the end
+        expect(page.locator("#count")).to_have_text("11 of 11 questions", timeout=30_000)
+        expect(page.locator("#run-status")).to_have_text("Completed", timeout=30_000)
+        assert process.wait(timeout=60) == 0, process.stderr.read() if process.stderr else ""
+    finally:
+        hold.unlink(missing_ok=True)
+        if process.poll() is None:
+            process.kill()
+    assert page.evaluate("window.__samePage") is True  # no reload
+    with open_project_store(project) as store:
+        final = store.load_run("live").accuracy.label()
+    expect(page.locator("#accuracy")).to_have_text(f"Accuracy: {final}")
+    assert "1 decided by a person" in final
+    origin = server.url.rstrip("/")
+    assert [u for u in watched.requests if not u.startswith(origin)] == []
+    assert watched.problems() == []
+
+
 def test_a_decision_made_in_the_viewer_counts(
     served: tuple[Path, ViewServer], open_page: Any, invoke: Any
 ) -> None:

@@ -322,3 +322,16 @@ def test_no_tolerance_hint_for_plainly_different_numbers() -> None:
     assert "rel_tol" not in result.reason
     close = compare_results(expected, pd.DataFrame({"v": [100.05, 200.0]}))
     assert "would pass with rel_tol=0.001" in close.reason
+
+
+def test_a_pass_names_the_tolerance_only_when_it_decided() -> None:
+    import pandas as pd
+
+    from sqlbench.compare.api import compare_results
+
+    exact = compare_results(pd.DataFrame({"v": [1.5, 2.25]}), pd.DataFrame({"v": [2.25, 1.5]}))
+    assert exact.reason == "results match: 2 rows x 1 column"
+    close = compare_results(
+        pd.DataFrame({"v": [69.30486]}), pd.DataFrame({"v": [69.3]}), abs_tol=0.01
+    )
+    assert close.reason == "results match: 1 row x 1 column (within abs_tol 0.01)"

@@ -81,7 +81,7 @@ def test_env_vars_are_resolved_when_opening(
         ("missing.duckdb", "the warehouse DuckDB file .*missing.duckdb does not exist"),
         ("sqlite:///missing.db", "the warehouse SQLite file .*missing.db does not exist"),
         ("snowflake://acct/db", r"is not installed .*pip install snowflake-sqlalchemy"),
-        ("vertica://host/db", "does not know the SQL dialect of vertica:// warehouses"),
+        ("vertica://host/db", "unknown warehouse URL scheme `vertica://`, which no installed"),
         ("postgresql://nobody@127.0.0.1:1/x", "cannot connect to the warehouse"),
         ("not a url ::: at all.duckdb", "does not exist"),
         # Regressions: a port that is no number was a traceback (ValueError from SQLAlchemy);
@@ -139,9 +139,19 @@ def test_open_project_engine_opens_and_sets_up(tmp_path: Path) -> None:
     [
         ("postgres://u@127.0.0.1/db", "write `postgresql://`"),
         ("postgresq://u@127.0.0.1/db", "did you mean 'postgresql'?"),
+        # A scheme close to no database's: unknown, with the schemes to write, not "install a
+        # driver" (the dialect: key made it look like a third-party one).
+        ("htp://oops", "unknown warehouse URL scheme `htp://`"),
+        ("htp://oops", "expected one of duckdb, sqlite, postgresql"),
     ],
 )
 def test_a_mistyped_url_scheme_names_the_fix(tmp_path: Path, url: str, advice: str) -> None:
     with pytest.raises(EngineError) as caught:
-        open_engine(Settings(warehouse=url), tmp_path)
+        open_engine(Settings(warehouse=url, dialect="duckdb"), tmp_path)
     assert advice in str(caught.value) and "driver" not in str(caught.value)
+
+
+def test_a_drivers_lines_are_joined_as_sentences(tmp_path: Path) -> None:
+    with pytest.raises(EngineError) as caught:
+        open_engine(Settings(warehouse="postgresql+psycopg://nobody@127.0.0.1:1/x"), tmp_path)
+    assert "Connection refused. Is the server running" in str(caught.value)

@@ -54,3 +54,12 @@ def test_blocks_stop_at_the_budget_and_say_how_many_are_left() -> None:
     shown = text.count("<details>")
     assert 0 < shown < 50
     assert f"_{50 - shown} more questions not detailed here" in lines[-1]
+
+
+def test_one_row_is_one_row() -> None:
+    trial = _trial("q", rows=1)
+    one = trial.model_copy(
+        update={"expected_preview": trial.expected_preview.model_copy(update={"total_rows": 1})}
+    )
+    text = "\n".join(details_blocks([("fail", one)]))
+    assert "(1 row, 1 without a partner" in text and "(1 rows" not in text

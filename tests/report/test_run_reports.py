@@ -183,7 +183,10 @@ def test_question_in_full_marks_differing_rows() -> None:
     marked = [ln for ln in text.splitlines() if "✗" in ln and "cy" in ln]
     assert len(marked) == 1 and " 4 " in marked[0]
     assert '1. run_sql({"sql": "SELECT 1"})' in text and "→ 1 row" in text
-    assert "latency 850 ms · tokens 120 in / 45 out · compare 2 ms" in text
+    assert (
+        "latency 850 ms (the agent's answer, its start included) · tokens 120 in / 45 out · "
+        "compare 2 ms (comparing the two results)"
+    ) in " ".join(text.split())
 
 
 def test_json_shape() -> None:

@@ -216,13 +216,20 @@ def test_renderers_show_both_reasons_and_the_conclusion() -> None:
     document = json.loads(rundiff_json.render(diff))
     assert document["schema_version"] == 1
     assert document["conclusion"] == "inconclusive"
-    assert document["counts"] == {"regressions": 1, "fixes": 0, "flaky": 0, "answer_changes": 0}
+    assert document["counts"] == {
+        "regressions": 1,
+        "fixes": 0,
+        "by_person": 0,
+        "flaky": 0,
+        "answer_changes": 0,
+    }
     assert document["answer_changes"] == []
     assert document["changes"][0]["base"]["reason"] == "result sets match: pass #0"
     assert document["changes"][1] == {
         "kind": "added",
         "space": "sales",
         "name": "new_q",
+        "by_person": False,
         "base": None,
         "head": {
             "verdict": "pass",
@@ -231,5 +238,103 @@ def test_renderers_show_both_reasons_and_the_conclusion() -> None:
             "trials": 1,
             "rate": 1.0,
             "flaky": False,
+            "human": None,
+            "automatic": None,
         },
     }
+
+
+def _decided(
+    o: QuestionOutcome, verdict: Verdict, carried_from: str | None = None
+) -> QuestionOutcome:
+    from dataclasses import replace
+
+    from sqlbench.records.run import HumanReview
+
+    review = HumanReview(
+        verdict=verdict,
+        decided_by="alice",
+        decided_at=datetime.now(UTC),
+        truth_hash="t",
+        sql_hash="s",
+        carried_from=carried_from,
+    )
+    return replace(o, human=review)
+
+
+def test_a_persons_decision_counts_and_a_flip_it_alone_makes_is_said() -> None:
+    # Head's automatic verdict is fail as on base; a person decided pass on head only.
+    base = side("main", outcome("rounded", F), outcome("carried", F), *filler(8))
+    head = side(
+        "dev",
+        _decided(outcome("rounded", F), P),
+        _decided(outcome("carried", F), P, carried_from="r0"),
+        *filler(8),
+    )
+    base = RunSide(
+        base.label, (base.outcomes[0], _decided(base.outcomes[1], P), *base.outcomes[2:])
+    )
+    diff = diff_runs(base, head)
+    assert diff.head_accuracy.label() == "100% (10/10, 2 decided by a person)"
+    assert diff.base_accuracy.label() == "90% (9/10, 1 decided by a person)"
+    [fix] = diff.fixes
+    assert fix.name == "rounded" and fix.by_person
+    text = rundiff_text.render(diff)
+    assert "Fixes: pass on head, did not on base (1, 1 by a person's decision only):" in text
+    assert "fail → pass (person; automatic fail)" in text
+    assert "decided pass by alice; automatic: rounded: fail #0" in text
+    assert "Counted: a person's decision counts" in text
+    markdown = rundiff_markdown.render(diff)
+    assert "(1, 1 by a person's decision only)" in markdown
+    assert "90% (9/10, 1 decided by a person)" in markdown
+    document = json.loads(rundiff_json.render(diff))
+    assert document["counts"]["by_person"] == 1
+    assert document["head"]["accuracy"]["human"] == 2
+
+    machine = diff_runs(base, head, automatic_only=True)
+    assert machine.head_accuracy.label() == "80% (8/10)"
+    assert machine.base_accuracy.label() == "80% (8/10)"
+    assert not machine.fixes and machine.decisions_left_out == 3
+    assert "automatic verdicts only (--automatic-only): 3 decisions by a person left out" in (
+        rundiff_text.render(machine)
+    )
+
+
+def test_a_decision_on_a_question_that_also_flipped_automatically_is_a_plain_fix() -> None:
+    base = side("main", outcome("q", F), *filler(5))
+    head = side("dev", _decided(outcome("q", P), P), *filler(5))
+    [fix] = diff_runs(base, head).fixes
+    assert not fix.by_person
+
+
+def test_a_dirty_working_tree_keeps_its_mark_in_every_label() -> None:
+    from sqlbench.report.rundiff_format import side_text, source_text
+
+    base = RunSide("b", (), branch="main", commit="facd2bc0000", agent="auto")
+    head = RunSide("h", (), branch="main", commit="facd2bc0000", agent="auto", dirty=True)
+    assert source_text(base) == "main@facd2bc"
+    assert source_text(head) == "main@facd2bc+dirty"
+    assert side_text(head) == "h (main@facd2bc+dirty, agent auto)"
+    diff = diff_runs(base, head)
+    assert "main@facd2bc+dirty" in rundiff_text.render(diff)
+    assert json.loads(rundiff_json.render(diff))["head"]["dirty"] is True
+
+
+def test_answer_changes_write_decimals_as_numbers_beside_floats() -> None:
+    from sqlbench.records.run import Preview
+    from sqlbench.rundiff.answers import AnswerChange
+
+    def preview(kind: str, value: object) -> Preview:
+        return Preview(
+            columns=["avg"],
+            types=[kind],
+            rows=[[value]],
+            row_numbers=[0],
+            differs=[False],
+            total_rows=1,
+        )
+
+    change = AnswerChange("s", "q", preview("decimal128(10, 2)", "69.30"), preview("double", 69.5))
+    assert change.summary() == "1 row → 1 row; base only: [69.30]; head only: [69.5]"
+    text = AnswerChange("s", "t", preview("string", "69.30"), preview("double", 69.5))
+    assert 'base only: ["69.30"]' in text.summary()

@@ -136,6 +136,37 @@ def test_runs_are_found_by_latest_or_a_unique_start(
         store.find_run("p_")
 
 
+def test_latest_skips_runs_that_failed_before_asking_anything(
+    store: RunStore, make_info: Any, make_trial: Any, ago: Any
+) -> None:
+    from sqlbench.report import run_text
+
+    failed = {"status": RunStatus.FAILED, "error": "cannot connect to the warehouse"}
+    store.create_run(make_info(name="asked", created_at=ago(40), updated_at=ago(40)))
+    store.record(store.find_run("asked").id, make_trial("q"))
+    store.create_run(make_info(name="failed-after-one", created_at=ago(30), updated_at=ago(30)))
+    store.record(store.find_run("failed-after-one").id, make_trial("q"))
+    store.finish(store.find_run("failed-after-one").id, RunStatus.FAILED, error="boom")
+    for age in (20, 10):
+        store.create_run(make_info(name=f"no-server-{age}", created_at=ago(age), **failed))
+    assert store.find_run("latest").name == "failed-after-one"  # it graded a question
+    assert store.find_run("latest~1").name == "asked"
+    assert store.find_run("no-server-10").name == "no-server-10"  # still there by name
+    table = run_text.render_runs(store.list_runs())
+    assert "no-server-20" not in table and "Failed x2" in table
+    assert (
+        "no-server-10 and the 1 run before it (none asked a question) failed: cannot connect"
+        in table
+    )
+
+
+def test_latest_with_only_runs_that_asked_nothing_says_so(store: RunStore, make_info: Any) -> None:
+    store.create_run(make_info(name="n1", status=RunStatus.FAILED, error="no such file"))
+    with pytest.raises(StoreError, match=r"every run in .* failed before asking a question.*"
+                       r"the newest, n1, failed: no such file"):  # fmt: skip
+        store.find_run("latest")
+
+
 def test_list_is_newest_first_with_counts_and_skipped_left_out(
     store: RunStore, make_info: Any, make_trial: Any, ago: Any
 ) -> None:

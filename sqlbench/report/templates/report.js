@@ -13,7 +13,6 @@
     return p;
   }
   var byId = {};
-  questions.forEach(function (q, i) { q.index = i; byId[q.id] = q; });
   var shown = [];
   var selected = null;
 
@@ -63,23 +62,35 @@
     values.forEach(function (v) { select.appendChild(el("option", { value: v, text: v })); });
   }
   var spaces = {}, tags = {};
-  questions.forEach(function (q) { spaces[q.space] = 1; q.tags.forEach(function (t) { tags[t] = 1; }); });
-  fillOptions(fSpace, Object.keys(spaces).sort());
-  fillOptions(fTag, Object.keys(tags).sort());
-
-  var rows = questions.map(function (q) {
-    var li = el("li", { "data-id": q.id, "data-verdict": q.decided, role: "option" }, [
+  var rows = [], haystack = [];
+  function row(q) {
+    return el("li", { "data-id": q.id, "data-verdict": q.decided, role: "option" }, [
       el("span", { className: "icon " + q.decided, title: q.label, text: ICONS[q.decided] || "?" }),
       el("span", { className: "qname", title: q.id, text: q.id }),
-      q.human ? el("span", { className: "chip human", text: "person" }) : null,
+      q.human ? el("span", { className: "chip human", text: q.human.carried_from ? "person (carried)" : "person" }) : null,
       q.change ? el("span", { className: "chip " + q.change, text: q.change }) : null,
       q.answer_changed ? el("span", { className: "chip answer", text: "answer" }) : null
     ]);
-    return li;
-  });
-  var haystack = questions.map(function (q) {
-    return [q.id, q.question || "", q.reason || "", q.agent_sql || "", q.tags.join(" ")].join("\n").toLowerCase();
-  });
+  }
+  // The questions and what is drawn from them; a page of a run in progress calls it again with
+  // the questions graded since (see the end of this file).
+  function setQuestions(list) {
+    questions = list;
+    byId = {};
+    questions.forEach(function (q, i) { q.index = i; byId[q.id] = q; });
+    var newSpaces = [], newTags = [];
+    questions.forEach(function (q) {
+      if (!spaces[q.space]) { spaces[q.space] = 1; newSpaces.push(q.space); }
+      q.tags.forEach(function (t) { if (!tags[t]) { tags[t] = 1; newTags.push(t); } });
+    });
+    fillOptions(fSpace, newSpaces.sort());
+    fillOptions(fTag, newTags.sort());
+    rows = questions.map(row);
+    haystack = questions.map(function (q) {
+      return [q.id, q.question || "", q.reason || "", q.agent_sql || "", q.tags.join(" ")].join("\n").toLowerCase();
+    });
+  }
+  setQuestions(questions);
 
   function applyFilters() {
     var verdict = fVerdict.value, space = fSpace.value, tag = fTag.value;
@@ -196,7 +207,7 @@
     });
     function note(name, p) {
       if (!p) return name + ": no result";
-      return name + ": " + p.rows.length + " of " + p.total_rows + " rows shown, " + p.differing_rows + " without a partner";
+      return name + ": " + p.rows.length + " of " + count(p.total_rows, "row") + " shown, " + p.differing_rows + " without a partner";
     }
     return el("div", { className: "block" }, [
       el("h3", { text: "Results side by side (matching rows aligned, rows without a partner marked)" }),
@@ -204,6 +215,7 @@
       el("div", { className: "note", text: note("expected", left) + " · " + note("agent", right) })
     ]);
   }
+  function count(n, noun) { return n + " " + noun + (n === 1 ? "" : "s"); }
   function simplePreview(title, p, mark) {
     if (!p) return el("div", null, [el("h3", { text: title }), el("div", { className: "note", text: "(not previewed)" })]);
     var table = el("table", { className: "preview" });
@@ -216,7 +228,7 @@
       row.forEach(function (v) { tr.appendChild(el("td", { className: marked + (v === null ? "null" : ""), text: text(v) })); });
       table.appendChild(tr);
     });
-    return el("div", null, [el("h3", { text: title + " (" + p.total_rows + " rows)" }), el("div", { className: "scroll" }, [table])]);
+    return el("div", null, [el("h3", { text: title + " (" + count(p.total_rows, "row") + ")" }), el("div", { className: "scroll" }, [table])]);
   }
   function trace(q) {
     if (!q.tool_calls.length) return null;
@@ -330,17 +342,70 @@
     var match = /^#q=(.*)$/.exec(location.hash);
     if (match) select(decodeURIComponent(match[1]), false);
   }
-  // In the viewer, a run still in progress keeps its headline current.
+  // In the viewer, a run still in progress updates as it goes, like the run list: its
+  // headline, the questions graded since the page loaded, and the decisions they carry.
+  function drawSummary(data) {
+    // The breakdowns and speed as the server draws them (report.html.j2), from the new data.
+    ["space", "tag"].forEach(function (key) {
+      var table = document.getElementById("by-" + key);
+      if (!table) return;
+      var rowsOf = data.breakdowns[key];
+      table.textContent = "";
+      rowsOf.slice(0, 30).forEach(function (b) {
+        var bar = el("span", { className: "bar" });
+        bar.style.width = (b.total ? Math.round(80 * b.passed / b.total) : 0) + "px";
+        var passed = String(Math.round(b.passed * 100) / 100);
+        table.appendChild(el("tr", null, [el("td", { text: b.key }), el("td", null, [el("span", { className: "bar-bg" }, [bar])]), el("td", { text: passed + "/" + b.total })]));
+      });
+      if (rowsOf.length > 30) table.appendChild(el("tr", null, [el("td", { colspan: "3", className: "note", text: "and " + (rowsOf.length - 30) + " more" })]));
+    });
+    var run = data.run;
+    function put(id, value) { var cell = document.getElementById(id); if (cell) cell.textContent = value; }
+    put("latency-p50", run.latency_p50 === null ? "–" : Math.round(run.latency_p50) + " ms");
+    put("latency-p95", run.latency_p95 === null ? "–" : Math.round(run.latency_p95) + " ms");
+    put("input-tokens", run.input_tokens === null ? "–" : String(run.input_tokens));
+    put("output-tokens", run.output_tokens === null ? "–" : String(run.output_tokens));
+  }
+  function facts(q) { return JSON.stringify([q.decided, q.label, q.reason, q.human, q.trials, q.change]); }
+  function refresh() {
+    var url = DATA.viewer.run_api + encodeURIComponent(DATA.run.id) + "/data" + location.search;
+    return fetch(url, { cache: "no-store" })
+      .then(function (response) { return response.json(); })
+      .then(function (data) {
+        var keep = selected ? selected.id : null;
+        var drawn = selected ? facts(selected) : null;
+        DATA.run = data.run;
+        DATA.compare = data.compare;
+        setQuestions(data.questions);
+        document.getElementById("accuracy").textContent = "Accuracy: " + data.run.accuracy;
+        document.getElementById("counts").textContent = data.run.counts;
+        drawSummary(data);
+        selected = null;
+        applyFilters();
+        if (keep && byId[keep]) {
+          var now = byId[keep];
+          selected = now;
+          rows[now.index].classList.add("selected");
+          // The detail is drawn again only when its question changed (a note being typed stays).
+          if (facts(now) !== drawn) render(now);
+        } else if (shown.length) {
+          select((shown.filter(function (q) { return q.decided !== "pass"; })[0] || shown[0]).id, false);
+        }
+      });
+  }
   if (DATA.viewer && DATA.run.status === "Running") {
+    var seen = null;
     var poll = function () {
       fetch(DATA.viewer.runs_api, { cache: "no-store" })
         .then(function (response) { return response.json(); })
         .then(function (data) {
           var run = data.runs.filter(function (r) { return r.id === DATA.run.id; })[0];
           if (!run) return;
-          document.getElementById("accuracy").textContent = "Accuracy: " + run.accuracy;
-          document.getElementById("run-status").textContent = run.status + (run.status === "Running" ? " " + run.graded + "/" + run.planned + " (reload for the questions graded since)" : " (reload for every question)");
-          if (run.status === "Running") setTimeout(poll, 1000);
+          document.getElementById("run-status").textContent = run.status + (run.status === "Running" ? " " + run.graded + "/" + run.planned : "");
+          var state = [run.status, run.graded, run.human].join(" ");
+          var next = state === seen ? Promise.resolve() : refresh();
+          seen = state;
+          return next.then(function () { if (run.status === "Running") setTimeout(poll, 1000); });
         })
         .catch(function () { setTimeout(poll, 5000); });
     };
