@@ -5,7 +5,9 @@ The decision, in order (the first that applies wins):
 1. ``skip:`` -> skipped (the agent is not asked).
 2. A certified query that does not resolve, or ground-truth SQL (main or any ``also_accept``)
    that fails or exceeds max_rows -> error (the agent is not asked).
-3. The agent failed (exception, exit status, timeout, bad answer format) -> error.
+3. The agent's endpoint could not be reached (429/5xx, refused or reset, after the retries)
+   -> error with ``error_kind: unreachable`` (not asked); the agent failed (exception, exit
+   status, timeout, bad answer format) -> error.
 4. No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
 5. No SQL (answered in words, or declined) -> review.
 6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
@@ -27,7 +29,7 @@ from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.files import CompareOptions, Question, TruthKind
 from sqlbench.text import joined_lines, one_line
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import NOT_ASKED, ErrorKind, ResultFlag, Verdict
 
 __all__ = [
     "LIMITS_REACHED",
@@ -104,6 +106,10 @@ class Grade:
     """Which ground truth ``comparison`` (and the reason) is about."""
     comparison: Comparison | None = None
     """The comparison behind a pass/fail/review of two results."""
+    error_kind: ErrorKind | None = None
+    """Why an ``error`` is no failure of the agent (its endpoint was unreachable)."""
+    flags: tuple[ResultFlag, ...] = ()
+    """Facts about the answer beside the verdict (``constant_answer``, ...)."""
 
 
 def grade_skipped(question: Question) -> Grade:
@@ -132,7 +138,11 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
 
 
 def agent_problem(answer: Answer) -> Grade | None:
-    """An error grade when the agent itself failed."""
+    """An error grade when the agent itself failed, or when its endpoint could not be reached
+    (``error_kind: unreachable``: the question was not asked)."""
+    if answer.unreachable is not None:
+        reason = f"{NOT_ASKED}{answer.unreachable} ({answer.error})"
+        return Grade(Verdict.ERROR, one_line(reason, _MAX_REASON), error_kind=ErrorKind.UNREACHABLE)
     if answer.error is not None:
         return Grade(Verdict.ERROR, joined_lines(f"agent error: {answer.error}", _MAX_REASON))
     return None

@@ -10,8 +10,10 @@ sides):
   rates, never counted as a regression or a fix; the paired test over questions still sees it;
 - changed: a non-pass verdict became another non-pass verdict (fail -> error): listed only.
 
-Questions on one side only are listed as added or removed, and questions skipped on one side
-only as skipped; none of these is counted. The significance of the difference comes from
+Questions on one side only are listed as added or removed, questions skipped on one side
+only as skipped, and questions not asked on either side (the agent's endpoint was unreachable:
+``error_kind: unreachable``) as not asked; none of these is counted, in the flips or in either
+side's accuracy. The significance of the difference comes from
 ``sqlbench.rundiff.stats`` (exact McNemar for single runs, exact sign-flip over per-question
 rates for repeated runs).
 """
@@ -60,6 +62,9 @@ class QuestionOutcome:
     """The ground-truth result's fingerprint and preview, when the run recorded one."""
     shown: TrialResult | None = field(default=None, compare=False, repr=False)
     """The trial a report details (the first that did not pass), when built from a run."""
+    not_asked: int = 0
+    """Trials not asked: the agent's endpoint was unreachable (their verdict reads ``error``);
+    left out of ``trials``."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -77,8 +82,19 @@ class QuestionOutcome:
 
     @cached_property
     def trials(self) -> int:
-        """Graded trials (skipped ones excluded)."""
-        return sum(1 for v in self.verdicts if v is not Verdict.SKIPPED)
+        """Graded trials (skipped and not asked ones excluded)."""
+        return sum(1 for v in self.verdicts if v is not Verdict.SKIPPED) - self.not_asked
+
+    @property
+    def unasked(self) -> bool:
+        """True when no trial was asked (the agent's endpoint was unreachable every time): not
+        in accuracy, not paired, listed as not asked."""
+        return self.not_asked > 0 and self.trials == 0
+
+    @property
+    def uncounted(self) -> bool:
+        """Skipped or not asked: in no accuracy and no flip."""
+        return self.skipped or self.unasked
 
     @cached_property
     def passes(self) -> int:
@@ -101,6 +117,8 @@ class QuestionOutcome:
         worse one: error, fail, review), as ``sqlbench show`` breaks ties."""
         if self.skipped:
             return Verdict.SKIPPED
+        if self.unasked:
+            return Verdict.ERROR
         if self.passes == self.trials:
             return Verdict.PASS
         others = Counter(v for v in self.verdicts if v not in (Verdict.PASS, Verdict.SKIPPED))
@@ -118,6 +136,8 @@ class QuestionOutcome:
     @property
     def summary(self) -> str:
         """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones."""
+        if self.unasked:
+            return "not asked"
         if self.trials <= 1:
             return self.verdict.value
         if self.flaky:
@@ -169,6 +189,7 @@ def side_from_run(
             question_scores(trials),
             truth_answer(trials),
             next((t for t in trials if t.verdict is not Verdict.PASS), trials[0]),
+            sum(1 for t in trials if t.not_asked),
         )
         for (space, name), trials in grouped.items()
     )
@@ -184,9 +205,9 @@ def side_accuracy(side: RunSide) -> Accuracy:
         >>> side_accuracy(RunSide("r", (q,))).label()
         '100% (1/1)'
     """
-    counts = [(o.passes, o.trials) for o in side.outcomes if not o.skipped]
+    counts = [(o.passes, o.trials) for o in side.outcomes if not o.uncounted]
     method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
-    return accuracy_of(counts, method)
+    return accuracy_of(counts, method, not_asked=sum(o.not_asked for o in side.outcomes))
 
 
 class ChangeKind(StrEnum):
@@ -199,6 +220,8 @@ class ChangeKind(StrEnum):
     ADDED = "added"
     REMOVED = "removed"
     SKIPPED = "skipped"
+    NOT_ASKED = "not asked"
+    """Not asked on base or head: the agent's endpoint was unreachable (never a regression)."""
 
 
 @dataclass(frozen=True)
@@ -274,6 +297,12 @@ class RunDiff:
         """Questions with a pass rate strictly between 0 and 1 on either side."""
         return self.of_kind(ChangeKind.FLAKY)
 
+    @property
+    def not_asked(self) -> list[Change]:
+        """Questions not asked on either side (an unreachable endpoint): the comparison is
+        incomplete until ``run --resume`` asks them."""
+        return self.of_kind(ChangeKind.NOT_ASKED)
+
 
 _ORDER = list(ChangeKind)
 
@@ -292,7 +321,7 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
     for key in sorted(base_by.keys() | head_by.keys()):
         old, new = base_by.get(key), head_by.get(key)
         kind = _classify(old, new)
-        if old is not None and new is not None and not old.skipped and not new.skipped:
+        if old is not None and new is not None and not old.uncounted and not new.uncounted:
             differences.append(new.rate - old.rate)
             regressions += kind is ChangeKind.REGRESSION
             fixes += kind is ChangeKind.FIX
@@ -340,7 +369,7 @@ def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:
 
 
 def _scores(side: RunSide) -> dict[str, dict[str, float]]:
-    return {o.full_name: dict(o.metrics) for o in side.outcomes if not o.skipped and o.metrics}
+    return {o.full_name: dict(o.metrics) for o in side.outcomes if not o.uncounted and o.metrics}
 
 
 def _index(side: RunSide) -> dict[tuple[str, str], QuestionOutcome]:
@@ -358,9 +387,13 @@ def _classify(old: QuestionOutcome | None, new: QuestionOutcome | None) -> Chang
         present = new if old is None else old
         if present is None or present.skipped:
             return None
+        if present.unasked:
+            return ChangeKind.NOT_ASKED
         return ChangeKind.ADDED if old is None else ChangeKind.REMOVED
     if old.skipped or new.skipped:
         return None if old.skipped and new.skipped else ChangeKind.SKIPPED
+    if old.unasked or new.unasked:
+        return ChangeKind.NOT_ASKED
     if old.flaky or new.flaky:
         return ChangeKind.FLAKY
     if old.rate == 1 and new.rate == 0:

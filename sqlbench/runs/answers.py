@@ -189,6 +189,9 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 agent_sql=answer.sql,
                 agent_error=answer.error,
                 timings_ms=timings,
+                error_kind=graded.error_kind,
+                flags=list(graded.flags),
+                retries=answer.retries,
             )
         trial = with_metrics(question, trial)
         if context.judge is not None:
@@ -406,6 +409,9 @@ def _trial(
         **base,
         verdict=graded.verdict,
         reason=graded.reason,
+        error_kind=graded.error_kind,
+        flags=list(graded.flags),
+        retries=answer.retries,
         matched_truth=graded.matched_truth,
         agent_sql=answer.sql,
         difference=difference_of(graded.comparison),
