@@ -42,7 +42,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.runs.provenance",
     ],
     # 2: ground truth per question; result-set comparison
-    ["sqlbench.truth", "sqlbench.compare"],
+    ["sqlbench.truth", "sqlbench.sqlreads", "sqlbench.compare"],
     # 3: warehouses
     ["sqlbench.engines"],
     # 4: agents

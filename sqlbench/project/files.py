@@ -33,6 +33,7 @@ class _Strict(BaseModel):
 OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
 ColumnsMode = Literal["superset", "exact"]
+ConstantAnswers = Literal["review", "fail", "allow"]
 CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass", "answer_changed"]
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -118,6 +119,10 @@ class CompareOptions(_Strict):
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: int = Field(0, ge=0, le=2**31 - 1)
     """The seed the variants are generated from (recorded with the run)."""
+    constant_answers: ConstantAnswers = "review"
+    """Agent SQL whose result cannot depend on the data (it reads no table or view, or only
+    literals make its output) where the ground truth reads the data: review, fail, or allow
+    (grade it as any other answer). Flagged ``constant_answer`` whatever this says."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
         """These options with a question's overrides applied."""
@@ -137,6 +142,7 @@ class CompareOverrides(_Strict):
     columns: ColumnsMode | None = None
     variants: int | None = Field(None, ge=0, le=MAX_VARIANTS)
     variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    constant_answers: ConstantAnswers | None = None
 
 
 class RunSettings(_Strict):
