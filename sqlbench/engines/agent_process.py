@@ -46,7 +46,7 @@ import pyarrow as pa
 
 from sqlbench.engines.base import Engine
 from sqlbench.engines.fetch import timed_out
-from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind, QueryProcessError
 
 _START_TIMEOUT_S = 600.0
 """How long a query process may take to start (its setup SQL runs again in it)."""
@@ -288,27 +288,31 @@ class QueryProcess:
             self._pending.pop(request, None)
 
     def _start(self) -> None:
-        """Start a query process and wait until its database is set up (caller holds _lock)."""
+        """Start a query process and wait until its database is set up (caller holds _lock).
+
+        Raises:
+            QueryProcessError: It could not start: the run's fault, not an answer's.
+        """
         conn = _ZYGOTE.fork()
         try:
             conn.send(self.spec)
             if not conn.poll(_START_TIMEOUT_S):
-                raise EngineError(
+                raise QueryProcessError(
                     f"sqlbench's {self.spec.label} query process did not start in time"
                 )
             first = conn.recv()
         except (OSError, EOFError) as err:
             conn.close()
-            raise EngineError(
+            raise QueryProcessError(
                 f"sqlbench's {self.spec.label} query process could not start "
-                f"({err or 'it stopped'})"
+                f"({str(err) or 'it stopped before it was ready'})"
             ) from err
         except EngineError:
             conn.close()
             raise
         if first[0] != "ready":
             conn.close()
-            raise EngineError(
+            raise QueryProcessError(
                 f"sqlbench's {self.spec.label} query process could not start: {first[1]}"
             )
         self._conn = conn
@@ -389,7 +393,9 @@ class _Zygote:
                 socket.send_fds(self._control, [b"f"], [theirs.fileno()])
             except OSError as err:
                 self._process = None
-                raise EngineError(f"sqlbench's query process could not start ({err})") from err
+                raise QueryProcessError(
+                    f"sqlbench's query process could not start ({err})"
+                ) from err
             finally:
                 theirs.close()
         return Connection(ours.detach())
@@ -406,7 +412,7 @@ class _Zygote:
             )
         except OSError as err:
             ours.close()
-            raise EngineError(f"cannot start sqlbench's query process: {err}") from err
+            raise QueryProcessError(f"cannot start sqlbench's query process: {err}") from err
         finally:
             theirs.close()
         if self._control is not None:
@@ -452,7 +458,14 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
         return
     send_lock = threading.Lock()
     held = _Held()
-    _limit_address_space(spec.address_space_mb + _RESERVED_MB)
+    try:
+        _limit_address_space(spec.address_space_mb + _RESERVED_MB)
+    except (ValueError, OSError) as err:  # a hard limit (ulimit -v) below what it needs
+        extra_mb = spec.address_space_mb + _RESERVED_MB
+        conn.send(
+            ("failed", f"it cannot set its address-space limit ({err}): {_hard_limit(extra_mb)}")
+        )
+        return
     threading.Thread(
         target=_watch_memory, args=(conn, send_lock, spec.address_space_mb, held), daemon=True
     ).start()
@@ -620,6 +633,22 @@ def _limit_address_space(extra_mb: int) -> None:
     import resource  # POSIX only, like the query process
 
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _hard_limit(extra_mb: int) -> str:
+    """The hard address-space limit in words, for the sentence saying why the query process
+    could not start (it needs what it holds plus ``extra_mb``)."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY:
+        return "no hard limit is set"
+    held = _vm_size_bytes() // 2**20
+    return (
+        f"the hard address-space limit (ulimit -v) is {hard // 2**20:,} MB and it needs "
+        f"{held + extra_mb:,} MB ({held:,} MB it holds and {extra_mb:,} MB for queries); raise "
+        "the limit or lower run.max_result_mb"
+    )
 
 
 def _vm_size_bytes() -> int:
