@@ -132,6 +132,12 @@ def test_429_always_is_not_asked_out_of_accuracy_and_resume_asks_it(
     endpoint.limited = lambda name: name == "total"
     result = invoke("run", "-C", str(project.root), "--agent", "api")
     assert "Accuracy: 100% (1/1, 1 not asked)" in result.stdout
+    # Resumed while the endpoint still answers 429: still not asked, JUnit skips it.
+    path = project.root.parent / "run.xml"
+    invoke("run", "-C", str(project.root), "--resume", "latest", "--format", "junit",
+           "--output", str(path))  # fmt: skip
+    junit = path.read_text()
+    assert 'skipped message="not asked: the agent' in junit and "<error" not in junit
     assert "1 not asked: the agent's endpoint answered 429" in result.stdout
     data = _json(invoke, project.root)
     by_name = {r["name"]: r for r in data["results"]}
@@ -167,10 +173,14 @@ def test_check_never_calls_a_question_not_asked_a_regression_and_exits_3(
     root = str(project.root)
     invoke("run", "-C", root, "--agent", "api", "--branch", "HEAD~1")  # the base, all pass
     endpoint.limited = lambda name: True
+    junit = project.root.parent / "junit.xml"
     result = invoke(
-        "check", "-C", root, "--base", "HEAD~1", "--head", "HEAD", "--agent", "api", exit_code=3
-    )
+        "check", "-C", root, "--base", "HEAD~1", "--head", "HEAD", "--agent", "api",
+        "--junit", str(junit), exit_code=3,
+    )  # fmt: skip
     assert "regression" in result.stdout and "0 regressions" in result.stdout
+    xml = junit.read_text()
+    assert xml.count("<skipped") == 2 and "<failure" not in xml
     assert "incomplete: 2 questions not asked (s/rows, s/total)" in result.stderr
     assert "re-run with --resume" in result.stderr
 
