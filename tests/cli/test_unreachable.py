@@ -205,3 +205,13 @@ def test_a_policy_failure_wins_over_incomplete(
         "check", "-C", root, "--base", "HEAD~2", "--head", "HEAD", "--agent", "api", exit_code=1
     )
     assert "incomplete: 1 question not asked (s/total)" in result.stderr
+
+
+def test_a_refused_connection_is_not_asked(invoke: Invoke, tmp_path: Path) -> None:
+    closed = Endpoint()  # bound, then closed: nothing listens on its port
+    url = closed.url
+    closed.httpd.server_close()
+    GitRepo.init(tmp_path / "r").commit(_files(url))
+    result = invoke("run", "-C", str(tmp_path / "r"), "--agent", "api")
+    assert "Accuracy: n/a (0/0, 2 not asked)" in result.stdout
+    assert "2 not asked: the agent's endpoint refused or reset the connection" in result.stdout
