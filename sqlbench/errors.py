@@ -65,6 +65,12 @@ class EngineError(SqlbenchError):
     """The warehouse could not be opened or set up (bad URL, missing driver, failing setup SQL)."""
 
 
+class QueryProcessError(EngineError):
+    """sqlbench's query process for agent SQL could not start (a hard address-space limit below
+    what it needs, setup SQL that fails when run a second time): a fault of the run, never a
+    verdict of the answer that happened to meet it."""
+
+
 class EnvVarError(SqlbenchError):
     """A ``${NAME}`` that is malformed, or names a variable that is not set."""
 

@@ -8,8 +8,8 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """What a ``sqlbench`` command's exit status means (docs/commands.md: 0 done, 1 failed a gate, 2
-    error).
+    """What a ``sqlbench`` command's exit status means (docs/commands.md: 0 done, 1 failed a
+    gate, 2 error, 3 ``check`` incomplete).
 
     Example:
         >>> int(ExitCode.FAIL)
@@ -22,5 +22,8 @@ class ExitCode(IntEnum):
     """A gate failed: ``--fail-under``, the ``check`` policy, ``validate`` errors."""
     ERROR = 2
     """A ``SqlbenchError``: bad input or options, an unreachable warehouse, a missing run."""
+    INCOMPLETE = 3
+    """``check`` only: the policy would pass, but questions were not asked because the agent's
+    endpoint was unreachable (``run --resume`` asks them)."""
     INTERRUPTED = 130
     """Ctrl-C or SIGTERM (128 + SIGINT), as shells report it."""

@@ -6,18 +6,26 @@ The decision, in order (the first that applies wins):
 1. ``skip:`` -> skipped (the agent is not asked).
 2. A certified query that does not resolve, or ground-truth SQL (main or any ``also_accept``)
    that fails or exceeds max_rows -> error (the agent is not asked).
-3. The agent failed (exception, exit status, timeout, bad answer format) -> error.
+3. The agent's endpoint could not be reached (429/5xx, refused or reset, after the retries)
+   -> error with ``error_kind: unreachable`` (not asked); the agent failed (exception, exit
+   status, timeout, bad answer format) -> error.
 4. No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
 5. No SQL (answered in words, or declined) -> review.
 6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
    not read-only); a warehouse connection lost twice -> error (not the agent's fault).
 7. The result matches the ground truth or any ``also_accept`` -> pass; else review when any of
    those comparisons was ambiguous (with its reason), else fail with the main one's reason.
+8. The answer's flags: a pass whose SQL does not read the data where the ground truth does ->
+   review (``compare: constant_answers``), ``constant_answer``; a trace whose tool calls name
+   the question or certified-query files or the store -> review, ``ground_truth_seen``; SQL
+   that reproduces the certified query of its question -> ``from_certified_query``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -27,8 +35,10 @@ from sqlbench.compare import Comparison, compare_results
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.project.files import CompareOptions, Question, TruthKind
+from sqlbench.project.gitfs import STORE_DIR
+from sqlbench.sqlreads import reads_data, same_query
 from sqlbench.text import joined_lines, one_line
-from sqlbench.verdicts import MAX_REASON, Verdict
+from sqlbench.verdicts import MAX_REASON, NOT_ASKED, ErrorKind, ResultFlag, Verdict
 
 __all__ = [
     "LIMITS_REACHED",
@@ -104,6 +114,10 @@ class Grade:
     """Which ground truth ``comparison`` (and the reason) is about."""
     comparison: Comparison | None = None
     """The comparison behind a pass/fail/review of two results."""
+    error_kind: ErrorKind | None = None
+    """Why an ``error`` is no failure of the agent (its endpoint was unreachable)."""
+    flags: tuple[ResultFlag, ...] = ()
+    """Facts about the answer beside the verdict (``constant_answer``, ...)."""
 
 
 def grade_skipped(question: Question) -> Grade:
@@ -132,7 +146,11 @@ def truth_problem(question: Question, truths: Sequence[TruthOutcome]) -> Grade |
 
 
 def agent_problem(answer: Answer) -> Grade | None:
-    """An error grade when the agent itself failed."""
+    """An error grade when the agent itself failed, or when its endpoint could not be reached
+    (``error_kind: unreachable``: the question was not asked)."""
+    if answer.unreachable is not None:
+        reason = f"{NOT_ASKED}{answer.unreachable} ({answer.error})"
+        return Grade(Verdict.ERROR, one_line(reason, MAX_REASON), error_kind=ErrorKind.UNREACHABLE)
     if answer.error is not None:
         return Grade(Verdict.ERROR, joined_lines(f"agent error: {answer.error}", MAX_REASON))
     return None
@@ -159,6 +177,8 @@ def grade(
         dialect: sqlglot dialect of the ground-truth SQL (for ``order: auto``).
     """
     graded = _grade(question, truths, answer, agent_outcome, options=options, dialect=dialect)
+    if graded.verdict in (Verdict.PASS, Verdict.FAIL, Verdict.REVIEW):
+        graded = _answer_facts(graded, question, truths, answer, options, dialect)
     if answer.replaced_chars and question.skip is None:
         chars, verb = ("character", "was") if answer.replaced_chars == 1 else ("characters", "were")
         note = (
@@ -196,6 +216,87 @@ def _grade(
     if agent_outcome is None:
         raise ValueError("grade() needs the agent's SQL outcome when the answer has SQL")
     return _compare_all(truths, agent_outcome, options, dialect)
+
+
+CONSTANT_REASON = "the agent's SQL does not read the data: its result is a constant"
+_ANSWER_KEY = re.compile(
+    r"(?:^|[\\/\s\"'`=:,(\[])(eval_questions|certified_queries|" + re.escape(STORE_DIR) + r")"
+    r"(?=$|[\\/\s\"'`),\]])"
+)
+"""A path naming the project's question files, certified queries or run store (the folder's
+name as a whole path component: ``eval_questions/q.yml``, ``../certified_queries``)."""
+
+
+def _answer_facts(
+    graded: Grade,
+    question: Question,
+    truths: Sequence[TruthOutcome],
+    answer: Answer,
+    options: CompareOptions,
+    dialect: str,
+) -> Grade:
+    """The grade with the answer's flags (docs/verdicts.md, "Flags"): a trace that reads the
+    answer key makes a pass or fail ``review``; a constant pass is ``review`` (or what
+    ``compare: constant_answers`` says); a reproduction of the certified query is marked."""
+    flags = list(graded.flags)
+    sql = answer.sql if answer.sql is not None and answer.sql.strip() else None
+    if (
+        sql is not None
+        and question.truth_kind is TruthKind.CERTIFIED_QUERY
+        and question.truth_sql is not None
+        and same_query(sql, question.truth_sql, dialect)
+    ):
+        flags.append(ResultFlag.FROM_CERTIFIED_QUERY)
+    if (
+        graded.verdict is Verdict.PASS
+        and sql is not None
+        and _constant(sql, truths, graded, dialect)
+    ):
+        flags.append(ResultFlag.CONSTANT_ANSWER)
+        if options.constant_answers != "allow":
+            verdict = Verdict.REVIEW if options.constant_answers == "review" else Verdict.FAIL
+            graded = replace(graded, verdict=verdict, reason=CONSTANT_REASON, matched_truth=None)
+    seen = _answer_key_call(answer)
+    if seen is not None:
+        flags.append(ResultFlag.GROUND_TRUTH_SEEN)
+        if graded.verdict is not Verdict.REVIEW:
+            reason = (
+                f"the agent's trace reads the answer key ({seen}): a person must judge this "
+                f"answer; graded {graded.verdict.value}: {graded.reason}"
+            )
+            graded = replace(
+                graded,
+                verdict=Verdict.REVIEW,
+                reason=one_line(reason, MAX_REASON),
+                matched_truth=None,
+            )
+    return replace(graded, flags=tuple(dict.fromkeys(flags))) if flags else graded
+
+
+def _constant(sql: str, truths: Sequence[TruthOutcome], graded: Grade, dialect: str) -> bool:
+    """Whether the agent's ``sql`` cannot depend on the data while the ground truth it matched
+    does (a ground truth that is itself a constant makes no claim)."""
+    truth = truths[graded.matched_truth or 0].sql if truths else None
+    if truth is None or reads_data(truth, dialect) is not True:
+        return False
+    return reads_data(sql, dialect) is False
+
+
+def _answer_key_call(answer: Answer) -> str | None:
+    """``tool call read_file names eval_questions/q.yml``: the first tool call of the trace
+    whose arguments name the answer key's files; None when none does."""
+    for call in answer.tool_calls:
+        text = (
+            call.arguments
+            if isinstance(call.arguments, str)
+            else json.dumps(call.arguments, default=str)
+        )
+        found = _ANSWER_KEY.search(text or "")
+        if found is not None:
+            start = max(0, found.start(1) - 40)
+            named = one_line(text[start : found.end(1) + 40], 100)
+            return f"tool call {call.name!r} names {found.group(1)}: {named}"
+    return None
 
 
 def compare_under(

@@ -2,10 +2,11 @@
 
 Every temporary folder sqlbench makes is named ``sqlbench-<kind>-<pid>.<start>-<label>-<random>``
 (``kind``: ``tree`` for a branch's files, ``duckdb`` for DuckDB's spill folder, ``variants``
-for SQLite data variants; ``start``: when the process started, ``processes.process_started``,
-left out where unknown). A process killed with ``kill -9`` cannot remove its own; the next
-``make_temp`` removes every such folder of this user whose process is no longer running, or
-whose pid now names another process (one that started at another time).
+for SQLite data variants, ``agent`` for a ``command`` agent's working folder; ``start``: when
+the process started, ``processes.process_started``, left out where unknown). A process killed
+with ``kill -9`` cannot remove its own; the next ``make_temp`` removes every such folder of this
+user whose process is no longer running, or whose pid now names another process (one that
+started at another time).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from sqlbench.processes import process_started
 
-_NAME = re.compile(r"sqlbench-(tree|duckdb|variants)-(\d+)(?:\.(\d+))?-")
+_NAME = re.compile(r"sqlbench-(tree|duckdb|variants|agent)-(\d+)(?:\.(\d+))?-")
 
 
 def make_temp(kind: str, label: str = "") -> Path:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from sqlbench.agents.base import Answer
+from sqlbench.agents.base import Answer, ToolCall
 from sqlbench.engines.base import ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 from sqlbench.grading import TruthOutcome, agent_problem, grade, grade_skipped, truth_problem
 from sqlbench.project.files import CompareOptions, Question
 from sqlbench.runs.previews import difference_of
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import ResultFlag, Verdict
 
 OPTIONS = CompareOptions()
 
@@ -272,3 +272,48 @@ def test_large_results_are_compared_one_pair_at_a_time(monkeypatch: pytest.Monke
         for grader in graders:
             grader.join()
     assert most == {"large": 1, "small": 3}
+
+
+def _read(path: str) -> ToolCall:
+    return ToolCall(name="read_file", arguments={"path": path}, output="eval_questions: ...")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["eval_questions/q.yml", "/home/me/proj/certified_queries/sales.yml", "../.sqlbench/runs.db"],
+)
+def test_a_trace_that_reads_the_answer_key_is_review_flagged(path: str) -> None:
+    q = question("SELECT SUM(x) FROM t", sql="SELECT SUM(x) FROM t")
+    answer = Answer(sql="SELECT SUM(x) FROM t", tool_calls=[_read(path)])
+    graded = grade(q, [truth("SELECT SUM(x) FROM t")], answer, result(s=[3]), options=OPTIONS,
+                   dialect="duckdb")  # fmt: skip
+    assert graded.verdict is Verdict.REVIEW
+    assert graded.reason.startswith("the agent's trace reads the answer key (tool call 'read_file'")
+    assert "graded pass" in graded.reason
+    assert ResultFlag.GROUND_TRUTH_SEEN in graded.flags
+
+
+def test_identical_sql_or_a_lookalike_name_is_no_evidence_of_reading_the_key() -> None:
+    q = question("SELECT SUM(x) FROM t", sql="SELECT SUM(x) FROM t")
+    calls = [_read("my_eval_questions_notes.md"), ToolCall(name="run_sql", arguments="SELECT 1")]
+    answer = Answer(sql="SELECT SUM(x) FROM t", tool_calls=calls)
+    graded = grade(q, [truth("SELECT SUM(x) FROM t")], answer, result(s=[3]), options=OPTIONS,
+                   dialect="duckdb")  # fmt: skip
+    assert graded.verdict is Verdict.PASS and graded.flags == ()
+
+
+def test_reproducing_the_certified_query_of_the_question_is_flagged() -> None:
+    certified = "SELECT region, SUM(amount) FROM orders GROUP BY region"
+    q = question(certified, certifiedQuery="revenue_by_region")
+    same = Answer(sql="select region,\n  sum(AMOUNT) from ORDERS group by region;")
+    graded = grade(q, [truth(certified)], same, result(n=[3]), options=OPTIONS, dialect="duckdb")
+    assert graded.verdict is Verdict.PASS
+    assert graded.flags == (ResultFlag.FROM_CERTIFIED_QUERY,)
+    other = Answer(sql="SELECT region, SUM(amount) AS s FROM orders GROUP BY 1")
+    graded = grade(q, [truth(certified)], other, result(n=[3]), options=OPTIONS, dialect="duckdb")
+    assert graded.verdict is Verdict.PASS and graded.flags == ()
+    # Inline ground truth: no certified query to recall.
+    inline = question(certified, sql=certified)
+    graded = grade(inline, [truth(certified)], same, result(n=[3]), options=OPTIONS,
+                   dialect="duckdb")  # fmt: skip
+    assert graded.flags == ()

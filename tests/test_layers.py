@@ -41,7 +41,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.records",  # what every upper layer reads: run records, accuracy, rates
     ],
     # 2: ground truth per question; result-set comparison
-    ["sqlbench.truth", "sqlbench.compare"],
+    ["sqlbench.truth", "sqlbench.sqlreads", "sqlbench.compare"],
     # 3: warehouses
     ["sqlbench.engines"],
     # 4: agents

@@ -66,6 +66,14 @@ class Answer(BaseModel):
     no LLM endpoint); never read from an agent's reply."""
     latency_ms: float | None = None
     """Filled by sqlbench, never by the agent."""
+    unreachable: str | None = None
+    """What the agent's endpoint did when the answer could not be obtained after the retries
+    (``answered 429``, ``refused or reset the connection``): the question was not asked, which
+    is no failure of the agent (docs/verdicts.md). Set by ``agents.call``, never read from an
+    agent."""
+    retries: int = 0
+    """How many times the agent was asked again after a transient failure (HTTP 429/5xx, a
+    refused or reset connection); set by ``agents.call``, never read from an agent."""
     replaced_chars: int = 0
     """How many characters of the answer were not valid text (lone surrogates, NUL) and were
     replaced with U+FFFD before it was used (``agents.call``); never read from an agent."""

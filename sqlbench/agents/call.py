@@ -44,9 +44,28 @@ _ANSWER_FIELDS = ("sql", "answer", "tool_calls", "usage", "error")
 class RetryLater(AgentTransientError):
     """A transient failure whose server said when to retry (HTTP ``Retry-After``)."""
 
-    def __init__(self, message: str, retry_after_s: float | None) -> None:
+    def __init__(
+        self, message: str, retry_after_s: float | None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+        self.status = status
+        """The HTTP status (429, 503, ...), when the server answered."""
+
+
+def endpoint_fault(err: AgentTransientError) -> str:
+    """What an unreachable endpoint did, for "not asked: the agent's endpoint ...".
+
+    Example:
+        >>> endpoint_fault(RetryLater("HTTP 429 from x", None, 429))
+        'answered 429'
+        >>> endpoint_fault(AgentTransientError("cannot reach x: refused"))
+        'refused or reset the connection'
+    """
+    status = getattr(err, "status", None)
+    if status is not None:
+        return f"answered {status}"
+    return "refused or reset the connection"
 
 
 def time_left() -> float | None:
@@ -79,8 +98,8 @@ def parse_answer(
     if trace_format is not TraceFormat.SQLBENCH and not isinstance(raw, (Answer, str)):
         raw = adapt(raw, trace_format)
     if isinstance(raw, Answer):
-        if raw.latency_ms is not None:
-            raw = raw.model_copy(update={"latency_ms": None})
+        if raw.latency_ms is not None or raw.unreachable is not None or raw.retries:
+            raw = raw.model_copy(update={"latency_ms": None, "unreachable": None, "retries": 0})
         return _checked(raw, as_recorded=as_recorded)
     if isinstance(raw, str):
         if not raw.strip():
@@ -197,7 +216,10 @@ def ask(
     Returns:
         The validated answer with ``latency_ms`` (the whole call), or an answer whose
         ``error`` is a one-line reason: exception text, exit status with stderr's tail,
-        timeout, malformed or wrongly typed output, or the agent's own ``error``.
+        timeout, malformed or wrongly typed output, or the agent's own ``error``. When the
+        retries ran out on transient failures (the endpoint answered 429/5xx, or refused or
+        reset the connection), ``unreachable`` also says what the endpoint did: the question
+        was not asked.
     """
     start = time.monotonic()
     deadline = start + timeout_s
@@ -212,10 +234,13 @@ def ask(
                 delay = max(delay, err.retry_after_s)
             if attempt >= retries:
                 tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                answer = Answer(error=one_line(f"{err}{tries}"))
+                answer = Answer(error=one_line(f"{err}{tries}"), unreachable=endpoint_fault(err))
                 break
             if time.monotonic() + delay >= deadline:
-                answer = Answer(error=one_line(f"{err} (no time left to retry in {timeout_s:g}s)"))
+                answer = Answer(
+                    error=one_line(f"{err} (no time left to retry in {timeout_s:g}s)"),
+                    unreachable=endpoint_fault(err),
+                )
                 break
             time.sleep(delay)
             attempt += 1
@@ -229,7 +254,7 @@ def ask(
             answer = Answer(error=one_line(f"{type(err).__name__}: {err}"))
             break
     latency_ms = (time.monotonic() - start) * 1000.0
-    return _valid_unicode(answer).model_copy(update={"latency_ms": latency_ms})
+    return _valid_unicode(answer).model_copy(update={"latency_ms": latency_ms, "retries": attempt})
 
 
 def _valid_unicode(answer: Answer) -> Answer:

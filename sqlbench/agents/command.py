@@ -1,8 +1,10 @@
 """The ``command`` kind: a program run per question, JSON request on stdin, answer on stdout.
 
-The program runs in the project folder with the run's environment, in its own process group
-(session), so that a timeout kills it and everything it started. A non-zero exit is an agent
-error that keeps the tail of stderr; stdout holds a JSON answer object or bare SQL text.
+The program runs in a working folder of its own holding the agent's files but not the answer
+key, with an allow-listed environment (``sqlbench.agents.workdir``; docs/security.md), in its
+own process group (session), so that a timeout kills it and everything it started. A non-zero
+exit is an agent error that keeps the tail of stderr; stdout holds a JSON answer object or bare
+SQL text.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field
 
@@ -27,6 +30,7 @@ from sqlbench.agents.call import parse_output_text, time_left
 from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, KindOptions, problem, project_root_of
 from sqlbench.agents.traces import TraceFormat
+from sqlbench.agents.workdir import agent_env, forbidden_env_names, program_path, working_folder
 from sqlbench.errors import AgentError, Problem, Severity
 from sqlbench.project.files import AgentConfig
 
@@ -47,6 +51,11 @@ class CommandOptions(KindOptions):
     """The program and its arguments: one string split like a shell, or a list."""
     trace_format: TraceFormat = TraceFormat.SQLBENCH
     """The shape of the printed answer (``sqlbench.agents.traces``)."""
+    env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = Field(
+        default_factory=list
+    )
+    """Environment variables passed to the program by name, beside the allow-list every
+    command agent gets (sqlbench's own ``SQLBENCH_*`` variables cannot be named)."""
 
 
 def command_argv(command: str | list[str]) -> list[str]:
@@ -291,6 +300,9 @@ def _check(config: AgentConfig, options: CommandOptions) -> list[Problem]:
         argv = command_argv(options.command)
     except ValueError as err:
         return [problem(config, f"`command` cannot be split like a shell command: {err}")]
+    forbidden = forbidden_env_names(options.env)
+    if forbidden:
+        return [problem(config, _forbidden_sentence(forbidden))]
     program = argv[0]
     root = project_root_of(config)
     script = _script_argument(argv)
@@ -307,8 +319,8 @@ def _check(config: AgentConfig, options: CommandOptions) -> list[Problem]:
             return [
                 problem(
                     config,
-                    f"the program {program!r} does not exist in the project "
-                    "folder (commands run there)",
+                    f"the program {program!r} does not exist in the project folder (it is "
+                    "copied from there into the agent's working folder)",
                     Severity.WARNING,
                 )
             ]
@@ -359,13 +371,26 @@ def _build(config: AgentConfig, options: CommandOptions, context: AgentContext) 
         argv = command_argv(options.command)
     except ValueError as err:
         raise AgentError(f"agent '{config.name}': `command` is not usable: {err}") from err
+    forbidden = forbidden_env_names(options.env, [n for n in [context.llm.api_key_env] if n])
+    if forbidden:
+        raise AgentError(f"agent '{config.name}': {_forbidden_sentence(forbidden)}")
+    root = context.project_root
+    folder = working_folder(config.name, root, config.base_dir, argv)
     return CommandAgent(
         config.name,
-        argv,
-        context.project_root,
-        context.env,
+        program_path(argv, context.env, root),
+        folder,
+        agent_env(context.env, options.env, project_root=root.resolve(), folder=folder),
         context.run.agent_timeout_s,
         options.trace_format,
+    )
+
+
+def _forbidden_sentence(names: list[str]) -> str:
+    return (
+        f"`env` names {', '.join(names)}: sqlbench's own variables and the keys of its LLM "
+        "endpoint and judge are never passed to an agent (docs/security.md); give the agent "
+        "a variable of its own"
     )
 
 

@@ -180,7 +180,7 @@ def _status_error(status: int, body: bytes, headers: httpx.Headers, where: str) 
     tail = secrets.scrub(one_line(body.decode("utf-8", "replace"), _BODY_TAIL))
     message = f"HTTP {status} from {where}" + (f": {tail}" if tail else "")
     if status == 429 or status >= 500:
-        return RetryLater(message, _retry_after(headers))
+        return RetryLater(message, _retry_after(headers), status)
     return AgentError(message)
 
 

@@ -136,7 +136,8 @@ def check_command(
     markdown_path: Path | None,
 ) -> None:
     """The pull-request check: compare --base with --head (the working tree by default) and
-    exit 1 when the check policy fails, 0 when it passes, 2 on setup errors.
+    exit 1 when the check policy fails, 0 when it passes, 2 on setup errors, 3 when it would
+    pass but questions were not asked (the agent's endpoint was unreachable).
 
     The policy comes from `check:` in sqlbench.yml at the head, flags on top. A stored run with
     the same identity is reused for either side, so a check whose base was run before costs one
@@ -183,7 +184,12 @@ def check_command(
         click.echo(markdown, nl=False)
     else:
         click.echo(rundiff_text.render_check(result), nl=False)
-    ctx.exit(ExitCode.OK if result.passed else ExitCode.FAIL)
+    incomplete = result.incomplete_message()
+    if incomplete is not None:
+        note(incomplete)
+    if not result.passed:
+        ctx.exit(ExitCode.FAIL)
+    ctx.exit(ExitCode.INCOMPLETE if result.incomplete else ExitCode.OK)
 
 
 def stdout_is_terminal() -> bool:

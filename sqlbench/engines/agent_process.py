@@ -41,7 +41,7 @@ from typing import Any
 import pyarrow as pa
 
 from sqlbench.engines.fetch import timed_out
-from sqlbench.errors import EngineError, QueryError, QueryErrorKind
+from sqlbench.errors import EngineError, QueryError, QueryErrorKind, QueryProcessError
 
 _START_TIMEOUT_S = 600.0
 """How long a query process may take to start (its setup SQL runs again in it)."""
@@ -266,27 +266,31 @@ class QueryProcess:
             self._pending.pop(request, None)
 
     def _start(self) -> None:
-        """Start a query process and wait until its database is set up (caller holds _lock)."""
+        """Start a query process and wait until its database is set up (caller holds _lock).
+
+        Raises:
+            QueryProcessError: It could not start: the run's fault, not an answer's.
+        """
         conn = _ZYGOTE.fork()
         try:
             conn.send(self.spec)
             if not conn.poll(_START_TIMEOUT_S):
-                raise EngineError(
+                raise QueryProcessError(
                     f"sqlbench's {self.spec.label} query process did not start in time"
                 )
             first = conn.recv()
         except (OSError, EOFError) as err:
             conn.close()
-            raise EngineError(
+            raise QueryProcessError(
                 f"sqlbench's {self.spec.label} query process could not start "
-                f"({err or 'it stopped'})"
+                f"({str(err) or 'it stopped before it was ready'})"
             ) from err
         except EngineError:
             conn.close()
             raise
         if first[0] != "ready":
             conn.close()
-            raise EngineError(
+            raise QueryProcessError(
                 f"sqlbench's {self.spec.label} query process could not start: {first[1]}"
             )
         self._conn = conn
@@ -372,7 +376,9 @@ class _Zygote:
                 socket.send_fds(self._control, [b"f"], [theirs.fileno()])
             except OSError as err:
                 self._process = None
-                raise EngineError(f"sqlbench's query process could not start ({err})") from err
+                raise QueryProcessError(
+                    f"sqlbench's query process could not start ({err})"
+                ) from err
             finally:
                 theirs.close()
         return Connection(ours.detach())
@@ -389,7 +395,7 @@ class _Zygote:
             )
         except OSError as err:
             ours.close()
-            raise EngineError(f"cannot start sqlbench's query process: {err}") from err
+            raise QueryProcessError(f"cannot start sqlbench's query process: {err}") from err
         finally:
             theirs.close()
         if self._control is not None:

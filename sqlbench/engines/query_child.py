@@ -77,7 +77,14 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
         return
     send_lock = threading.Lock()
     held = _Held()
-    _limit_address_space(spec.address_space_mb + _RESERVED_MB)
+    try:
+        _limit_address_space(spec.address_space_mb + _RESERVED_MB)
+    except (ValueError, OSError) as err:  # a hard limit (ulimit -v) below what it needs
+        extra_mb = spec.address_space_mb + _RESERVED_MB
+        conn.send(
+            ("failed", f"it cannot set its address-space limit ({err}): {_hard_limit(extra_mb)}")
+        )
+        return
     threading.Thread(
         target=_watch_memory, args=(conn, send_lock, spec.address_space_mb, held), daemon=True
     ).start()
@@ -245,6 +252,22 @@ def _limit_address_space(extra_mb: int) -> None:
     import resource  # POSIX only, like the query process
 
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _hard_limit(extra_mb: int) -> str:
+    """The hard address-space limit in words, for the sentence saying why the query process
+    could not start (it needs what it holds plus ``extra_mb``)."""
+    import resource
+
+    hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    if hard == resource.RLIM_INFINITY:
+        return "no hard limit is set"
+    held = _vm_size_bytes() // 2**20
+    return (
+        f"the hard address-space limit (ulimit -v) is {hard // 2**20:,} MB and it needs "
+        f"{held + extra_mb:,} MB ({held:,} MB it holds and {extra_mb:,} MB for queries); raise "
+        "the limit or lower run.max_result_mb"
+    )
 
 
 def _vm_size_bytes() -> int:

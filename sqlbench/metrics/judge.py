@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from sqlbench.agents.call import RetryLater
+from sqlbench.agents.call import RetryLater, endpoint_fault
 from sqlbench.errors import AgentError, AgentTransientError, SqlbenchError
 from sqlbench.project import envvars
 from sqlbench.project.files import JudgeSettings
@@ -195,8 +195,14 @@ class Judge:
                 )
             except AgentTransientError as err:
                 if attempt >= endpoint.retries:
+                    # An unreachable judge says nothing of the answer: the metric is "not
+                    # judged" (no score), never a low score (docs/metrics.md).
                     tries = f" (after {attempt + 1} attempts)" if attempt else ""
-                    raise JudgeError(self._safe(f"the judge failed: {err}{tries}")) from err
+                    raise JudgeError(
+                        self._safe(
+                            f"not judged: the judge's endpoint {endpoint_fault(err)} ({err}{tries})"
+                        )
+                    ) from err
                 delay = min(_MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(1.0, 1.25)
                 if isinstance(err, RetryLater) and err.retry_after_s is not None:
                     delay = max(delay, err.retry_after_s)

@@ -35,6 +35,7 @@ class _Strict(BaseModel):
 OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
 ColumnsMode = Literal["superset", "exact"]
+ConstantAnswers = Literal["review", "fail", "allow"]
 CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass", "answer_changed"]
 
 # Each bounded setting is defined once, here, with its range; the project-wide model
@@ -134,6 +135,10 @@ class CompareOptions(_Strict):
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: VariantSeed = 0
     """The seed the variants are generated from (recorded with the run)."""
+    constant_answers: ConstantAnswers = "review"
+    """Agent SQL whose result cannot depend on the data (it reads no table or view, or only
+    literals make its output) where the ground truth reads the data: review, fail, or allow
+    (grade it as any other answer). Flagged ``constant_answer`` whatever this says."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
         """These options with a question's overrides applied."""
@@ -155,6 +160,7 @@ class CompareOverrides(_Strict):
     columns: ColumnsMode | None = None
     variants: VariantCount | None = None
     variants_seed: VariantSeed | None = None
+    constant_answers: ConstantAnswers | None = None
 
 
 class RunSettings(_Strict):

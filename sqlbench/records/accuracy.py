@@ -47,6 +47,12 @@ class Accuracy(BaseModel):
     """How ``interval`` was computed."""
     human: int = 0
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
+    not_asked: int = 0
+    """Answers not obtained because the agent's endpoint was unreachable (``error_kind:
+    unreachable``): outside ``total``, counted apart."""
+    from_certified_query: int = 0
+    """Of the passes, how many reproduced the certified query that is their question's ground
+    truth (``from_certified_query``)."""
 
     def label(self) -> str:
         """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted, the number of
@@ -60,16 +66,20 @@ class Accuracy(BaseModel):
             '99.5% (199/200)'
             >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3, human=1).label()
             '67% (2/3, 1 decided by a person)'
+            >>> Accuracy(passed=1, total=1, questions=1, value=1.0, not_asked=2).label()
+            '100% (1/1, 2 not asked)'
         """
         counts = f"{self.passed}/{self.total}"
         if self.human:
             counts += f", {self.human} decided by a person"
+        if self.not_asked:
+            counts += f", {self.not_asked} not asked"
         if self.value is None:
             return f"n/a ({counts})"
         return f"{percent(self.value)} ({counts})"
 
     @classmethod
-    def of_trials(cls, passed: int, total: int, *, human: int = 0) -> Accuracy:
+    def of_trials(cls, passed: int, total: int, *, human: int = 0, not_asked: int = 0) -> Accuracy:
         """From trial counts alone (``passed / total``), without an interval.
 
         Example:
@@ -77,11 +87,30 @@ class Accuracy(BaseModel):
             'n/a (0/0)'
         """
         value = passed / total if total else None
-        return cls(passed=passed, total=total, value=value, human=human)
+        return cls(passed=passed, total=total, value=value, human=human, not_asked=not_asked)
+
+    def certified_label(self) -> str | None:
+        """``12 of 28 passes reproduced the certified query``; None when none did.
+
+        Example:
+            >>> Accuracy(passed=28, total=30, value=0.9, from_certified_query=12).certified_label()
+            '12 of 28 passes reproduced the certified query'
+        """
+        if not self.from_certified_query:
+            return None
+        return (
+            f"{self.from_certified_query} of {self.passed} pass{'' if self.passed == 1 else 'es'} "
+            "reproduced the certified query"
+        )
 
 
 def accuracy_of(
-    counts: Sequence[tuple[int, int]], method: IntervalMethod | None, *, human: int = 0
+    counts: Sequence[tuple[int, int]],
+    method: IntervalMethod | None,
+    *,
+    human: int = 0,
+    not_asked: int = 0,
+    from_certified_query: int = 0,
 ) -> Accuracy:
     """The accuracy of questions given as ``(passing trials, trials)`` pairs, skipped questions
     left out, with an interval computed by ``method`` (none when None); ``human`` questions
@@ -110,4 +139,6 @@ def accuracy_of(
         interval=interval,
         method=method if interval is not None else None,
         human=human,
+        not_asked=not_asked,
+        from_certified_query=from_certified_query,
     )

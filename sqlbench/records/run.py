@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sqlbench.records.accuracy import Accuracy
 from sqlbench.records.provenance import ImportOrigin
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import NOT_ASKED, ErrorKind, ResultFlag, Verdict
 
 JsonValue = Any
 """A value that ``json.dumps`` accepts (None, bool, int, float, str, lists and dicts of them)."""
@@ -197,6 +197,15 @@ class TrialResult(_Model):
     verdict: Verdict
     reason: str
     """One line a person can act on."""
+    error_kind: ErrorKind | None = None
+    """Why an ``error`` is no failure of the agent: ``unreachable`` (its endpoint could not be
+    reached, so the question was not asked; left out of accuracy; ``run --resume`` asks it
+    again). None for every other verdict and error."""
+    flags: list[ResultFlag] = Field(default_factory=list)
+    """Facts about the answer beside its verdict: ``constant_answer``, ``ground_truth_seen``,
+    ``from_certified_query`` (docs/verdicts.md)."""
+    retries: int = 0
+    """How many times the agent was asked again after a transient endpoint failure."""
     question: str = ""
     """The question text as asked."""
     tags: list[str] = Field(default_factory=list)
@@ -240,6 +249,19 @@ class TrialResult(_Model):
     def full_name(self) -> str:
         """``space/name``."""
         return f"{self.space}/{self.name}"
+
+    @property
+    def not_asked(self) -> bool:
+        """The question was not asked: the agent's endpoint could not be reached."""
+        return self.error_kind is ErrorKind.UNREACHABLE
+
+    @property
+    def endpoint_fault(self) -> str | None:
+        """What the agent's endpoint did when the question was not asked (``answered 429``,
+        ``refused or reset the connection``); None when it was asked."""
+        if not self.not_asked:
+            return None
+        return self.reason.removeprefix(NOT_ASKED).partition(" (")[0]
 
 
 class RunInfo(_Model):

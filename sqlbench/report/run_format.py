@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod
 from sqlbench.records.run import HumanReview, RunInfo, utc_now
-from sqlbench.runs.scores import QuestionResult, RunResult
+from sqlbench.runs.scores import QuestionResult, RunResult, not_asked_summary
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
 
@@ -28,8 +28,10 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
         >>> accuracy_line(Accuracy(passed=2, total=3, questions=3, value=2 / 3))
         'Accuracy: 67% (2/3)'
     """
+    recalled = accuracy.certified_label()
+    tail = f"; {recalled}" if recalled else ""
     if repeat <= 1 or accuracy.value is None:
-        return f"Accuracy: {accuracy.label()}"
+        return f"Accuracy: {accuracy.label()}{tail}"
     line = (
         f"Accuracy: {percent(accuracy.value)} ({accuracy.passed}/{accuracy.total} trials); "
         f"mean pass rate over {accuracy.questions} "
@@ -40,7 +42,16 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
             f", 95% interval {percent(accuracy.interval.low)}–"
             f"{percent(accuracy.interval.high)} ({accuracy.method or IntervalMethod.BOOTSTRAP})"
         )
-    return line
+    return line + tail
+
+
+def not_asked_line(run: RunResult) -> str | None:
+    """``2 not asked: the agent's endpoint answered 429 (outside accuracy); `sqlbench run
+    --resume RUN` asks them again``; None when every question was asked."""
+    summary = not_asked_summary(run)
+    if summary is None:
+        return None
+    return f"{summary} (outside accuracy); `sqlbench run --resume {run.info.name}` asks them again"
 
 
 def counts_line(run: RunResult) -> str:
@@ -48,8 +59,11 @@ def counts_line(run: RunResult) -> str:
     With repeats, a flaky question (some trials pass, some not) counts as ``flaky`` only, so
     the counts add up to the questions; then pass@k and pass^k (means over questions)."""
     flaky = [q for q in run.questions if q.flaky]
-    tally = Counter(q.verdict for q in run.questions if not q.flaky)
+    unasked = {q.full_name for q in run.questions if all(t.not_asked for t in q.trials)}
+    tally = Counter(q.verdict for q in run.questions if not q.flaky and q.full_name not in unasked)
     parts = [f"{verdict.value} {tally[verdict]}" for verdict in Verdict if tally[verdict]]
+    if unasked:
+        parts.append(f"not asked {len(unasked)}")
     if flaky:
         parts.append(f"flaky {len(flaky)}")
     line = " · ".join(parts) if parts else "no results"

@@ -33,6 +33,8 @@ def run_to_json(
             "passed": accuracy.passed,
             "total": accuracy.total,
             "human": accuracy.human,
+            "not_asked": accuracy.not_asked,
+            "from_certified_query": accuracy.from_certified_query,
             "value": accuracy.value,
             "questions": accuracy.questions,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,

@@ -1,5 +1,6 @@
 """A run as JUnit XML (docs/commands.md): one testcase per question (classname = space); fail ->
-failure, error -> error, review and skipped -> skipped, each with the reason."""
+failure, error -> error, review, skipped and not asked (an unreachable agent endpoint) ->
+skipped, each with the reason."""
 
 from __future__ import annotations
 
@@ -27,7 +28,11 @@ def render(run: RunResult) -> str:
         message = _message(question)
         # A person's decision counts here as in the accuracy (verdict_text shows both).
         verdict = question.decided_verdict
-        if verdict is Verdict.FAIL:
+        if question.pass_rate is None and any(t.not_asked for t in question.trials):
+            # Not asked (the agent's endpoint was unreachable): nothing was tested.
+            counts["skipped"] += 1
+            ET.SubElement(case, "skipped", message=message)
+        elif verdict is Verdict.FAIL:
             counts["failures"] += 1
             ET.SubElement(case, "failure", message=message, type="fail").text = _detail(question)
         elif verdict is Verdict.ERROR:

@@ -10,6 +10,7 @@ from sqlbench.report.run_format import (
     accuracy_line,
     counts_line,
     latency_text,
+    not_asked_line,
     question_latency,
     verdict_text,
 )
@@ -33,6 +34,7 @@ def render(run: RunResult) -> str:
         f"## sqlbench run `{code(info.name)}`{status}",
         "",
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
+        *([] if not_asked_line(run) is None else ["", cell(not_asked_line(run) or "")]),
         "",
         *_metric_list(run),
         *_warehouse_table(run),

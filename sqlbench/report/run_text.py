@@ -23,6 +23,7 @@ from sqlbench.report.run_format import (
     counts_line,
     human_line,
     latency_text,
+    not_asked_line,
     question_latency,
     run_line,
     summary_lines,
@@ -87,6 +88,7 @@ def render_run(
             [
                 Text(accuracy_line(run.accuracy, run.info.repeat), style="bold"),
                 counts_line(run),
+                *_not_asked(run),
                 *summary_lines(run),
                 Text(run_line(run.info), style="dim"),
             ],
@@ -134,6 +136,7 @@ def render_run(
         *failed,
         *scope,
         counts_line(run),
+        *_not_asked(run),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),
@@ -493,3 +496,8 @@ def _cell(value: object) -> str:
 
 def _short(value: object, limit: int) -> str:
     return one_line(value if isinstance(value, str) else json.dumps(value, default=str), limit)
+
+
+def _not_asked(run: RunResult) -> list[RenderableType]:
+    line = not_asked_line(run)
+    return [] if line is None else [Text(line, style="magenta")]

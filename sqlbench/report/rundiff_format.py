@@ -21,6 +21,7 @@ SECTION_TITLES: dict[ChangeKind, str] = {
     ChangeKind.ADDED: "Added: on head only (not counted)",
     ChangeKind.REMOVED: "Removed: on base only (not counted)",
     ChangeKind.SKIPPED: "Skipped on one side only (not counted)",
+    ChangeKind.NOT_ASKED: "Not asked: the agent's endpoint was unreachable (not counted)",
 }
 """Heading of each kind of change, in report order."""
 ANSWER_CHANGES_TITLE = "Answer changes: the expected result differs, whatever the verdicts"

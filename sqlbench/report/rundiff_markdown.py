@@ -32,7 +32,9 @@ def render_check(result: CheckResult) -> str:
     """The check: pass/fail headline, each rule's outcome, then the comparison."""
     diff = result.diff
     policy = result.policy
-    if result.passed:
+    if result.incomplete:
+        headline = "## ⏳ sqlbench check incomplete (questions not asked)"
+    elif result.passed:
         headline = "## ✅ sqlbench check passed"
     else:
         broken = ", ".join(r.rule for r in result.blocking())
@@ -50,6 +52,9 @@ def render_check(result: CheckResult) -> str:
         mark = ("❌" if rule.enforced else "⚠️") if rule.failed else "✅"
         enforced = "yes" if rule.enforced else "no"
         lines.append(f"| {rule.rule} | {enforced} | {mark} {cell(rule.message)} |")
+    incomplete = result.incomplete_message()
+    if incomplete is not None:
+        lines += ["", f"**{cell(incomplete[0].upper() + incomplete[1:])}**"]
     lines += ["", *_body(diff)]
     return "\n".join(lines) + "\n"
 

@@ -77,6 +77,9 @@ def render_check(result: CheckResult) -> str:
     verdict = (
         "passed" if result.passed else ("failed: " + ", ".join(r.rule for r in result.blocking()))
     )
+    incomplete = result.incomplete_message()
+    if incomplete is not None:
+        verdict = incomplete if result.passed else f"{verdict}; {incomplete}"
     return (
         "\n".join(
             ["Check rules:", *lines, "", render(result.diff).rstrip(), "", f"Check {verdict}"]

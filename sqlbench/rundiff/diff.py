@@ -15,8 +15,10 @@ hash the same) counts in place of the automatic verdict, as in every accuracy sq
 regression or fix that only a decision made (the automatic verdicts did not flip) is marked
 ``by_person``. ``diff_runs(..., automatic_only=True)`` counts the automatic verdicts alone.
 
-Questions on one side only are listed as added or removed, and questions skipped on one side
-only as skipped; none of these is counted. The significance of the difference comes from
+Questions on one side only are listed as added or removed, questions skipped on one side
+only as skipped, and questions not asked on either side (the agent's endpoint was unreachable:
+``error_kind: unreachable``) as not asked; none of these is counted, in the flips or in either
+side's accuracy. The significance of the difference comes from
 ``sqlbench.rundiff.stats`` (exact McNemar for single runs, exact sign-flip over per-question
 rates for repeated runs).
 """
@@ -68,6 +70,9 @@ class QuestionOutcome:
     automatic: tuple[Verdict, ...] | None = None
     """The automatic verdicts when ``verdicts`` holds the person's decision (``counted``);
     None when ``verdicts`` are the automatic ones."""
+    not_asked: int = 0
+    """Trials not asked: the agent's endpoint was unreachable (their verdict reads ``error``);
+    left out of ``trials``."""
 
     def __post_init__(self) -> None:
         if not self.verdicts or len(self.verdicts) != len(self.reasons):
@@ -85,8 +90,19 @@ class QuestionOutcome:
 
     @cached_property
     def trials(self) -> int:
-        """Graded trials (skipped ones excluded)."""
-        return sum(1 for v in self.verdicts if v is not Verdict.SKIPPED)
+        """Graded trials (skipped and not asked ones excluded)."""
+        return sum(1 for v in self.verdicts if v is not Verdict.SKIPPED) - self.not_asked
+
+    @property
+    def unasked(self) -> bool:
+        """True when no trial was asked (the agent's endpoint was unreachable every time): not
+        in accuracy, not paired, listed as not asked."""
+        return self.not_asked > 0 and self.trials == 0
+
+    @property
+    def uncounted(self) -> bool:
+        """Skipped or not asked: in no accuracy and no flip."""
+        return self.skipped or self.unasked
 
     @cached_property
     def passes(self) -> int:
@@ -106,7 +122,12 @@ class QuestionOutcome:
     @cached_property
     def verdict(self) -> Verdict:
         """The question's verdict across its trials (``verdicts.across_trials``), as ``sqlbench
-        show`` gives it."""
+        show`` gives it; ``error`` when no trial was asked, and pass when every asked trial
+        passed."""
+        if self.unasked:
+            return Verdict.ERROR
+        if self.not_asked and self.trials and self.passes == self.trials:
+            return Verdict.PASS
         return across_trials(self.verdicts)
 
     @property
@@ -120,9 +141,11 @@ class QuestionOutcome:
 
     @property
     def summary(self) -> str:
-        """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones; where a
-        person's decision counts, it with the automatic verdict: ``pass (person; automatic
-        fail)``."""
+        """``pass`` / ``fail`` for one trial; ``pass 2/3`` style for repeated ones; ``not asked``
+        when no trial was; where a person's decision counts, it with the automatic verdict:
+        ``pass (person; automatic fail)``."""
+        if self.unasked:
+            return "not asked"
         if self.automatic is not None and self.human is not None:
             return f"{self.human.verdict.value} (person; automatic {self.machine().summary})"
         if self.trials <= 1:
@@ -205,6 +228,7 @@ def side_from_run(
             truth_answer(trials),
             next((t for t in trials if t.verdict is not Verdict.PASS), trials[0]),
             _decision(reviews.get((space, name)), trials),
+            not_asked=sum(1 for t in trials if t.not_asked),
         )
         for (space, name), trials in grouped.items()
     )
@@ -244,10 +268,11 @@ def side_accuracy(side: RunSide) -> Accuracy:
         >>> side_accuracy(RunSide("r", (q,))).label()
         '100% (1/1)'
     """
-    counts = [(o.passes, o.trials) for o in side.outcomes if not o.skipped]
+    counts = [(o.passes, o.trials) for o in side.outcomes if not o.uncounted]
     method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
-    human = sum(1 for o in side.outcomes if o.decided and not o.skipped)
-    return accuracy_of(counts, method, human=human)
+    human = sum(1 for o in side.outcomes if o.decided and not o.uncounted)
+    not_asked = sum(o.not_asked for o in side.outcomes)
+    return accuracy_of(counts, method, human=human, not_asked=not_asked)
 
 
 class ChangeKind(StrEnum):
@@ -260,6 +285,8 @@ class ChangeKind(StrEnum):
     ADDED = "added"
     REMOVED = "removed"
     SKIPPED = "skipped"
+    NOT_ASKED = "not asked"
+    """Not asked on base or head: the agent's endpoint was unreachable (never a regression)."""
 
 
 @dataclass(frozen=True)
@@ -342,6 +369,12 @@ class RunDiff:
         """Questions with a pass rate strictly between 0 and 1 on either side."""
         return self.of_kind(ChangeKind.FLAKY)
 
+    @property
+    def not_asked(self) -> list[Change]:
+        """Questions not asked on either side (an unreachable endpoint): the comparison is
+        incomplete until ``run --resume`` asks them."""
+        return self.of_kind(ChangeKind.NOT_ASKED)
+
 
 _ORDER = list(ChangeKind)
 
@@ -373,7 +406,7 @@ def diff_runs(
     for key in sorted(base_by.keys() | head_by.keys()):
         old, new = base_by.get(key), head_by.get(key)
         kind = _classify(old, new)
-        if old is not None and new is not None and not old.skipped and not new.skipped:
+        if old is not None and new is not None and not old.uncounted and not new.uncounted:
             differences.append(new.rate - old.rate)
             regressions += kind is ChangeKind.REGRESSION
             fixes += kind is ChangeKind.FIX
@@ -436,7 +469,7 @@ def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:
 
 
 def _scores(side: RunSide) -> dict[str, dict[str, float]]:
-    return {o.full_name: dict(o.metrics) for o in side.outcomes if not o.skipped and o.metrics}
+    return {o.full_name: dict(o.metrics) for o in side.outcomes if not o.uncounted and o.metrics}
 
 
 def _index(side: RunSide) -> dict[tuple[str, str], QuestionOutcome]:
@@ -454,9 +487,13 @@ def _classify(old: QuestionOutcome | None, new: QuestionOutcome | None) -> Chang
         present = new if old is None else old
         if present is None or present.skipped:
             return None
+        if present.unasked:
+            return ChangeKind.NOT_ASKED
         return ChangeKind.ADDED if old is None else ChangeKind.REMOVED
     if old.skipped or new.skipped:
         return None if old.skipped and new.skipped else ChangeKind.SKIPPED
+    if old.unasked or new.unasked:
+        return ChangeKind.NOT_ASKED
     if old.flaky or new.flaky:
         return ChangeKind.FLAKY
     if old.rate == 1 and new.rate == 0:

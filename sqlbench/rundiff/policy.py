@@ -9,7 +9,9 @@ Rules (docs/project-files.md, ``check:``; default ``[regression, must_pass]``):
 - ``answer_changed``: a question's ground-truth result differs between base and head
   (reported always, failing only when listed).
 
-Every rule is evaluated and reported; only the rules in ``fail_on`` fail the check. Metric
+Every rule is evaluated and reported; only the rules in ``fail_on`` fail the check. A question
+not asked on either side (the agent's endpoint was unreachable) is never a regression: a check
+that would otherwise pass is ``incomplete`` while any is left (``sqlbench check`` exits 3). Metric
 gates (``check: metrics: {name: {min, no_significant_drop}}``) are always enforced when
 configured; each is reported as a rule named ``metric <name>``. A gated metric that head did
 not score at all fails its gate: a gate that cannot be checked must not pass silently.
@@ -114,6 +116,30 @@ class CheckResult:
     def passed(self) -> bool:
         """False when an enforced rule failed."""
         return not any(r.failed and r.enforced for r in self.rules)
+
+    @property
+    def not_asked(self) -> tuple[str, ...]:
+        """``space/name`` of the questions not asked on base or head (an unreachable endpoint)."""
+        return tuple(c.full_name for c in self.diff.not_asked)
+
+    @property
+    def incomplete(self) -> bool:
+        """The policy passes but some questions were not asked: no verdict yet (a policy
+        failure wins)."""
+        return self.passed and bool(self.not_asked)
+
+    def incomplete_message(self) -> str | None:
+        """``incomplete: 2 questions not asked (s/a, s/b); re-run with --resume``; None when
+        complete."""
+        names = self.not_asked
+        if not names:
+            return None
+        shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+        count = f"{len(names)} question{'s' if len(names) != 1 else ''}"
+        return (
+            f"incomplete: {count} not asked ({shown}): the agent's endpoint was unreachable; "
+            "re-run with --resume (`sqlbench check` again resumes the run that holds them)"
+        )
 
     def blocking(self) -> list[RuleResult]:
         """The enforced rules that failed."""

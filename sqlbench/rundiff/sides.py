@@ -180,6 +180,9 @@ def project_side(
             agent_name=config.name,
             include_imported=role != "head",
         )
+    unfinished = None
+    if found is not None:
+        found, unfinished = _unless_not_asked(store, found, role, notify)
     if found is not None:
         usable, age_note = _within_age(found, project.settings.check.reuse_max_age)
         if usable:
@@ -196,8 +199,8 @@ def project_side(
     # The run loop pulls in engines, comparison and agents: import it on use only.
     from sqlbench.runs.runner import run_benchmark
 
-    stopped = None
-    if not options.fresh and reuse is None:
+    stopped = unfinished if reuse is None else None
+    if stopped is None and not options.fresh and reuse is None:
         # A check killed mid-run (kill -9, a cancelled CI job) left this run unfinished: the
         # next check finishes it instead of asking every question again.
         stopped = store.find_stopped_run(identity, repeat=options.repeat, agent_name=config.name)
@@ -212,6 +215,27 @@ def project_side(
     )
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
     return side_from_result(result)
+
+
+def _unless_not_asked(
+    store: RunStore, found: RunInfo, role: str, notify: Notify | None
+) -> tuple[RunInfo | None, RunInfo | None]:
+    """``(found, None)`` when every question of ``found`` was asked; else ``(None, run to
+    resume)``: a run holding answers not asked (its agent's endpoint was unreachable) is never
+    reused as complete, on either side -- a faulty head would fail again and a faulty base
+    would hide regressions. A local run is resumed (only those questions are asked again); an
+    imported one is not touched (None: a new run)."""
+    missing = sum(1 for trial in store.trials(found.id) if trial.not_asked)
+    if not missing:
+        return found, None
+    resumable = not found.imported and found.shard is None
+    if notify is not None:
+        then = f"asking them again in run {found.name}" if resumable else "running again"
+        notify(
+            f"{role}: run {found.name} holds {missing} answer{'s' if missing != 1 else ''} not "
+            f"asked (the agent's endpoint was unreachable); {then}"
+        )
+    return None, found if resumable else None
 
 
 def affected_reuse(

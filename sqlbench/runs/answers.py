@@ -15,7 +15,7 @@ from sqlbench.agents.base import Agent, Answer, Request
 from sqlbench.agents.call import ask
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.limits import run_agent_sql
-from sqlbench.errors import QueryError
+from sqlbench.errors import QueryError, QueryProcessError
 from sqlbench.grading import (
     LIMITS_REACHED,
     AgentOutcome,
@@ -188,6 +188,9 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 agent_sql=answer.sql,
                 agent_error=answer.error,
                 timings_ms=timings,
+                error_kind=graded.error_kind,
+                flags=list(graded.flags),
+                retries=answer.retries,
             )
         trial = with_metrics(question, trial)
         if context.judge is not None:
@@ -359,6 +362,8 @@ def _run_agent_sql(
         outcome: AgentOutcome = run_agent_sql(engine, answer.sql, settings)
     except QueryError as err:
         outcome = err
+    except QueryProcessError:
+        raise  # the run's fault (no query can run), not this answer's verdict
     except Exception as err:  # parse, guard, execute, fetch or convert
         outcome = stage_error("running it", err)
     return outcome, (time.perf_counter() - start) * 1000.0
@@ -405,6 +410,9 @@ def _trial(
         **base,
         verdict=graded.verdict,
         reason=graded.reason,
+        error_kind=graded.error_kind,
+        flags=list(graded.flags),
+        retries=answer.retries,
         matched_truth=graded.matched_truth,
         agent_sql=answer.sql,
         difference=difference_of(graded.comparison),

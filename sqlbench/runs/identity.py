@@ -39,7 +39,15 @@ from sqlbench.records.run import RunInfo
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})
 # Compare keys added after the first stored runs, with the default those runs behaved by.
-_LATER_COMPARE_KEYS: dict[str, Any] = {"columns": "superset", "variants": 0, "variants_seed": 0}
+_LATER_COMPARE_KEYS: dict[str, Any] = {
+    "columns": "superset",
+    "variants": 0,
+    "variants_seed": 0,
+    # Runs before it graded constants as `allow` would; its default is left out all the same,
+    # so the hash of a default configuration stays put: the sqlbench version in a run's
+    # identity already keeps runs graded before the rule from being reused.
+    "constant_answers": "review",
+}
 _CHUNK = 1 << 20
 
 

@@ -338,6 +338,11 @@ def _resume(
         )
     store.reopen(info.id, host=this_host(), pid=os.getpid())
     reopened = store.find_run(info.id)
+    # Answers not asked (the agent's endpoint was unreachable) are asked again.
+    again = store.forget_not_asked(info.id)
+    if again:
+        count = f"{len(again)} question{'s' if len(again) != 1 else ''}"
+        notices.append(f"asking {count} not asked before (the agent's endpoint was unreachable)")
     return RunPlan(
         reopened, config, questions, store.done_keys(info.id), resumed=True, notices=notices
     )

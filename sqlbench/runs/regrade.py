@@ -61,6 +61,7 @@ def stored_answer(trial: TrialResult) -> Answer:
         sql=trial.agent_sql,
         answer=trial.answer,
         error=trial.agent_error,
+        unreachable=trial.endpoint_fault,
         tool_calls=[ToolCall(**call.model_dump()) for call in trial.tool_calls],
         usage=usage,
     )

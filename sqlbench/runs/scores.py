@@ -17,7 +17,7 @@ from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.records.rates import is_flaky, pass_at_k, pass_hat_k
 from sqlbench.records.run import HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
-from sqlbench.verdicts import Verdict, across_trials
+from sqlbench.verdicts import ResultFlag, Verdict, across_trials
 
 
 class QuestionResult(BaseModel):
@@ -165,7 +165,7 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
     else:
         verdict = across_trials(t.verdict for t in trials)
         reason = next(t.reason for t in trials if t.verdict == verdict)
-    counted = [t for t in trials if t.verdict != Verdict.SKIPPED]
+    counted = [t for t in trials if t.verdict != Verdict.SKIPPED and not t.not_asked]
     if human is not None and verdict is Verdict.SKIPPED:
         human = None
     if human is not None:
@@ -206,12 +206,44 @@ def _percentile(values: list[float], fraction: float) -> float:
 
 def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
     counts = [
-        (q.passed, sum(1 for t in q.trials if t.verdict != Verdict.SKIPPED))
+        (q.passed, sum(1 for t in q.trials if t.verdict != Verdict.SKIPPED and not t.not_asked))
         for q in questions
         if q.pass_rate is not None
     ]
     human = sum(1 for q in questions if q.pass_rate is not None and q.human is not None)
-    return accuracy_of(counts, IntervalMethod.BOOTSTRAP if repeat > 1 else None, human=human)
+    not_asked = sum(1 for q in questions for t in q.trials if t.not_asked)
+    recalled = sum(
+        1
+        for q in questions
+        if q.human is None
+        for t in q.trials
+        if t.verdict is Verdict.PASS and ResultFlag.FROM_CERTIFIED_QUERY in t.flags
+    )
+    return accuracy_of(
+        counts,
+        IntervalMethod.BOOTSTRAP if repeat > 1 else None,
+        human=human,
+        not_asked=not_asked,
+        from_certified_query=recalled,
+    )
+
+
+def not_asked_summary(run: RunResult) -> str | None:
+    """``2 not asked: the agent's endpoint answered 429`` (what it did, most frequent first);
+    None when every question was asked."""
+    faults = Counter(
+        t.endpoint_fault for q in run.questions for t in q.trials if t.endpoint_fault is not None
+    )
+    if not faults:
+        return None
+    total = sum(faults.values())
+    did = ", ".join(fault for fault, _ in faults.most_common())
+    return f"{total} not asked: the agent's endpoint {did}"
+
+
+def not_asked_questions(run: RunResult) -> list[str]:
+    """``space/name`` of every question with an answer not asked (its endpoint unreachable)."""
+    return [q.full_name for q in run.questions if any(t.not_asked for t in q.trials)]
 
 
 def find_question(run: RunResult, name: str) -> QuestionResult:

@@ -64,7 +64,7 @@ from sqlbench.runs.migrations import (
 )
 from sqlbench.runs.scores import RunResult, gather
 from sqlbench.text import one_line, suggest
-from sqlbench.verdicts import Verdict
+from sqlbench.verdicts import NOT_ASKED, Verdict
 
 EXPORT_FORMAT = "sqlbench-run"
 _Model = TypeVar("_Model", bound=BaseModel)
@@ -376,7 +376,10 @@ class RunStore:
         ``find_damaged`` (``sqlbench runs``), a run with a stored result whose bytes are not
         UTF-8 reads Corrupt (``_unreadable_results``: one more pass over the results' bytes)."""
         r = self._results.c
-        counted = r.verdict != Verdict.SKIPPED.value
+        not_asked = sa.and_(
+            r.verdict == Verdict.ERROR.value, r.reason.startswith(NOT_ASKED, autoescape=True)
+        )
+        counted = sa.and_(r.verdict != Verdict.SKIPPED.value, sa.not_(not_asked))
         totals = (
             sa.select(
                 r.run_id,
@@ -583,6 +586,21 @@ class RunStore:
         with self._read() as conn:
             rows = conn.execute(sa.select(r.space, r.name, r.trial).where(r.run_id == run_id)).all()
         return {(row.space, row.name, row.trial) for row in rows}
+
+    def forget_not_asked(self, run_id: str) -> set[tuple[str, str, int]]:
+        """Delete a run's results that were not asked (``error_kind: unreachable``: the agent's
+        endpoint could not be reached), so that ``--resume`` asks exactly those again; their
+        ``(space, name, trial)``."""
+        keys = {(t.space, t.name, t.trial) for t in self.trials(run_id) if t.not_asked}
+        r = self._results.c
+        with self._write() as conn:
+            for space, name, trial in sorted(keys):
+                conn.execute(
+                    self._results.delete().where(
+                        r.run_id == run_id, r.space == space, r.name == name, r.trial == trial
+                    )
+                )
+        return keys
 
     def reviews(self, run_id: str) -> dict[tuple[str, str], HumanReview]:
         """A run's human decisions (its own and those carried to it), by ``(space, name)``."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import textwrap
@@ -18,18 +19,23 @@ from sqlbench.agents.registry import build_agent, validate_agent_config
 from sqlbench.project.files import AgentConfig
 
 
-def script_agent(context: AgentContext, body: str, *, as_string: bool = False) -> AgentConfig:
-    """An agent config running ``body`` (Python) as a script in the project folder."""
+def script_agent(
+    context: AgentContext, body: str, *, as_string: bool = False, env: list[str] | None = None
+) -> AgentConfig:
+    """An agent config running ``body`` (Python) as a script of the project's ``agents/``."""
     script = context.project_root / "agents" / "agent.py"
     script.parent.mkdir(exist_ok=True)
     script.write_text("import json, os, sys, time\n" + textwrap.dedent(body))
     command: str | list[str] = [sys.executable, "agents/agent.py"]
     if as_string:
         command = f"'{sys.executable}' agents/agent.py"
+    options: dict[str, object] = {"command": command}
+    if env is not None:
+        options["env"] = env
     return AgentConfig(
         name="cmd",
         kind="command",
-        options={"command": command},
+        options=options,
         path="agents/cmd.yml",
         line=2,
         base_dir=context.project_root / "agents",
@@ -43,8 +49,9 @@ def run(
     *,
     timeout_s: float = 20,
     as_string: bool = False,
+    env: list[str] | None = None,
 ) -> tuple[str | None, str | None]:
-    agent = build_agent(script_agent(context, body, as_string=as_string), context)
+    agent = build_agent(script_agent(context, body, as_string=as_string, env=env), context)
     answer = ask(agent, request, timeout_s=timeout_s, retries=0)
     assert answer.latency_ms is not None
     return answer.sql, answer.error
@@ -75,17 +82,80 @@ def test_bare_sql_on_stdout_and_a_shell_style_command_string(
     assert run(context, body, request_for(), as_string=True) == ("SELECT 42 AS answer", None)
 
 
-def test_runs_in_the_project_folder_with_the_context_environment(
+def test_runs_in_a_folder_of_its_own_with_the_variables_it_names(
     tmp_path: Path, request_for: Callable[..., Request]
 ) -> None:
     root = tmp_path / "project"
     root.mkdir()
-    context = AgentContext(project_root=root, env={"PATH": os.environ["PATH"], "TEAM": "data"})
+    env = {"PATH": os.environ["PATH"], "TEAM": "data", "OTHER": "x"}
+    context = AgentContext(project_root=root, env=env)
     body = """
-        print("SELECT '" + os.getcwd() + "', '" + os.environ.get("TEAM", "?") + "'")
+        print("SELECT '" + os.getcwd() + "', '" + os.environ.get("TEAM", "?") + "', '"
+              + os.environ.get("OTHER", "?") + "'")
     """
-    sql, _ = run(context, body, request_for())
-    assert sql == f"SELECT '{root}', 'data'"
+    sql, error = run(context, body, request_for(), env=["TEAM"])
+    assert error is None and sql is not None
+    cwd = sql.split("'")[1]
+    assert not cwd.startswith(str(root)) and "sqlbench-agent-" in cwd
+    assert sql.endswith("'data', '?'")  # TEAM named in `env:`, OTHER not
+
+
+PEEK = """
+    import pathlib
+    request = json.load(sys.stdin)
+    here = pathlib.Path(__file__).resolve().parent
+    tried = [pathlib.Path("eval_questions"), pathlib.Path("../eval_questions"),
+             here / "eval_questions", here.parent / "eval_questions",
+             pathlib.Path("certified_queries"), here.parent / "certified_queries",
+             pathlib.Path(".sqlbench"), here.parent / ".sqlbench"]
+    for value in os.environ.values():  # every path the environment names, and its parents
+        for part in value.split(os.pathsep):
+            if part.startswith("/"):
+                for folder in [pathlib.Path(part), *pathlib.Path(part).parents]:
+                    tried += [folder / "eval_questions", folder / ".sqlbench"]
+    cwd = pathlib.Path.cwd()
+    tried += [f / "eval_questions" for f in [cwd, *cwd.parents]]
+    found = [str(p) for p in tried if p.exists()]
+    keys = sorted(k for k in os.environ if k.startswith("SQLBENCH") or k.endswith("_KEY"))
+    print(json.dumps({"answer": json.dumps({"found": found, "keys": keys})}))
+"""
+
+
+def test_the_answer_key_and_sqlbench_secrets_are_out_of_reach(
+    tmp_path: Path, request_for: Callable[..., Request]
+) -> None:
+    root = tmp_path / "project"
+    for folder in ("eval_questions", "certified_queries", ".sqlbench", "agents/sub"):
+        (root / folder).mkdir(parents=True)
+    (root / "eval_questions" / "q.yml").write_text("eval_questions: []\n")
+    (root / "agents" / "sub" / "helper.txt").write_text("the agent's own file\n")
+    (root / "agents" / "eval_questions").symlink_to(root / "eval_questions")
+    env = {
+        "PATH": f"{root}/.venv/bin:" + os.environ["PATH"],
+        "HOME": str(tmp_path),
+        "OLDPWD": str(root),
+        "PROJECT_DIR": str(root),
+        "SQLBENCH_SIGNING_KEY": "s3cret",
+        "SQLBENCH_LLM_API_KEY": "k",
+        "SQLBENCH_STORE": f"sqlite:///{root}/.sqlbench/runs.db",
+        "SQLBENCH_JUDGE_API_KEY": "j",
+    }
+    context = AgentContext(project_root=root, env=env)
+    agent = build_agent(script_agent(context, PEEK), context)
+    answer = ask(agent, request_for(), timeout_s=20, retries=0)
+    assert answer.error is None, answer.error
+    seen = json.loads(answer.answer or "{}")
+    assert seen == {"found": [], "keys": []}
+    # The agent's own files came along, its helper folder included.
+    assert (Path(agent.cwd) / "agents" / "sub" / "helper.txt").read_text() == (
+        "the agent's own file\n"
+    )
+
+
+def test_env_may_not_name_sqlbench_variables(context: AgentContext) -> None:
+    config = script_agent(context, "print('SELECT 1')", env=["SQLBENCH_SIGNING_KEY"])
+    problems = validate_agent_config(config)
+    assert any("SQLBENCH_SIGNING_KEY" in str(p) and "never passed" in str(p) for p in problems)
 
 
 def test_answer_in_words_is_neither_sql_nor_error(
@@ -243,7 +313,7 @@ def test_validation_of_command_keys(context: AgentContext) -> None:
     assert problems({"command": [sys.executable, "-V"]}) == []
     assert problems({"comand": "x"}) == [
         "agents/cmd.yml:4: error: agent 'cmd': unknown key 'comand' for kind command; did you "
-        "mean 'command'? (keys: command, trace_format)",
+        "mean 'command'? (keys: command, trace_format, env)",
     ]
     assert problems({}) == [
         "agents/cmd.yml:4: error: agent 'cmd': kind command needs the key 'command'"
@@ -257,7 +327,7 @@ def test_validation_of_command_keys(context: AgentContext) -> None:
     )
     assert problems({"command": "./agents/nope.sh"}) == [
         "agents/cmd.yml:4: warning: agent 'cmd': the program './agents/nope.sh' does not exist "
-        "in the project folder (commands run there)"
+        "in the project folder (it is copied from there into the agent's working folder)"
     ]
     assert problems({"command": "no-such-program-xyz --flag"}) == [
         "agents/cmd.yml:4: warning: agent 'cmd': the program 'no-such-program-xyz' is not on "

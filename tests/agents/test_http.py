@@ -146,6 +146,17 @@ def test_5xx_after_all_retries_is_an_error_with_the_body(
     assert answer.error == (
         f'HTTP 500 from {server.url}: {{"error": "database is down"}} (after 2 attempts)'
     )
+    assert answer.unreachable == "answered 500" and answer.retries == 1  # not asked
+
+
+def test_the_agents_own_error_reply_is_not_unreachable(
+    server: ScriptedServer, context: AgentContext, request_for: Callable[..., Request]
+) -> None:
+    server.replies += [Reply(400, {"error": "bad request"}), Reply(200, {"error": "no idea"})]
+    agent = build_agent(http_agent(url=server.url), context)
+    for _ in range(2):
+        answer = ask(agent, request_for(), timeout_s=10, retries=2, backoff_s=0.01)
+        assert answer.error is not None and answer.unreachable is None
 
 
 def test_4xx_is_not_retried(

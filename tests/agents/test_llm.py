@@ -242,6 +242,11 @@ def test_server_errors_are_retried_and_bad_replies_reported(
     ]
     answer = ask(agent, request_for(), timeout_s=20, retries=1, backoff_s=0.01)
     assert (answer.sql, answer.error) == ("SELECT 1", None)
+    assert answer.retries == 1 and answer.unreachable is None
+
+    server.replies += [Reply(429, {"error": {"message": "rate limited"}})] * 2
+    answer = ask(agent, request_for(), timeout_s=20, retries=1, backoff_s=0.01)
+    assert answer.unreachable == "answered 429"  # not asked: no failure of the agent
 
     server.replies.append(Reply(200, {"object": "list", "data": []}))
     answer = ask(agent, request_for(), timeout_s=20, retries=0)

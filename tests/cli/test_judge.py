@@ -185,6 +185,18 @@ def test_429_then_success_is_retried() -> None:
         assert len(server.received) == 3  # the 429, its retry, logical consistency
 
 
+def test_a_judge_answering_429_always_leaves_the_metric_not_judged() -> None:
+    with ScriptedServer() as server:
+        server.respond = lambda request: Reply(
+            429, {"error": "slow down"}, headers={"Retry-After": "0"}
+        )
+        metrics = judged_metrics(question(), trial(), Judge(endpoint(server, retries=1), None))
+        result = metrics["answer_correctness"]
+        assert result.score is None and result.band is None  # never a low score
+        assert result.error is not None
+        assert result.error.startswith("not judged: the judge's endpoint answered 429")
+
+
 def test_a_slow_judge_past_its_timeout_is_a_metric_error() -> None:
     with ScriptedServer() as server:
         server.respond = lambda request: Reply(200, {}, delay_s=2.0)

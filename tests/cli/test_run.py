@@ -93,6 +93,8 @@ def test_json_output(invoke, project: Path) -> None:
         "passed": 3,
         "total": 10,
         "human": 0,
+        "not_asked": 0,
+        "from_certified_query": 0,
         "value": 0.3,
         "questions": 10,
         "interval": None,

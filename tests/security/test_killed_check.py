@@ -40,7 +40,7 @@ def test_a_check_killed_mid_run_is_resumed_and_its_temp_folders_removed(
             "sqlbench.yml": "default_agent: slow\nrun:\n  concurrency: 1\n",
             "eval_questions/q.yml": QUESTIONS,
             "agents/a.yml": "agents:\n  - name: slow\n    kind: command\n"
-            "    command: [python3, agents/slow.py]\n",
+            "    command: [python3, agents/slow.py]\n    env: [ASKED, BLOCK, STARTED]\n",
             "agents/slow.py": AGENT % "main",
         },
     )

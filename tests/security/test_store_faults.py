@@ -191,7 +191,7 @@ def test_a_lock_held_too_long_is_one_sentence_and_the_run_resumes(
         {
             "sqlbench.yml": "default_agent: locker\nrun:\n  concurrency: 1\n",
             "agents/a.yml": "agents:\n  - name: locker\n    kind: command\n"
-            "    command: [python3, agents/lock.py]\n",
+            "    command: [python3, agents/lock.py]\n    env: [HOLD_LOCK, STORE, HELD]\n",
             "agents/lock.py": LOCKING_AGENT,
         },
     )
