@@ -505,7 +505,13 @@ class RunStore:
             newest = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.name.desc())
             back = _latest_offset(ref)
             if back is not None:
-                row = conn.execute(newest.offset(back).limit(1)).first()
+                # An offset past any store (``latest~99999999999999999999``) is never sent to
+                # the database, whose integers it would overflow.
+                row = (
+                    None
+                    if back > _MAX_LATEST_BACK
+                    else (conn.execute(newest.offset(back).limit(1)).first())
+                )
                 if row is None:
                     count = conn.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
                     raise StoreError(_too_far_back(ref, int(count or 0), self.url))
@@ -1128,6 +1134,7 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LATEST = re.compile(r"latest(?:~(\d+))?")
+_MAX_LATEST_BACK = 2**31 - 1
 
 
 def _latest_offset(ref: str) -> int | None:
@@ -1136,7 +1143,8 @@ def _latest_offset(ref: str) -> int | None:
     match = _LATEST.fullmatch(ref)
     if match is None:
         return None
-    return int(match.group(1) or 0)
+    digits = match.group(1) or "0"
+    return _MAX_LATEST_BACK + 1 if len(digits) > 10 else int(digits)
 
 
 def _too_far_back(ref: str, count: int, url: str) -> str:
