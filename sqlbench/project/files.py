@@ -114,6 +114,10 @@ class CompareOptions(_Strict):
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
+    max_extra_columns: int | None = Field(None, ge=0, le=10_000)
+    """Under ``superset``, a result that would pass with more extra agent columns than this is
+    ``review`` (an answer that lists candidates); unset: more extra columns than expected ones
+    and at least 3."""
     variants: int = Field(0, ge=0, le=MAX_VARIANTS)
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: int = Field(0, ge=0, le=2**31 - 1)
@@ -135,6 +139,7 @@ class CompareOverrides(_Strict):
     abs_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
     rel_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
     columns: ColumnsMode | None = None
+    max_extra_columns: int | None = Field(None, ge=0, le=10_000)
     variants: int | None = Field(None, ge=0, le=MAX_VARIANTS)
     variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
 

@@ -19,7 +19,7 @@ from secutil import CANARY, Server, Sqlbench, json_reply, write_files
 
 QUESTIONS = (
     "eval_questions:\n  - name: one\n    question: One?\n    sql: SELECT 1 AS x\n"
-    "    ground_truth_output: \"1\"\n"
+    '    ground_truth_output: "1"\n'
 )
 DEEP = 100_000
 HUGE = "9" * 5000
