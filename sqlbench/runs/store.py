@@ -61,7 +61,7 @@ from sqlbench.runs.records import (
     TrialResult,
     utc_now,
 )
-from sqlbench.runs.reviews import review_hashes
+from sqlbench.runs.reviews import ReviewHashes, review_hashes
 from sqlbench.runs.scores import RunResult, gather
 from sqlbench.text import one_line, suggest
 from sqlbench.verdicts import Verdict
@@ -224,8 +224,10 @@ class RunStore:
             )
 
     def finish(self, run_id: str, status: RunStatus, *, error: str | None = None) -> None:
-        """Set a run's final status (Completed, Interrupted or Failed), and carry to it the
-        human decisions of earlier runs that still apply (``carry_reviews``)."""
+        """Set a run's final status (Completed, Interrupted or Failed), and carry to it, in the
+        same transaction, the human decisions of earlier runs that still apply
+        (``carry_reviews``)."""
+        wanted = self._carry_wanted(run_id)
         now = utc_now()
         with self._write() as conn:
             conn.execute(
@@ -238,7 +240,8 @@ class RunStore:
                     error=secrets.scrub(error) if error else error,
                 )
             )
-        self.carry_reviews(run_id)
+            if wanted:
+                self._carry(conn, run_id, *wanted)
 
     def save_review(self, run_id: str, space: str, name: str, review: HumanReview) -> None:
         """Store a person's decision on one question of a run, replacing an earlier one."""
@@ -252,7 +255,21 @@ class RunStore:
     def carry_reviews(self, run_id: str) -> int:
         """Copy to run ``run_id`` the newest decision of an earlier run (created before it) on
         each of its undecided questions, where the question's ground truth and the agent's SQL
-        hash the same as when the person decided. Returns how many were carried."""
+        hash the same as when the person decided. Decisions are carried only from runs made
+        here or imported with a checked signature (anyone can compute the hashes, so an
+        unsigned import's decisions count in that run alone). Idempotent: a question decided
+        meanwhile (the viewer, ``review``) keeps that decision. Returns how many were carried."""
+        wanted = self._carry_wanted(run_id)
+        if not wanted:
+            return 0
+        with self._write() as conn:
+            return self._carry(conn, run_id, *wanted)
+
+    def _carry_wanted(
+        self, run_id: str
+    ) -> tuple[RunInfo, dict[tuple[str, str], ReviewHashes]] | None:
+        """The run and the review hashes of its questions, when an earlier run holds any
+        decision (None: nothing could be carried, the results need not be read)."""
         info = self.find_run(run_id)
         c, runs = self._reviews.c, self._runs.c
         earlier = (
@@ -264,40 +281,63 @@ class RunStore:
         )
         with self._read() as conn:
             if conn.execute(earlier).first() is None:
-                return 0  # no earlier decision at all: the results need not be read
-        own = self.reviews(run_id)
+                return None
         grouped: dict[tuple[str, str], list[TrialResult]] = {}
         for trial in self.trials(run_id):
             if trial.verdict is not Verdict.SKIPPED:
                 grouped.setdefault((trial.space, trial.name), []).append(trial)
-        wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
+        wanted = {key: review_hashes(trials) for key, trials in grouped.items()}
+        return (info, wanted) if wanted else None
+
+    def _carry(
+        self,
+        conn: Connection,
+        run_id: str,
+        info: RunInfo,
+        wanted: dict[tuple[str, str], ReviewHashes],
+    ) -> int:
+        """``carry_reviews`` inside the caller's write transaction: the run's own decisions
+        are read in it, and each carried one is inserted unless the question was decided
+        meanwhile (``_insert_ignoring_conflicts``), so carrying never fails the run."""
+        c, runs = self._reviews.c, self._runs.c
+        own = {
+            (row.space, row.name)
+            for row in conn.execute(sa.select(c.space, c.name).where(c.run_id == run_id))
+        }
+        wanted = {key: hashes for key, hashes in wanted.items() if key not in own}
         if not wanted:
             return 0
         query = (
-            sa.select(self._reviews, runs.name.label("run_name"))
+            sa.select(self._reviews, runs.name.label("run_name"), runs.data.label("run_data"))
             .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
             .where(runs.created_at < info.created_at, c.run_id != run_id)
             .order_by(c.decided_at.desc())
         )
         carried: dict[tuple[str, str], HumanReview] = {}
-        with self._read() as conn:
-            for row in conn.execute(query):
-                key = (row.space, row.name)
-                hashes = wanted.get(key)
-                if key in carried or hashes is None:
-                    continue
-                if (row.truth_hash, row.sql_hash) != (hashes.truth, hashes.sql):
-                    continue
+        trusted: dict[str, bool] = {}
+        for row in conn.execute(query):
+            key = (row.space, row.name)
+            hashes = wanted.get(key)
+            if key in carried or hashes is None:
+                continue
+            if (row.truth_hash, row.sql_hash) != (hashes.truth, hashes.sql):
+                continue
+            if row.run_id not in trusted:
+                trusted[row.run_id] = _carries_decisions(row.run_data)
+            if not trusted[row.run_id]:
+                continue
+            try:
                 review = HumanReview.model_validate_json(row.data)
-                carried[key] = review.model_copy(
-                    update={"carried_from": review.carried_from or row.run_name}
-                )
+            except ValueError:
+                continue  # a damaged row is not carried; it never fails the run
+            if review.imported is not None and "signed" not in review.imported:
+                continue
+            carried[key] = review.model_copy(
+                update={"carried_from": review.carried_from or row.run_name}
+            )
         if carried:
-            with self._write() as conn:
-                conn.execute(
-                    self._reviews.insert(),
-                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
-                )
+            rows = [_review_row(run_id, s, n, review) for (s, n), review in carried.items()]
+            conn.execute(_insert_ignoring_conflicts(self._reviews, conn.dialect.name), rows)
         return len(carried)
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
@@ -808,6 +848,10 @@ class RunStore:
                 )
             seen.add(key)
         reviews = _imported_reviews(data.get("reviews", []), seen)
+        # Decisions in an imported run count in that run alone, labelled so; they are carried
+        # to later runs only from a signed import (``carry_reviews``).
+        label = origin.label if origin is not None else "imported"
+        reviews = {key: r.model_copy(update={"imported": label}) for key, r in reviews.items()}
         update: dict[str, Any] = {"imported": True, "origin": origin}
         if name is not None:
             update["name"] = name
@@ -1169,6 +1213,32 @@ def _review_row(run_id: str, space: str, name: str, review: HumanReview) -> dict
         "carried": review.carried_from is not None,
         "data": review.model_dump_json(),
     }
+
+
+def _carries_decisions(run_data: str | None) -> bool:
+    """Whether decisions stored on a run may be carried to later runs: it was made in this
+    store, or imported from a file whose signature was checked."""
+    try:
+        record = json.loads(run_data or "{}")
+    except ValueError:
+        return False
+    if not isinstance(record, dict):
+        return False
+    if not record.get("imported"):
+        return True
+    origin = record.get("origin")
+    return isinstance(origin, dict) and origin.get("signed") is True
+
+
+def _insert_ignoring_conflicts(table: sa.Table, dialect: str) -> Any:
+    """An INSERT that skips a row whose key is taken (a decision stored meanwhile wins)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    if dialect in ("mysql", "mariadb"):
+        return table.insert().prefix_with("IGNORE")
+    return table.insert().prefix_with("OR IGNORE", dialect="sqlite")
 
 
 def _imported_reviews(
