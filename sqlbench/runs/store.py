@@ -52,7 +52,12 @@ from sqlbench.runs.migrations import (
     require_current,
     reviews_table,
 )
-from sqlbench.runs.provenance import ImportOrigin, record_problems, run_name_problem
+from sqlbench.runs.provenance import (
+    ImportOrigin,
+    meaning_problems,
+    record_problems,
+    run_name_problem,
+)
 from sqlbench.runs.records import (
     HumanReview,
     RunInfo,
@@ -822,6 +827,7 @@ class RunStore:
         items, _ = clean_data(items)
         run_data.pop("origin", None)  # set here, from the file actually read, never taken
         problems = record_problems(run_data, "run") + record_problems(items, "results")
+        problems += meaning_problems(run_data, items)
         run_id = run_data.get("id")
         if not (isinstance(run_id, str) and re.fullmatch(r"[0-9a-f]{32}", run_id)):
             problems.append(f"run.id: {str(run_id)[:40]!r} is not a run id (32 hex characters)")
