@@ -65,6 +65,7 @@ def compare_command(
     repeat: int,
     concurrency: int | None,
     fresh: bool,
+    trusted_refs: tuple[str, ...],
     alpha: float,
     fmt: str,
     output: Path | None,
@@ -97,6 +98,7 @@ def compare_command(
                 repeat=repeat,
                 concurrency=concurrency,
                 fresh=fresh,
+                trusted_refs=trusted_refs,
             )
             diff = compare_refs(
                 store, base_ref, head_ref, options, alpha=alpha, progress=side_progress, notify=note

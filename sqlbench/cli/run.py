@@ -23,6 +23,7 @@ from sqlbench.cli.options import (
     space_option,
     stdout_to_stderr,
     terminal_width,
+    trust_ref_option,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
@@ -130,6 +131,7 @@ def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
     help="Exit 1 when accuracy is under X: a fraction of 1 (0.9) or a percentage with its "
     "sign (90%); a bare number above 1 is refused.",
 )
+@trust_ref_option
 @format_option("table", "json", "markdown", "junit")
 @output_option
 @click.pass_context
@@ -148,6 +150,7 @@ def run_command(
     shard: str | None,
     affected_by: str | None,
     fail_under: float | None,
+    trusted_refs: tuple[str, ...],
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -172,6 +175,7 @@ def run_command(
         resume=resume,
         shard=Shard.parse(shard) if shard is not None else None,
         project_dir=project_dir.resolve(),
+        trusted_refs=trusted_refs,
     )
     if affected_by is not None and (resume or shard or select or space or variants):
         raise click.UsageError(

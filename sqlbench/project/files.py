@@ -696,6 +696,10 @@ class Project(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     root: Path
+    checkout: Path | None = None
+    """For a project loaded from a git ref: the working tree's project folder it was read from
+    (``sqlbench.project.reftrust`` decides whether the ref's code may run); None for the
+    working tree itself."""
     settings: Settings
     questions: list[Question]
     certified_queries: dict[str, CertifiedQuery]
