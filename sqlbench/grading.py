@@ -315,6 +315,7 @@ def compare_under(
             abs_tol=options.abs_tol,
             rel_tol=options.rel_tol,
             columns=options.columns,
+            max_extra_columns=options.max_extra_columns,
             expected_sql=sql,
             dialect=dialect,
         )

@@ -126,6 +126,7 @@ def check_command(
     repeat: int,
     concurrency: int | None,
     fresh: bool,
+    trusted_refs: tuple[str, ...],
     fail_on: str | None,
     floor: float | None,
     alpha: float | None,
@@ -151,6 +152,7 @@ def check_command(
         concurrency=concurrency,
         fresh=fresh,
         affected=affected,
+        trusted_refs=trusted_refs,
     )
     with open_project_store(project_dir) as store:
         result = check_refs(

@@ -58,6 +58,7 @@ def compare_command(
     repeat: int,
     concurrency: int | None,
     fresh: bool,
+    trusted_refs: tuple[str, ...],
     alpha: float,
     automatic_only: bool,
     fmt: str,
@@ -93,6 +94,7 @@ def compare_command(
                 repeat=repeat,
                 concurrency=concurrency,
                 fresh=fresh,
+                trusted_refs=trusted_refs,
             )
             diff = compare_refs(
                 store,

@@ -6,6 +6,7 @@ request's CI, so the PR check reuses it instead of running the base again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -22,6 +23,7 @@ from sqlbench.exitcodes import ExitCode
 from sqlbench.records import provenance
 from sqlbench.runs.foreign import foreign_questions_note
 from sqlbench.runs.locate import open_project_store
+from sqlbench.text import one_line
 
 
 @click.command("export")
@@ -51,20 +53,17 @@ def export_command(
 def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: str | None) -> None:
     """Store a run exported by `sqlbench export` (`-` reads standard input). A run already in
     this store, or an export of a newer schema version, is refused."""
+    raw = _read_capped(file)
     try:
-        # sys.stdin, not click.get_text_stream (deprecated in click 8.3, untyped since).
-        raw = sys.stdin.buffer.read() if str(file) == "-" else file.read_bytes()
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise SqlbenchError(f"cannot read {file}: it is not UTF-8 text") from err
-    except OSError as err:
-        raise SqlbenchError(f"cannot read {file}: {err.strerror or err}") from err
-    try:
-        document = json.loads(text)
+        document = json.loads(raw.decode("utf-8"))
     except (json.JSONDecodeError, RecursionError) as err:
         where = f":{err.lineno}" if isinstance(err, json.JSONDecodeError) else ""
         detail = err.msg if isinstance(err, json.JSONDecodeError) else "nested too deeply"
         raise SqlbenchError(f"{file}{where}: not JSON ({detail})") from err
+    except UnicodeDecodeError as err:
+        raise SqlbenchError(f"cannot read {file}: it is not UTF-8 text") from err
+    except ValueError as err:  # an integer of more than 4,300 digits
+        raise SqlbenchError(f"{file}: not a run export ({one_line(str(err), 100)})") from err
     key = _signing_key()
     refused = provenance.verify(document, key) if isinstance(document, dict) else None
     if refused:
@@ -85,6 +84,46 @@ def import_command(ctx: click.Context, project_dir: Path, file: Path, run_name: 
     if foreign is not None:
         note(f"{foreign}.")
     ctx.exit(ExitCode.OK)
+
+
+MAX_IMPORT_BYTES = 256 * 2**20
+"""The largest run export ``import`` reads (an export of 10,000 answers with previews is a few
+tens of MB); a bigger file, or an endless one (``/dev/zero``), is refused before it is held."""
+_CHUNK = 2**20
+
+
+def _read_capped(file: Path) -> bytes:
+    """The file's bytes (``-``: standard input), read a chunk at a time and refused past
+    ``MAX_IMPORT_BYTES``, or at once when the first bytes cannot begin a JSON object.
+
+    Raises:
+        SqlbenchError: one sentence naming the file.
+    """
+    chunks: list[bytes] = []
+    held = 0
+    try:
+        # sys.stdin, not click.get_text_stream (deprecated in click 8.3, untyped since).
+        with contextlib.ExitStack() as stack:
+            stream = sys.stdin.buffer if str(file) == "-" else stack.enter_context(file.open("rb"))
+            started = False
+            while chunk := stream.read(_CHUNK):
+                head = chunk.lstrip(b" \t\r\n\xef\xbb\xbf")
+                if not started and head:
+                    started = True
+                    if head[0] < 0x80 and not head.startswith(b"{"):
+                        raise SqlbenchError(
+                            f"{file}: not a run export (it does not begin with a JSON object)"
+                        )
+                chunks.append(chunk)
+                held += len(chunk)
+                if held > MAX_IMPORT_BYTES:
+                    raise SqlbenchError(
+                        f"{file} is over {MAX_IMPORT_BYTES // 2**20} MB, more than a run export "
+                        "sqlbench imports; it was not read further"
+                    )
+    except OSError as err:
+        raise SqlbenchError(f"cannot read {file}: {err.strerror or err}") from err
+    return b"".join(chunks)
 
 
 def _signing_key() -> str | None:

@@ -173,8 +173,9 @@ def select_option(func: F) -> F:
 
 
 def side_run_options(func: F) -> F:
-    """``--agent``, ``--repeat``, ``--concurrency`` and ``--fresh``: how a side is run when it
-    must be."""
+    """``--agent``, ``--repeat``, ``--concurrency``, ``--fresh`` and ``--trust-ref``: how a
+    side is run when it must be."""
+    func = trust_ref_option(func)
     func = click.option(
         "--fresh",
         is_flag=True,
@@ -248,6 +249,19 @@ def head_option(func: F) -> F:
         metavar="REF",
         default=None,
         help="Git ref of the head side (the change). Default: the working tree.",
+    )(func)
+
+
+def trust_ref_option(func: F) -> F:
+    """``--trust-ref REF`` (repeatable): run the ``command``/``python`` agents of REF's tree
+    although REF is not in the working tree's history; passed as ``trusted_refs``."""
+    return click.option(
+        "--trust-ref",
+        "trusted_refs",
+        multiple=True,
+        metavar="REF",
+        help="Run the command/python agents defined in REF's tree although REF is not in the "
+        "working tree's history (read the change first; docs/security.md). Repeatable.",
     )(func)
 
 

@@ -23,6 +23,7 @@ from sqlbench.cli.options import (
     space_option,
     stdout_to_stderr,
     terminal_width,
+    trust_ref_option,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
@@ -121,6 +122,7 @@ def under_threshold(accuracy: Accuracy, fail_under: float | None) -> str | None:
     "table on the terminal (`sqlbench show RUN` has it; --format json/markdown/junit and "
     "--output keep it). Always so with several agents.",
 )
+@trust_ref_option
 @format_option(*formats.choices("run"))
 @output_option
 @click.pass_context
@@ -140,6 +142,7 @@ def run_command(
     affected_by: str | None,
     fail_under: float | None,
     quiet: bool,
+    trusted_refs: tuple[str, ...],
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -165,6 +168,7 @@ def run_command(
         resume=resume,
         shard=Shard.parse(shard) if shard is not None else None,
         project_dir=project_dir.resolve(),
+        trusted_refs=trusted_refs,
     )
     if affected_by is not None and (resume or shard or select or space or variants):
         raise click.UsageError(

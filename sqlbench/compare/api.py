@@ -51,6 +51,7 @@ def compare_results(
     expected_sql: str | None = None,
     dialect: str | None = None,
     budget: int = DEFAULT_BUDGET,
+    max_extra_columns: int | None = None,
 ) -> Comparison:
     """Compare an agent's result set with the ground truth's (docs/verdicts.md).
 
@@ -74,6 +75,9 @@ def compare_results(
         expected_sql: the ground truth's SQL; needed for ``order="auto"``.
         dialect: sqlglot dialect of ``expected_sql``.
         budget: candidate column mappings to try before giving ``review``.
+        max_extra_columns: under ``superset``, a result that would pass with more extra agent
+            columns than this is ``review`` (an answer listing candidates); None (default):
+            when the extra columns outnumber the expected ones and are at least 3.
 
     ``order``, ``rows``, ``abs_tol``, ``rel_tol`` and ``columns`` have the type and range of
     their ``compare:`` keys in sqlbench.yml, checked by the same definition (``CompareOptions``).
@@ -94,6 +98,14 @@ def compare_results(
         False
     """
     _check(order, rows, columns, abs_tol, rel_tol, expected_sql, dialect, budget)
+    if max_extra_columns is not None and (
+        isinstance(max_extra_columns, bool)
+        or not isinstance(max_extra_columns, int)
+        or max_extra_columns < 0
+    ):
+        raise CompareOptionError(
+            f"max_extra_columns must be an integer >= 0, not {max_extra_columns!r}"
+        )
     e_cols, a_cols = normalize(expected), normalize(actual)
     names_e, names_a = [c.name for c in e_cols], [c.name for c in a_cols]
     plan = plan_order(order, expected_sql, dialect, names_e)
@@ -126,7 +138,43 @@ def compare_results(
     superset = _decide(analysis, base, budget, n_e, n_a)
     if columns == "exact" and len(names_a) > len(names_e):
         return _extra_columns(superset)
+    extra = len(names_a) - len(names_e)
+    if superset.verdict is Verdict.PASS and too_many_extra_columns(
+        extra, len(names_e), max_extra_columns
+    ):
+        return _candidate_columns(superset, max_extra_columns)
     return superset
+
+
+def too_many_extra_columns(extra: int, expected: int, limit: int | None) -> bool:
+    """Whether ``extra`` agent columns beside ``expected`` ones make an answer that lists
+    candidates: more than ``limit``, or (no limit set) more than the expected columns and at
+    least 3.
+
+    Example:
+        >>> too_many_extra_columns(7, 1, None), too_many_extra_columns(2, 1, None)
+        (True, False)
+        >>> too_many_extra_columns(3, 3, None), too_many_extra_columns(7, 1, 10)
+        (False, False)
+    """
+    if limit is not None:
+        return extra > limit
+    return extra >= 3 and extra > expected
+
+
+def _candidate_columns(superset: Comparison, limit: int | None) -> Comparison:
+    """A pass whose agent returned many extra columns becomes ``review``: one of them matched,
+    but the answer may be a list of candidates rather than the answer."""
+    d = superset.details
+    mapped = set(d.column_mapping.values())
+    details = replace(
+        d,
+        problem=Finding.CANDIDATE_COLUMNS,
+        extra_columns=tuple(j for j in range(len(d.actual_columns)) if j not in mapped),
+        max_extra_columns=limit,
+        near_misses=(),
+    )
+    return _finish(Verdict.REVIEW, details)
 
 
 def _check(

@@ -33,6 +33,10 @@ class Finding(StrEnum):
     NAME_SWAP = "name_swap"
     """The only matching mapping swaps columns that carry the same names on both sides."""
     BUDGET = "budget"
+    CANDIDATE_COLUMNS = "candidate_columns"
+    """The result would pass, but the agent returned many more columns than expected (more
+    than the expected columns and at least 3, or past ``max_extra_columns``): an answer that
+    lists candidates is left to a person."""
     """The column-mapping search ran out of its budget."""
     UNDECIDED = "undecided"
     """Too many near-equal numbers to settle pairing within tolerance."""
@@ -126,7 +130,10 @@ class ComparisonDetails:
     """For NAME_SWAP: (expected column, actual column carrying another expected column's
     exact name) for each such pair in the only matching mapping."""
     extra_columns: tuple[int, ...] = ()
-    """For EXTRA_COLUMNS: agent column positions outside ``column_mapping``."""
+    """For EXTRA_COLUMNS and CANDIDATE_COLUMNS: agent column positions outside
+    ``column_mapping``."""
+    max_extra_columns: int | None = None
+    """For CANDIDATE_COLUMNS: the limit set (None: the default rule)."""
     superset_problem: Finding | None = None
     """For EXTRA_COLUMNS: what the comparison found with the extra columns ignored
     (``none``: it would pass under ``columns: superset``); the other fields describe that

@@ -41,6 +41,8 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
     p = d.problem
     if p is Finding.EXTRA_COLUMNS:
         return _extra_columns(d)
+    if p is Finding.CANDIDATE_COLUMNS:
+        return _candidate_columns(d)
     if p is Finding.COLUMN_COUNT:
         return _column_count(d)
     if p is Finding.ROW_COUNT:
@@ -106,6 +108,24 @@ def _extra_columns(d: ComparisonDetails) -> str:
     # Not a pass: _main words a fail and a review's problem alike.
     found = _main(Verdict.FAIL, replace(d, problem=superset, superset_problem=None))
     return f"{text}; ignoring {'it' if extra == 1 else 'them'}: {found}"
+
+
+def _candidate_columns(d: ComparisonDetails) -> str:
+    """A result that would pass beside many extra columns: how many, which, and the rule."""
+    k_e, k_a = len(d.expected_columns), len(d.actual_columns)
+    extra = k_a - k_e
+    rule = (
+        f"more than max_extra_columns {d.max_extra_columns}"
+        if d.max_extra_columns is not None
+        else "more than the expected columns and at least 3; set compare: {max_extra_columns: N} "
+        "to allow more"
+    )
+    return (
+        f"the answer holds many candidate columns: {_count(k_a, 'column')} for "
+        f"{_count(k_e, 'expected column')}, {_count(extra, 'extra agent column')} "
+        f"({_agent_names(d, d.extra_columns)}) beside the matching one{'s' if k_e > 1 else ''} "
+        f"({rule}); check by hand"
+    )
 
 
 def _agent_names(d: ComparisonDetails, positions: tuple[int, ...]) -> str:

@@ -4,9 +4,17 @@ A DuckDB file given as ``warehouse`` is attached READ_ONLY (never written) and e
 view in it is exposed through a view of the same schema and name in the in-memory database, so
 setup SQL can add views on top and queries name tables as they would in the file.
 
-After setup the database is locked for the rest of the run: no file or network access
-(``enable_external_access=false``), no extension installs or loads, and no configuration
-changes (``lock_configuration=true``). Every query runs on its own cursor (a DuckDB connection
+Setup SQL (any ref's, the working tree's too) is untrusted: before its first statement DuckDB's
+external access is turned off with the project tree at that ref as its only allowed folder
+(``allowed_directories``, which DuckDB cannot widen once external access is off), extensions are
+neither installed nor loaded, and each statement is read by DuckDB's own parser and refused, with
+one sentence, when it would attach a database, load an extension, write a file (``COPY ... TO``,
+``EXPORT DATABASE``), change a setting or make a secret (``setup_statement``). ``CREATE TEMP``
+objects are made ordinary ones: every query runs on a cursor of its own (a connection, which
+would not see another connection's temporary objects), and the in-memory database is the run's
+alone. After setup the database is locked for the rest of the run: no extension installs or
+loads, and no configuration changes (``lock_configuration=true``); files outside the project
+tree stay unreadable (docs/security.md). Every query runs on its own cursor (a DuckDB connection
 of its own, so calls from many threads are safe) inside ``BEGIN TRANSACTION READ ONLY``, is
 streamed as Arrow batches up to ``max_rows``, and is interrupted from a timer at its timeout.
 Results are exported losslessly (``arrow_lossless_conversion``) and decoded to comparable Arrow
@@ -16,6 +24,7 @@ types by ``sqlbench.engines.arrow_values`` (exact 128-bit and BIGNUM integers, T
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 import threading
@@ -28,6 +37,9 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
 
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, VariantData
 from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
@@ -66,9 +78,50 @@ _LOCK_SETTINGS = (
     "SET lock_configuration = true",
 )
 _EXTERNAL_ACCESS_HINT = (
-    " (after setup DuckDB reads no files: a setup view that reads a file "
-    "at query time fails; create a table from the file in setup instead)"
+    " (DuckDB reads no file outside the project: a setup view that reads a file "
+    "at query time may fail; create a table from the file in setup instead)"
 )
+_SETUP_ALLOWED = frozenset(
+    {
+        duckdb.StatementType.SELECT,
+        duckdb.StatementType.INSERT,
+        duckdb.StatementType.UPDATE,
+        duckdb.StatementType.DELETE,
+        duckdb.StatementType.MERGE_INTO,
+        duckdb.StatementType.CREATE,
+        duckdb.StatementType.CREATE_FUNC,
+        duckdb.StatementType.DROP,
+        duckdb.StatementType.ALTER,
+        duckdb.StatementType.ANALYZE,
+        duckdb.StatementType.VACUUM,
+        duckdb.StatementType.TRANSACTION,
+        duckdb.StatementType.COPY,
+        duckdb.StatementType.SET,
+    }
+)
+"""Statement kinds setup SQL may hold (``COPY`` only FROM a file, ``SET`` only ``SET
+VARIABLE``, ``CREATE`` never a secret: ``setup_statement``)."""
+_SETUP_REFUSED = {
+    duckdb.StatementType.ATTACH: "attach a database (ATTACH)",
+    duckdb.StatementType.DETACH: "detach a database (DETACH)",
+    duckdb.StatementType.LOAD: "install or load an extension",
+    duckdb.StatementType.EXTENSION: "install or load an extension",
+    duckdb.StatementType.EXPORT: "write files (EXPORT DATABASE)",
+    duckdb.StatementType.COPY_DATABASE: "copy a database (COPY FROM DATABASE)",
+    duckdb.StatementType.PRAGMA: "change DuckDB's settings (PRAGMA)",
+    duckdb.StatementType.CALL: "call a procedure (CALL, CHECKPOINT)",
+    duckdb.StatementType.PREPARE: "prepare a statement (PREPARE)",
+    duckdb.StatementType.EXECUTE: "execute a prepared statement (EXECUTE)",
+    duckdb.StatementType.EXPLAIN: "run EXPLAIN (EXPLAIN ANALYZE runs its statement)",
+}
+_CREATE_TEMP = re.compile(r"(\s*CREATE\s+(?:OR\s+REPLACE\s+)?)(?:TEMP|TEMPORARY)\s+", re.I)
+_CREATE_SECRET = re.compile(
+    r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?(?:(?:PERSISTENT|TEMP|TEMPORARY)\s+)?SECRET\b", re.I
+)
+_NAMES_TEMP = re.compile(r"\b(?:TABLE|VIEW|MACRO|FUNCTION|SEQUENCE|TYPE)\s+\"?temp\"?\s*\.", re.I)
+"""A CREATE that names the ``temp`` catalog keeps its TEMP (``_refuse_leftover_temporaries``
+then says why it cannot stay)."""
+_SET_VARIABLE = re.compile(r"\s*(?:SET|RESET)\s+VARIABLE\b", re.I)
 
 
 @dataclass(frozen=True)
@@ -177,17 +230,27 @@ class DuckDBEngine(AgentSqlEngine):
         """
         if self._locked:
             raise EngineError("setup already ran on this engine; open a new one for a new run")
+        tree = os.path.realpath(project_root)
         try:
-            self._con.execute(f"SET file_search_path = {_literal(str(project_root))}")
+            self._con.execute(f"SET file_search_path = {_literal(tree)}")
+            # The walls go up before setup's first statement: only the project tree at this
+            # ref can be read (DuckDB resolves symlinks, relative paths and `..` before it
+            # compares), and no extension is fetched or loaded behind a function call.
+            self._con.execute(f"SET allowed_directories = [{_literal(tree.rstrip('/') + '/')}]")
+            self._con.execute("SET enable_external_access = false")
+            self._con.execute("SET autoinstall_known_extensions = false")
+            self._con.execute("SET autoload_known_extensions = false")
+            self._con.execute("SET allow_community_extensions = false")
         except duckdb.Error as err:
             raise EngineError(
                 f"cannot prepare DuckDB for setup: {driver_message(str(err))}"
             ) from err
         # DuckDB looks for a relative path in the process's working directory before
         # file_search_path: setup must read the evaluated ref's data files, not the checkout's.
-        with _working_directory(project_root):
+        with _working_directory(Path(tree)):
             for path in sql_files:
                 self._run_setup_file(path, project_root)
+        self._refuse_leftover_temporaries()
         self.lock()
         if self._query_process is not None:
             spec = self._query_process.spec
@@ -202,9 +265,34 @@ class DuckDBEngine(AgentSqlEngine):
         except (OSError, UnicodeDecodeError) as err:
             raise EngineError(f"{shown}: cannot read setup SQL: {err}") from err
         try:
-            self._con.execute(sql)
+            statements = self._con.extract_statements(sql)
         except duckdb.Error as err:
             raise EngineError(f"{shown}: setup SQL failed: {driver_message(str(err))}") from err
+        for number, statement in enumerate(statements, start=1):
+            where = f"{shown} (statement {number})" if len(statements) > 1 else shown
+            text = setup_statement(statement, where)
+            try:
+                self._con.execute(text)
+            except duckdb.Error as err:
+                raise EngineError(f"{where}: setup SQL failed: {driver_message(str(err))}") from err
+
+    def _refuse_leftover_temporaries(self) -> None:
+        """Objects setup put in the ``temp`` catalog by name (``CREATE TABLE temp.t``) would be
+        invisible to every question's cursor: refused rather than silently missing."""
+        try:
+            found = self._con.execute(
+                "SELECT table_name FROM duckdb_tables() WHERE database_name = 'temp' "
+                "UNION ALL SELECT view_name FROM duckdb_views() "
+                "WHERE database_name = 'temp' AND NOT internal ORDER BY 1"
+            ).fetchall()
+        except duckdb.Error as err:
+            raise EngineError(f"cannot list setup's objects: {driver_message(str(err))}") from err
+        if found:
+            names = ", ".join(str(row[0]) for row in found[:5])
+            raise EngineError(
+                f"setup created {names} in DuckDB's temp catalog, which questions would not "
+                "see (each runs on a connection of its own); create it without `temp.`"
+            )
 
     def lock(self) -> None:
         """Forbid file and network access, extension loading and configuration changes from now
@@ -465,6 +553,49 @@ def open_warehouse(target: WarehouseTarget) -> DuckDBEngine:
         memory_limit_mb=memory,
         query_process_mb=process,
     )
+
+
+def setup_statement(statement: duckdb.Statement, where: str) -> str:
+    """The text to run for one statement of setup SQL, as DuckDB's parser read it:
+    ``CREATE TEMP``/``CREATE TEMPORARY`` made an ordinary ``CREATE`` (the in-memory database
+    is the run's own; a temporary object would be seen by setup's connection only).
+
+    Raises:
+        EngineError: one sentence naming ``where`` when the statement would attach a database,
+            load an extension, write a file, change a setting or create a secret.
+    """
+    text = statement.query
+    try:
+        kind = statement.type
+    except ValueError:  # a statement kind this duckdb module has no name for
+        kind = None
+    reason = _SETUP_REFUSED.get(kind) if kind is not None else "run this kind of statement"
+    if reason is None and kind not in _SETUP_ALLOWED:
+        reason = f"run {kind.name if kind is not None else 'this'} statements"
+    elif kind is duckdb.StatementType.COPY and not _copies_from_a_file(text):
+        reason = "write files (COPY ... TO); only COPY ... FROM a file of the project"
+    elif kind is duckdb.StatementType.SET and not _SET_VARIABLE.match(text):
+        reason = "change DuckDB's settings (SET, RESET, USE)"
+    elif kind is duckdb.StatementType.CREATE and _CREATE_SECRET.match(text):
+        reason = "create a secret (CREATE SECRET)"
+    if reason is not None:
+        raise EngineError(
+            f"{where}: setup SQL may not {reason}: it runs with the project's files readable "
+            "and nothing else (docs/security.md)"
+        )
+    if kind is duckdb.StatementType.CREATE and not _NAMES_TEMP.search(text[:300]):
+        return _CREATE_TEMP.sub(r"\1", text, count=1)
+    return text
+
+
+def _copies_from_a_file(text: str) -> bool:
+    """True for ``COPY table FROM 'file'`` (sqlglot reads the direction; a COPY it cannot
+    parse is taken as a write)."""
+    try:
+        parsed = sqlglot.parse_one(text.strip().rstrip(";"), read="duckdb")
+    except SqlglotError:
+        return False
+    return isinstance(parsed, exp.Copy) and parsed.args.get("kind") is True
 
 
 def _oom_text(err: Exception) -> str:

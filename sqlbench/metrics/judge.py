@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import random
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -29,6 +30,10 @@ ENV_BASE_URL = "SQLBENCH_JUDGE_BASE_URL"
 ENV_MODEL = "SQLBENCH_JUDGE_MODEL"
 ENV_API_KEY = "SQLBENCH_JUDGE_API_KEY"
 _MAX_BACKOFF_S = 10.0
+MAX_REPLY_DEPTH = 64
+"""The deepest JSON nesting a judge reply (and the JSON in its text) may have."""
+MAX_TOKENS = 2**31 - 1
+"""A reply's ``usage.total_tokens`` above this (or negative) is not believed (None)."""
 
 
 class JudgeError(SqlbenchError):
@@ -168,13 +173,30 @@ class Judge:
         if self.cache is not None:
             cached = self.cache.judge_reply(key)
             if cached is not None:
-                data = json.loads(cached)
-                return JudgeReply(data["text"], data.get("tokens"), cached=True)
-        reply = self._post(messages)
-        text, tokens = _content(reply)
-        if self.cache is not None and (keep is None or keep(text)):
+                data = bounded_json(cached, "the cached judge reply")
+                if isinstance(data, dict) and isinstance(data.get("text"), str):
+                    return JudgeReply(data["text"], _tokens(data.get("tokens")), cached=True)
+        try:
+            reply = self._post(messages)
+            text, tokens = _content(reply)
+            text = self._redacted(text)
+            accepted = keep is None or keep(text)
+        except JudgeError:
+            raise
+        except Exception as err:  # a hostile reply is this metric's "not judged", never a crash
+            raise JudgeError(self._safe(f"the judge failed: {type(err).__name__}: {err}")) from err
+        if self.cache is not None and accepted:
             self.cache.cache_judge_reply(key, json.dumps({"text": text, "tokens": tokens}))
         return JudgeReply(text, tokens, cached=False)
+
+    def _redacted(self, text: str) -> str:
+        """The reply's text with the key (and any registered secret) masked: a judge may echo
+        what it was sent, and the text is stored in the metric and the cache."""
+        from sqlbench import secrets
+
+        if self.endpoint.api_key:
+            text = text.replace(self.endpoint.api_key, "***")
+        return secrets.scrub(text)
 
     def _post(self, messages: list[dict[str, str]]) -> Any:
         endpoint = self.endpoint
@@ -185,14 +207,17 @@ class Judge:
             "temperature": endpoint.temperature,
             "messages": messages,
         }
+        deadline = time.monotonic() + endpoint.timeout_s
         attempt = 0
         while True:
             with self._count_lock:
                 self.requests += 1
+            left = deadline - time.monotonic()
             try:
-                return judge_post(
-                    url, payload, headers, endpoint.timeout_s, self.env, endpoint.shown_url or None
+                data = judge_post(
+                    url, payload, headers, max(left, 0.001), self.env, endpoint.shown_url or None
                 )
+                return bounded_json(data, "the judge's reply")
             except AgentTransientError as err:
                 if attempt >= endpoint.retries:
                     # An unreachable judge says nothing of the answer: the metric is "not
@@ -206,6 +231,13 @@ class Judge:
                 delay = min(_MAX_BACKOFF_S, 0.5 * 2**attempt) * random.uniform(1.0, 1.25)
                 if isinstance(err, RetryLater) and err.retry_after_s is not None:
                     delay = max(delay, err.retry_after_s)
+                if not math.isfinite(delay) or time.monotonic() + delay >= deadline:
+                    raise JudgeError(
+                        self._safe(
+                            f"the judge failed: {err} (no time left to retry within its "
+                            f"timeout_s of {endpoint.timeout_s:g}s)"
+                        )
+                    ) from err
                 time.sleep(delay)
                 attempt += 1
             except AgentError as err:
@@ -242,6 +274,81 @@ def judge_post(
     )
 
 
+def bounded_json(data: Any, what: str) -> Any:
+    """``data`` (JSON text, or what the transport parsed) checked against the bounds of an
+    agent reply: nesting at most ``MAX_REPLY_DEPTH`` deep, no integer Python refuses to convert
+    (over 4,300 digits); parsing text that passes them never recurses far.
+
+    Raises:
+        JudgeError: one sentence naming ``what`` and the bound it passed.
+    """
+    if isinstance(data, str | bytes):
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        if _bracket_depth(text) > MAX_REPLY_DEPTH:
+            raise JudgeError(f"{what} nests JSON over {MAX_REPLY_DEPTH} deep; it was not read")
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as err:
+            raise JudgeError(
+                f"{what} is not JSON sqlbench reads: {one_line(str(err), 120)}"
+            ) from err
+    if _value_depth(data, MAX_REPLY_DEPTH + 1) > MAX_REPLY_DEPTH:
+        raise JudgeError(f"{what} nests JSON over {MAX_REPLY_DEPTH} deep; it was not read")
+    return data
+
+
+def _bracket_depth(text: str) -> int:
+    """How deep ``[``/``{`` nest in ``text`` outside strings (an upper bound is enough)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > MAX_REPLY_DEPTH:
+                    return deepest
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def _value_depth(value: Any, stop: int) -> int:
+    """The nesting depth of a parsed JSON value, counted without recursion, up to ``stop``."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children: Callable[[], Any] | None = None
+        if isinstance(item, dict):
+            children = item.values
+        elif isinstance(item, list):
+            children = lambda item=item: item  # noqa: E731
+        if children is None:
+            continue
+        deepest = max(deepest, depth)
+        if deepest >= stop:
+            return deepest
+        stack.extend((child, depth + 1) for child in children())
+    return deepest
+
+
+def _tokens(value: Any) -> int | None:
+    """Tokens a reply reports, when believable (a non-negative integer within 32 bits)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKENS:
+        return None
+    return value
+
+
 def _content(reply: Any) -> tuple[str, int | None]:
     try:
         text = reply["choices"][0]["message"]["content"]
@@ -252,4 +359,4 @@ def _content(reply: Any) -> tuple[str, int | None]:
         raise JudgeError("the judge's reply content is not text")
     usage = reply.get("usage") if isinstance(reply, dict) else None
     tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
-    return text, tokens if isinstance(tokens, int) else None
+    return text, _tokens(tokens)

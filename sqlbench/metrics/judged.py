@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlbench.metrics.judge import Judge, JudgeError
+from sqlbench.metrics.judge import Judge, JudgeError, bounded_json
 from sqlbench.metrics.names import ANSWER_CORRECTNESS, LOGICAL_CONSISTENCY, TOOL_EXECUTION_ACCURACY
 from sqlbench.metrics.summary import band
 from sqlbench.project.files import CustomMetric, ExpectedTool, Question
@@ -313,8 +313,8 @@ def parse_reply(text: str, lowest: float = 0.0, highest: float = 1.0) -> tuple[f
     data: Any = None
     if found is not None:
         try:
-            data = json.loads(found.group(0))
-        except json.JSONDecodeError:
+            data = bounded_json(found.group(0), "the judge's reply")
+        except JudgeError:
             data = None
     score = data.get("score") if isinstance(data, dict) else None
     if isinstance(score, bool) or not isinstance(score, int | float):

@@ -131,6 +131,10 @@ class CompareOptions(_Strict):
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
+    max_extra_columns: int | None = Field(None, ge=0, le=10_000)
+    """Under ``superset``, a result that would pass with more extra agent columns than this is
+    ``review`` (an answer that lists candidates); unset: more extra columns than expected ones
+    and at least 3."""
     variants: VariantCount = 0
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: VariantSeed = 0
@@ -158,6 +162,7 @@ class CompareOverrides(_Strict):
     abs_tol: AbsTolerance | None = None
     rel_tol: RelTolerance | None = None
     columns: ColumnsMode | None = None
+    max_extra_columns: int | None = Field(None, ge=0, le=10_000)
     variants: VariantCount | None = None
     variants_seed: VariantSeed | None = None
     constant_answers: ConstantAnswers | None = None
@@ -717,6 +722,10 @@ class Project(BaseModel):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     root: Path
+    checkout: Path | None = None
+    """For a project loaded from a git ref: the working tree's project folder it was read from
+    (``sqlbench.project.reftrust`` decides whether the ref's code may run); None for the
+    working tree itself."""
     settings: Settings
     questions: list[Question]
     certified_queries: dict[str, CertifiedQuery]

@@ -1,9 +1,10 @@
 """Project files at a git ref, with the checkout, the index and uncommitted edits untouched.
 
 Only read-only git commands run here (``rev-parse``, ``ls-tree``, ``cat-file``, ``status``,
-``for-each-ref``, ``remote``). ``extract_project`` writes the project's subtree as committed at
-a ref into a new temporary folder, so agent scripts, replay files, setup SQL and data files
-all come from that ref; the caller owns the folder (``ExtractedTree.cleanup``).
+``for-each-ref``, ``remote``, ``merge-base --is-ancestor``). ``extract_project`` writes the
+project's subtree as committed at a ref into a new temporary folder, so agent scripts, replay
+files, setup SQL and data files all come from that ref; the caller owns the folder
+(``ExtractedTree.cleanup``).
 """
 
 from __future__ import annotations
@@ -139,6 +140,20 @@ def resolve_ref(path: Path | str, ref: str) -> str:
     if sha is None:
         raise _missing_ref(location, ref)
     return sha
+
+
+def is_ancestor(path: Path | str, commit: str) -> bool:
+    """Whether ``commit`` is in the history of the working tree's HEAD (HEAD itself included);
+    False outside git, in a repository without commits, or for an unknown commit."""
+    location = locate_repo(path)
+    if location is None or not _SHA.fullmatch(commit):
+        return False
+    proc = _git(
+        ["merge-base", "--is-ancestor", "--end-of-options", commit, "HEAD"],
+        location.toplevel,
+        check=False,
+    )
+    return proc.returncode == 0
 
 
 def _missing_ref(location: RepoLocation, ref: str) -> GitError:

@@ -358,6 +358,7 @@ def _check(
     if not any(p.severity is Severity.ERROR for p in problems):
         project = Project(
             root=root,
+            checkout=folder if extracted is not None else None,
             settings=settings,
             questions=cross.questions,
             certified_queries=cross.certified,

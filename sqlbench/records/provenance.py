@@ -16,7 +16,8 @@ import hashlib
 import hmac
 import json
 import math
-from datetime import datetime
+import re
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -114,6 +115,82 @@ def run_name_problem(name: str) -> str | None:
                 f"(U+{ord(char):04X})"
             )
     return None
+
+
+_NON_NEGATIVE = re.compile(r"(?:_ms|tokens|_count|count|_rows|rows|repeat|trial|_mb|_bytes)$")
+"""Keys of numbers that are amounts (latencies, tokens, counts): never negative."""
+MAX_IMPORTED_QUESTIONS = 1_000_000
+"""The most questions an imported run may say it planned (a count of 2^31 means nothing)."""
+MAX_IMPORTED_REPEAT = 1000
+FUTURE_SLACK = timedelta(days=1)
+"""How far past this machine's clock an imported time may be (clocks differ a little; a
+``created_at`` in 9999 would make that run ``latest`` forever)."""
+
+
+def meaning_problems(run: dict[str, Any], results: list[Any]) -> list[str]:
+    """Values of an imported run that a store could hold but that mean nothing: times in the
+    future, negative latencies, tokens or counts, more planned questions or repeats than any
+    run has, a trial past the run's repeat; each as one sentence at its JSON path.
+
+    Example:
+        >>> found = meaning_problems({"created_at": "9999-01-01T00:00:00+00:00", "repeat": 1},
+        ...                          [{"latency_ms": -5, "trial": 0}])
+        >>> [problem.split(" (")[0] for problem in found]
+        ['run.created_at: 9999-01-01T00:00:00+00:00 is in the future', \
+'results[0].latency_ms: -5 is negative; it is an amount']
+    """
+    problems: list[str] = []
+    latest = datetime.now(UTC) + FUTURE_SLACK
+    for key in ("created_at", "updated_at", "finished_at"):
+        value = run.get(key)
+        if not isinstance(value, str):
+            continue
+        try:
+            when = datetime.fromisoformat(value)
+        except ValueError:
+            continue  # the record's own validation names it
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        if when > latest:
+            problems.append(
+                f"run.{key}: {value[:40]} is in the future (this machine says "
+                f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC)"
+            )
+    count = run.get("question_count")
+    if isinstance(count, int) and not 0 <= count <= MAX_IMPORTED_QUESTIONS:
+        problems.append(
+            f"run.question_count: {count} is not a number of questions (0 to "
+            f"{MAX_IMPORTED_QUESTIONS:,})"
+        )
+    repeat = run.get("repeat", 1)
+    if isinstance(repeat, int) and not 1 <= repeat <= MAX_IMPORTED_REPEAT:
+        problems.append(f"run.repeat: {repeat} is not a repeat count (1 to {MAX_IMPORTED_REPEAT})")
+    problems += _negative_amounts(run, "run")
+    for index, item in enumerate(results):
+        problems += _negative_amounts(item, f"results[{index}]")
+        trial = item.get("trial") if isinstance(item, dict) else None
+        if isinstance(trial, int) and isinstance(repeat, int) and trial >= max(repeat, 1):
+            problems.append(f"results[{index}].trial: {trial} is past the run's repeat of {repeat}")
+    return problems
+
+
+def _negative_amounts(data: Any, where: str) -> list[str]:
+    """Negative numbers under amount-like keys (``_NON_NEGATIVE``; every number inside such a
+    key's object, as ``timings_ms``), without recursion."""
+    problems: list[str] = []
+    stack: list[tuple[Any, str, bool]] = [(data, where, False)]
+    while stack and len(problems) < 10:
+        value, path, amount = stack.pop()
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            if amount and value < 0:
+                problems.append(f"{path}: {value} is negative; it is an amount")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                named = isinstance(key, str) and _NON_NEGATIVE.search(key) is not None
+                stack.append((item, f"{path}.{key}", amount or named))
+        elif isinstance(value, list):
+            stack.extend((item, f"{path}[{i}]", amount) for i, item in enumerate(value))
+    return problems
 
 
 def record_problems(data: Any, where: str) -> list[str]:

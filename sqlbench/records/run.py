@@ -140,6 +140,10 @@ class HumanReview(_Model):
     carried_from: str | None = None
     """The name of the run where the person decided, when carried to this run (the ground truth
     and the agent's SQL hashed the same); None when decided on this run."""
+    imported: str | None = None
+    """Set by ``import`` (never taken from the file): the decision came in an imported run,
+    labelled with the import (``imported sha256:0123456789ab``, ``, signed`` when its signature
+    was checked). Only a signed import's decisions are ever carried (docs/security.md)."""
 
     _aware_decided = field_validator("decided_at")(_aware)
 

@@ -114,6 +114,8 @@ def human_line(review: HumanReview) -> str:
         line += f": {review.note}"
     if review.carried_from:
         line += f" (carried from run {review.carried_from}: same ground truth and agent SQL)"
+    if review.imported:
+        line += f" ({review.imported})"
     return line
 
 

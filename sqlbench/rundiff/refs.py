@@ -172,6 +172,7 @@ def affected_run(
         agent_name=agent_name,
         repeat=options.repeat or 1,
         concurrency=options.concurrency,
+        trusted_refs=options.trusted_refs,
     )
     with open_project_store(project_dir, options.env) as store:
         base = ref_side(

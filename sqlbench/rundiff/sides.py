@@ -53,6 +53,8 @@ class SideOptions:
     """Never reuse a stored run (``--fresh``)."""
     affected: bool = False
     """Head: ask only the questions the change can have touched (``check --affected``)."""
+    trusted_refs: tuple[str, ...] = ()
+    """``--trust-ref``: refs whose agents may run although not in the working tree's history."""
 
 
 def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunSide:
@@ -210,6 +212,7 @@ def project_side(
         repeat=None if stopped is not None else options.repeat,
         concurrency=options.concurrency,
         project_dir=options.project_dir.resolve(),
+        trusted_refs=options.trusted_refs,
         reuse=reuse,
         resume=None if stopped is None else stopped.id,
     )

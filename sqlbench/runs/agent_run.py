@@ -22,6 +22,7 @@ from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import wants_judge
 from sqlbench.project.files import Project, Question, RunSettings
 from sqlbench.records.run import RunStatus, TrialResult
+from sqlbench.runs.agenttrust import require_trusted_agent
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.plan import RunOptions, RunPlan
@@ -118,6 +119,7 @@ class AgentRun:
         if self.options.regrade is not None:
             agent = ReplayedAgent(self.options.regrade.answers)
         else:
+            require_trusted_agent(self.project, self.plan.agent, self.options.trusted_refs)
             agent = build_agent(self.plan.agent, context)
         if self.options.reuse is not None:
             agent = PartlyReplayedAgent(agent, ReplayedAgent(self.options.reuse.answers))

@@ -92,6 +92,9 @@ class RunOptions:
     """Seconds between heartbeats of a running run."""
     env: dict[str, str] | None = field(default=None, repr=False)
     """Environment for agents and ``${ENV}`` in ``store:``; None: ``os.environ``."""
+    trusted_refs: tuple[str, ...] = ()
+    """``--trust-ref REF``: refs whose ``command``/``python`` agents may run although they are
+    not in the working tree's history (``sqlbench.project.reftrust``)."""
     regrade: Regrade | None = field(default=None, repr=False)
     """``sqlbench regrade``: replay this run's stored answers instead of asking the agent."""
     reuse: ReuseAnswers | None = field(default=None, repr=False)

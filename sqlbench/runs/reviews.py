@@ -9,6 +9,7 @@ copy names the run it came from.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, NamedTuple
 
 import yaml
@@ -23,6 +24,8 @@ from sqlbench.verdicts import Verdict
 if TYPE_CHECKING:
     from sqlbench.runs.store import RunStore
 
+_HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Control, zero-width and bidirectional formatting characters."""
 DECIDABLE = (Verdict.PASS, Verdict.FAIL)
 """What a person can decide."""
 
@@ -97,6 +100,12 @@ def _also_accept_yaml(sqls: list[str]) -> str:
     """
     lines = ["also_accept:"]
     for sql in sqls:
+        if _HIDDEN.search(sql):
+            # Bidi overrides and other invisible characters would be pasted unseen (a U+202E
+            # makes the SQL read otherwise than it runs): written as escapes instead.
+            quoted = yaml.safe_dump([sql], allow_unicode=False, width=1000).rstrip("\n")
+            lines.append("\n".join("  " + line for line in quoted.splitlines()))
+            continue
         block = "  - |-\n" + "".join(f"    {line}\n" for line in sql.splitlines())
         try:
             loaded = yaml.safe_load("x:\n" + block)

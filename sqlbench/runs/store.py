@@ -32,8 +32,13 @@ from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
 from sqlbench.project.names import MAX_NAME_CHARS
-from sqlbench.records.hashes import review_hashes
-from sqlbench.records.provenance import ImportOrigin, record_problems, run_name_problem
+from sqlbench.records.hashes import ReviewHashes, review_hashes
+from sqlbench.records.provenance import (
+    ImportOrigin,
+    meaning_problems,
+    record_problems,
+    run_name_problem,
+)
 from sqlbench.records.run import (
     HumanReview,
     RunInfo,
@@ -224,8 +229,10 @@ class RunStore:
             )
 
     def finish(self, run_id: str, status: RunStatus, *, error: str | None = None) -> None:
-        """Set a run's final status (Completed, Interrupted or Failed), and carry to it the
-        human decisions of earlier runs that still apply (``carry_reviews``)."""
+        """Set a run's final status (Completed, Interrupted or Failed), and carry to it, in the
+        same transaction, the human decisions of earlier runs that still apply
+        (``carry_reviews``)."""
+        wanted = self._carry_wanted(run_id)
         now = utc_now()
         with self._write() as conn:
             conn.execute(
@@ -238,7 +245,8 @@ class RunStore:
                     error=secrets.scrub(error) if error else error,
                 )
             )
-        self.carry_reviews(run_id)
+            if wanted:
+                self._carry(conn, run_id, *wanted)
 
     def save_review(self, run_id: str, space: str, name: str, review: HumanReview) -> None:
         """Store a person's decision on one question of a run, replacing an earlier one."""
@@ -252,20 +260,31 @@ class RunStore:
     def carry_reviews(self, run_id: str) -> int:
         """Copy to run ``run_id`` the newest decision of an earlier run (created before it) on
         each of its undecided questions, where the question's ground truth and the agent's SQL
-        hash the same as when the person decided. Returns how many were carried."""
-        carried = self.carried_reviews(run_id)
-        if carried:
-            with self._write() as conn:
-                conn.execute(
-                    self._reviews.insert(),
-                    [_review_row(run_id, s, n, review) for (s, n), review in carried.items()],
-                )
-        return len(carried)
+        hash the same as when the person decided. Decisions are carried only from runs made
+        here or imported with a checked signature (anyone can compute the hashes, so an
+        unsigned import's decisions count in that run alone). Idempotent: a question decided
+        meanwhile (the viewer, ``review``) keeps that decision. Returns how many were carried."""
+        wanted = self._carry_wanted(run_id)
+        if not wanted:
+            return 0
+        with self._write() as conn:
+            return self._carry(conn, run_id, *wanted)
 
     def carried_reviews(self, run_id: str) -> dict[tuple[str, str], HumanReview]:
         """The decisions ``carry_reviews`` would carry to run ``run_id`` now, by ``(space,
         name)``, without storing them: what a run in progress will take for the questions it
         graded so far (the viewer shows them as the run goes)."""
+        wanted = self._carry_wanted(run_id)
+        if not wanted:
+            return {}
+        with self._read() as conn:
+            return self._carried(conn, run_id, *wanted)
+
+    def _carry_wanted(
+        self, run_id: str
+    ) -> tuple[RunInfo, dict[tuple[str, str], ReviewHashes]] | None:
+        """The run and the review hashes of its questions, when an earlier run holds any
+        decision (None: nothing could be carried, the results need not be read)."""
         info = self.find_run(run_id)
         c, runs = self._reviews.c, self._runs.c
         earlier = (
@@ -277,34 +296,76 @@ class RunStore:
         )
         with self._read() as conn:
             if conn.execute(earlier).first() is None:
-                return {}  # no earlier decision at all: the results need not be read
-        own = self.reviews(run_id)
+                return None
         grouped: dict[tuple[str, str], list[TrialResult]] = {}
         for trial in self.trials(run_id):
             if trial.verdict is not Verdict.SKIPPED:
                 grouped.setdefault((trial.space, trial.name), []).append(trial)
-        wanted = {key: review_hashes(trials) for key, trials in grouped.items() if key not in own}
+        wanted = {key: review_hashes(trials) for key, trials in grouped.items()}
+        return (info, wanted) if wanted else None
+
+    def _carry(
+        self,
+        conn: Connection,
+        run_id: str,
+        info: RunInfo,
+        wanted: dict[tuple[str, str], ReviewHashes],
+    ) -> int:
+        """``carry_reviews`` inside the caller's write transaction: the run's own decisions
+        are read in it, and each carried one is inserted unless the question was decided
+        meanwhile (``_insert_ignoring_conflicts``), so carrying never fails the run."""
+        carried = self._carried(conn, run_id, info, wanted)
+        if carried:
+            rows = [_review_row(run_id, s, n, review) for (s, n), review in carried.items()]
+            conn.execute(_insert_ignoring_conflicts(self._reviews, conn.dialect.name), rows)
+        return len(carried)
+
+    def _carried(
+        self,
+        conn: Connection,
+        run_id: str,
+        info: RunInfo,
+        wanted: dict[tuple[str, str], ReviewHashes],
+    ) -> dict[tuple[str, str], HumanReview]:
+        """The decisions to carry to run ``run_id``, read through ``conn``: the newest trusted
+        one of an earlier run on each question the run has not decided, where the hashes
+        match."""
+        c, runs = self._reviews.c, self._runs.c
+        own = {
+            (row.space, row.name)
+            for row in conn.execute(sa.select(c.space, c.name).where(c.run_id == run_id))
+        }
+        wanted = {key: hashes for key, hashes in wanted.items() if key not in own}
         if not wanted:
             return {}
         query = (
-            sa.select(self._reviews, runs.name.label("run_name"))
+            sa.select(self._reviews, runs.name.label("run_name"), runs.data.label("run_data"))
             .select_from(self._reviews.join(self._runs, runs.id == c.run_id))
             .where(runs.created_at < info.created_at, c.run_id != run_id)
             .order_by(c.decided_at.desc())
         )
         carried: dict[tuple[str, str], HumanReview] = {}
-        with self._read() as conn:
-            for row in conn.execute(query):
-                key = (row.space, row.name)
-                hashes = wanted.get(key)
-                if key in carried or hashes is None:
-                    continue
-                if (row.truth_hash, row.sql_hash) != (hashes.truth, hashes.sql):
-                    continue
+        trusted: dict[str, bool] = {}
+        for row in conn.execute(query):
+            key = (row.space, row.name)
+            hashes = wanted.get(key)
+            if key in carried or hashes is None:
+                continue
+            if (row.truth_hash, row.sql_hash) != (hashes.truth, hashes.sql):
+                continue
+            if row.run_id not in trusted:
+                trusted[row.run_id] = _carries_decisions(row.run_data)
+            if not trusted[row.run_id]:
+                continue
+            try:
                 review = HumanReview.model_validate_json(row.data)
-                carried[key] = review.model_copy(
-                    update={"carried_from": review.carried_from or row.run_name}
-                )
+            except ValueError:
+                continue  # a damaged row is not carried; it never fails the run
+            if review.imported is not None and "signed" not in review.imported:
+                continue
+            carried[key] = review.model_copy(
+                update={"carried_from": review.carried_from or row.run_name}
+            )
         return carried
 
     def reopen(self, run_id: str, *, host: str, pid: int) -> None:
@@ -516,11 +577,17 @@ class RunStore:
             newest = sa.select(runs).order_by(runs.c.created_at.desc(), runs.c.name.desc())
             back = _latest_offset(ref)
             if back is not None:
+                # An offset past any store (``latest~99999999999999999999``) is never sent to
+                # the database, whose integers it would overflow.
                 asked = sa.or_(
                     runs.c.status != RunStatus.FAILED.value,
                     sa.exists().where(self._results.c.run_id == runs.c.id),
                 )
-                row = conn.execute(newest.where(asked).offset(back).limit(1)).first()
+                row = (
+                    None
+                    if back > _MAX_LATEST_BACK
+                    else conn.execute(newest.where(asked).offset(back).limit(1)).first()
+                )
                 if row is None:
                     count = conn.execute(
                         sa.select(sa.func.count()).select_from(runs).where(asked)
@@ -815,6 +882,7 @@ class RunStore:
         items, _ = clean_data(items)
         run_data.pop("origin", None)  # set here, from the file actually read, never taken
         problems = record_problems(run_data, "run") + record_problems(items, "results")
+        problems += meaning_problems(run_data, items)
         run_id = run_data.get("id")
         if not (isinstance(run_id, str) and re.fullmatch(r"[0-9a-f]{32}", run_id)):
             problems.append(f"run.id: {str(run_id)[:40]!r} is not a run id (32 hex characters)")
@@ -841,6 +909,10 @@ class RunStore:
                 )
             seen.add(key)
         reviews = _imported_reviews(data.get("reviews", []), seen)
+        # Decisions in an imported run count in that run alone, labelled so; they are carried
+        # to later runs only from a signed import (``carry_reviews``).
+        label = origin.label if origin is not None else "imported"
+        reviews = {key: r.model_copy(update={"imported": label}) for key, r in reviews.items()}
         update: dict[str, Any] = {"imported": True, "origin": origin}
         if name is not None:
             update["name"] = name
@@ -1167,6 +1239,7 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LATEST = re.compile(r"latest(?:~(\d+))?")
+_MAX_LATEST_BACK = 2**31 - 1
 
 
 def _latest_offset(ref: str) -> int | None:
@@ -1175,7 +1248,8 @@ def _latest_offset(ref: str) -> int | None:
     match = _LATEST.fullmatch(ref)
     if match is None:
         return None
-    return int(match.group(1) or 0)
+    digits = match.group(1) or "0"
+    return _MAX_LATEST_BACK + 1 if len(digits) > 10 else int(digits)
 
 
 def _too_far_back(ref: str, count: int, url: str) -> str:
@@ -1200,6 +1274,32 @@ def _review_row(run_id: str, space: str, name: str, review: HumanReview) -> dict
         "carried": review.carried_from is not None,
         "data": review.model_dump_json(),
     }
+
+
+def _carries_decisions(run_data: str | None) -> bool:
+    """Whether decisions stored on a run may be carried to later runs: it was made in this
+    store, or imported from a file whose signature was checked."""
+    try:
+        record = json.loads(run_data or "{}")
+    except ValueError:
+        return False
+    if not isinstance(record, dict):
+        return False
+    if not record.get("imported"):
+        return True
+    origin = record.get("origin")
+    return isinstance(origin, dict) and origin.get("signed") is True
+
+
+def _insert_ignoring_conflicts(table: sa.Table, dialect: str) -> Any:
+    """An INSERT that skips a row whose key is taken (a decision stored meanwhile wins)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+        return pg_insert(table).on_conflict_do_nothing()
+    if dialect in ("mysql", "mariadb"):
+        return table.insert().prefix_with("IGNORE")
+    return table.insert().prefix_with("OR IGNORE", dialect="sqlite")
 
 
 def _imported_reviews(

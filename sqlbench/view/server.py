@@ -3,11 +3,17 @@ human review decisions — the only thing it writes.
 
 It binds to 127.0.0.1 only and answers only requests addressed to it by that name (or
 ``localhost``), so a web page elsewhere cannot reach it through DNS rebinding; a review decision
-must carry the page's random token in a header, which a cross-site form or script cannot send.
+must carry the page's random token in a header, which a cross-site form or script cannot send,
+and come from the viewer's own page (``Origin``/``Sec-Fetch-Site``). No page may be framed
+(``X-Frame-Options: DENY``, ``frame-ancestors 'none'``), so another site cannot lay a decoy over
+a decision button. A request body is read only with a valid ``Content-Length`` within 64 KB;
+each connection has a socket timeout and at most ``max_connections`` are served at once
+(docs/security.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import secrets
@@ -27,8 +33,82 @@ from sqlbench.verdicts import Verdict
 HOST = "127.0.0.1"
 TOKEN_HEADER = "X-Sqlbench-Token"
 _MAX_BODY = 64 * 1024
+_MAX_BODY_DEPTH = 32
+"""A review is a flat JSON object; nesting deeper than this is refused before parsing."""
+SOCKET_TIMEOUT_S = 30.0
+MAX_CONNECTIONS = 16
 _RUN_PATH = re.compile(r"^/runs/([^/]+)$")
 _RUN_DATA_PATH = re.compile(r"^/api/runs/([^/]+)/data$")
+_LENGTH = re.compile(r"[0-9]{1,7}")
+_SAME_ORIGIN_FETCH = frozenset({"same-origin", "none"})
+
+
+def host_allowed(host: str, port: int) -> bool:
+    """Whether a request's ``Host`` names this viewer: 127.0.0.1 or localhost with its port
+    (without it on port 80, as browsers send it there)."""
+    names = {f"{HOST}:{port}", f"localhost:{port}"}
+    if port == 80:
+        names |= {HOST, "localhost"}
+    return host in names
+
+
+class _BoundedServer(ThreadingHTTPServer):
+    """``ThreadingHTTPServer`` serving at most ``limit`` connections at once: one more is
+    closed at once with 503 (the others time out on their own: ``SOCKET_TIMEOUT_S``)."""
+
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: Any, limit: int) -> None:
+        self._slots = threading.BoundedSemaphore(limit)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.sendall(
+                    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n"
+                    b"Connection: close\r\n\r\n"
+                )
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that went away or stalled is no error of the viewer's; nothing is printed.
+        return
+
+
+def _depth_over(body: bytes, limit: int) -> bool:
+    """Whether ``[``/``{`` nest deeper than ``limit`` outside JSON strings."""
+    depth = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
 
 
 class ViewServer:
@@ -39,16 +119,23 @@ class ViewServer:
         port: The port to bind; 0 picks a free one.
     """
 
-    def __init__(self, store: RunStore, port: int = 0) -> None:
+    def __init__(
+        self,
+        store: RunStore,
+        port: int = 0,
+        *,
+        socket_timeout_s: float = SOCKET_TIMEOUT_S,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self.store = store
         self.token = secrets.token_urlsafe(24)
+        self.socket_timeout_s = socket_timeout_s
         try:
-            self._server = ThreadingHTTPServer((HOST, port), _handler_for(self))
+            self._server = _BoundedServer((HOST, port), _handler_for(self), max_connections)
         except OSError as err:
             raise SqlbenchError(
                 f"cannot listen on {HOST}:{port}: {err.strerror or err}; choose another --port"
             ) from err
-        self._server.daemon_threads = True
         self._thread: threading.Thread | None = None
 
     @property
@@ -145,14 +232,22 @@ class ViewServer:
 def _handler_for(view: ViewServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         server_version = "sqlbench-view"
+        timeout = view.socket_timeout_s
 
         def log_message(self, format: str, *args: Any) -> None:
             # The library never prints; the CLI says where the server is.
             return
 
         def _host_ok(self) -> bool:
-            host = self.headers.get("Host", "")
-            return host in (f"{HOST}:{view.port}", f"localhost:{view.port}")
+            return host_allowed(self.headers.get("Host", ""), view.port)
+
+        def _same_origin(self) -> bool:
+            """A browser names the page that sent a POST; only the viewer's own may decide."""
+            origin = self.headers.get("Origin")
+            if origin is not None and not host_allowed(origin.removeprefix("http://"), view.port):
+                return False
+            site = self.headers.get("Sec-Fetch-Site")
+            return site is None or site in _SAME_ORIGIN_FETCH
 
         def _send(self, status: int, body: str, content_type: str) -> None:
             data = body.encode("utf-8")
@@ -162,6 +257,8 @@ def _handler_for(view: ViewServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Cache-Control", "no-store")
             self.send_header("X-Content-Type-Options", "nosniff")
             self.send_header("Referrer-Policy", "no-referrer")
+            self.send_header("X-Frame-Options", "DENY")
+            self.send_header("Content-Security-Policy", "frame-ancestors 'none'")
             self.end_headers()
             self.wfile.write(data)
 
@@ -201,16 +298,38 @@ def _handler_for(view: ViewServer) -> type[BaseHTTPRequestHandler]:
             if not secrets.compare_digest(self.headers.get(TOKEN_HEADER, ""), view.token):
                 self._json(HTTPStatus.FORBIDDEN, {"error": "this page's token is missing"})
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            if not self._same_origin():
+                self._json(
+                    HTTPStatus.FORBIDDEN,
+                    {"error": "this request is not this viewer's own page's; nothing was recorded"},
+                )
+                return
+            raw_length = (self.headers.get("Content-Length") or "0").strip()
+            if not _LENGTH.fullmatch(raw_length):
+                self.close_connection = True
+                self._json(
+                    HTTPStatus.BAD_REQUEST,
+                    {"error": "Content-Length must be a number of bytes up to 64 KB"},
+                )
+                return
+            length = int(raw_length)
             if length > _MAX_BODY:
+                self.close_connection = True
                 self._json(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, {"error": "too large"})
                 return
             try:
-                body = json.loads(self.rfile.read(length) or b"{}")
+                data = self.rfile.read(length)
+            except OSError:  # the socket timed out or the client went away
+                self.close_connection = True
+                return
+            try:
+                if _depth_over(data, _MAX_BODY_DEPTH):
+                    raise SqlbenchError("a review is a flat JSON object; this one nests deeply")
+                body = json.loads(data or b"{}")
                 if not isinstance(body, dict):
                     raise SqlbenchError("a review is a JSON object")
                 self._json(HTTPStatus.OK, view.review(body))
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):
                 self._json(HTTPStatus.BAD_REQUEST, {"error": "not JSON"})
             except SqlbenchError as err:
                 self._json(HTTPStatus.BAD_REQUEST, {"error": str(err)})

@@ -162,6 +162,8 @@ def test_flaky_question_under_repeat_is_flaky_not_a_regression(
         "main",
         "--head",
         "flaky",
+        "--trust-ref",  # flaky's agent differs from the working tree's and is not in its history
+        "flaky",
         "--repeat",
         "3",
         "--markdown",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -65,11 +66,14 @@ def build_repo(root: Path) -> Path:
 
 
 def forged_export(sb: Sqlbench, repo: Path, path: Path) -> dict:
-    """A real failing head run, exported, then edited: every verdict pass, from 2030."""
+    """A real failing head run, exported, then edited: every verdict pass, dated
+    the newest (an hour ahead, within the clock slack an import allows)."""
     assert sb("run", "--branch", "dev", "--name", "real-head", cwd=repo).returncode == 0
     document = json.loads(sb("export", "real-head", cwd=repo).stdout)
     document["run"].update(
-        id=uuid.uuid4().hex, name="artifact-from-ci", created_at="2030-01-01T00:00:00Z"
+        id=uuid.uuid4().hex,
+        name="artifact-from-ci",
+        created_at=(datetime.now(UTC) + timedelta(hours=1)).isoformat(),
     )
     for result in document["results"]:
         result.update(verdict="pass", reason="results match")
