@@ -65,6 +65,10 @@ class EngineError(SqlbenchError):
     """The warehouse could not be opened or set up (bad URL, missing driver, failing setup SQL)."""
 
 
+class DbtError(EngineError):
+    """A dbt project (``dbt:`` in sqlbench.yml) cannot be parsed or built for a ref."""
+
+
 class EnvVarError(SqlbenchError):
     """A ``${NAME}`` that is malformed, or names a variable that is not set."""
 

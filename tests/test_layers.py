@@ -41,8 +41,8 @@ LAYERS: list[list[str]] = [
         "sqlbench.runs.rates",
         "sqlbench.runs.provenance",
     ],
-    # 2: ground truth per question; result-set comparison
-    ["sqlbench.truth", "sqlbench.compare"],
+    # 2: ground truth per question; result-set comparison; dbt projects built per ref
+    ["sqlbench.truth", "sqlbench.compare", "sqlbench.dbt"],
     # 3: warehouses
     ["sqlbench.engines"],
     # 4: agents

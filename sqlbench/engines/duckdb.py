@@ -29,6 +29,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
+from sqlbench.dbt.refs import has_refs, resolve_refs
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, VariantData
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
@@ -225,6 +226,7 @@ class DuckDBEngine(Engine):
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
         _check_one_select(sql, agent=False)
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 

@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from sqlbench.dbt.invoke import Progress
 from sqlbench.engines.base import Engine
 from sqlbench.engines.limits import (
     duckdb_memory_limit_mb,
@@ -147,17 +148,25 @@ def setup_files(settings: Settings, project_root: Path) -> list[Path]:
     return files
 
 
-def open_project_engine(project: Project, warehouse: str | None = None) -> Engine:
+def open_project_engine(
+    project: Project, warehouse: str | None = None, *, progress: Progress | None = None
+) -> Engine:
     """Open the project's warehouse (or the one named in ``warehouses:``) and run its setup
-    (at the project's root, which for ``--branch REF`` is that ref's files).
+    (at the project's root, which for ``--branch REF`` is that ref's files). With ``dbt:``,
+    the default warehouse is the ref's dbt build (``sqlbench.dbt.build_ref``; ``progress``
+    gets dbt's progress lines) and setup SQL runs on top of it.
 
     Raises:
-        EngineError: the warehouse cannot be opened or its setup fails (the message names a
-            named warehouse).
+        EngineError: the warehouse cannot be opened, the dbt build fails (``DbtError``) or its
+            setup fails (the message names a named warehouse).
     """
     settings = project.settings.for_warehouse(warehouse)
+    relations: dict[str, str] = {}
+    if settings.dbt is not None and (warehouse is None or warehouse == DEFAULT_WAREHOUSE):
+        settings, relations = _dbt_warehouse(project, settings, progress)
     try:
         engine = open_engine(settings, project.root)
+        engine.relations = relations
         try:
             engine.setup(project.root, setup_files(settings, project.root))
         except BaseException:
@@ -168,6 +177,27 @@ def open_project_engine(project: Project, warehouse: str | None = None) -> Engin
             raise
         raise EngineError(f"warehouse {warehouse!r}: {err}") from err
     return engine
+
+
+def _dbt_warehouse(
+    project: Project, settings: Settings, progress: Progress | None
+) -> tuple[Settings, dict[str, str]]:
+    """The settings with the ref's dbt build as the warehouse, and its models' relations."""
+    if settings.warehouse is not None:
+        raise EngineError(
+            "sqlbench.yml has `dbt:` and `warehouse:`; sqlbench builds dbt projects on the "
+            "embedded warehouse only (remove `warehouse:`; docs/dbt.md)"
+        )
+    from sqlbench.dbt import build_ref
+
+    build = build_ref(project, progress=progress)
+    if progress is not None:
+        done = "built" if build.built else "reusing the build of"
+        progress(
+            f"{done} {project.source.branch} ({build.key}, {build.seconds:.1f} s); dbt's log: "
+            f".sqlbench/dbt/logs/{build.key}.log"
+        )
+    return settings.model_copy(update={"warehouse": str(build.database)}), build.relations
 
 
 def _local(path: Path, project_root: Path) -> Path:

@@ -25,6 +25,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import QueuePool
 
+from sqlbench.dbt.refs import has_refs, resolve_refs
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, ServerSpec
 from sqlbench.engines.base import ColumnInfo, Engine, ResultSet, TableInfo
 from sqlbench.engines.fetch import (
@@ -233,6 +234,7 @@ class SqlAlchemyEngine(Engine):
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
         limits = _Limits(timeout_s, max_rows, max_bytes)
         return self._run(sql, limits, agent=False)
 

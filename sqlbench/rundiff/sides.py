@@ -251,14 +251,20 @@ def affected_reuse(
             "question"
         )
         return None
-    if before[3:] != now[3:]:
-        say(
-            "affected-only: the base run used another sqlbench version, compare options or "
-            "warehouse; asking every question"
-        )
-        return None
     loaded = load_project(options.project_dir, branch=base_ref)
     try:
+        if head.settings.dbt is not None:
+            # Each ref has its own dbt build (docs/dbt.md): the base run must have read the
+            # base's build; what changed between the builds is what select_affected reads.
+            from sqlbench.runs.identity import warehouse_identity
+
+            now = now._replace(warehouse_hash=warehouse_identity(loaded.settings, loaded.root).hash)
+        if before[3:] != now[3:]:
+            say(
+                "affected-only: the base run used another sqlbench version, compare options or "
+                "warehouse; asking every question"
+            )
+            return None
         selection = select_affected(loaded, head, trials)
     finally:
         close_project(loaded)
@@ -266,7 +272,10 @@ def affected_reuse(
         say(f"affected-only: {selection.everything}; asking every question")
         return None
     if selection.changed_objects:
-        say(f"affected-only: changed in setup: {', '.join(selection.changed_objects)}")
+        where = "the dbt project or setup" if head.settings.dbt is not None else "setup"
+        say(f"affected-only: changed in {where}: {', '.join(selection.changed_objects)}")
+    if not selection.asked:
+        say("affected-only: no question reads what changed; asking none")
     shown = sorted(selection.asked.items())
     for (space, name), why in shown[:_MAX_LISTED]:
         say(f"affected-only: asking {space}/{name}: {why}")

@@ -181,8 +181,16 @@ def _one_warehouse(
 ) -> WarehouseIdentity:
     written = settings.warehouse
     dialect = settings.dialect
+    parts: dict[str, Any]
+    if written is None and settings.dbt is not None:
+        # The ref's dbt build (docs/dbt.md): its build key says which models the run read.
+        from sqlbench.dbt.manifest import parse_ref
+
+        key = parse_ref(settings.dbt, project_root, project_root / ".sqlbench" / "dbt" / "parsed")
+        parts = {"kind": "duckdb-dbt", "dialect": dialect, "dbt_build": key.key}
+        return WarehouseIdentity(stable_hash(parts), f"dbt build {key.key}", True)
     if written is None:
-        parts: dict[str, Any] = {"kind": "duckdb-memory", "dialect": dialect}
+        parts = {"kind": "duckdb-memory", "dialect": dialect}
         return WarehouseIdentity(stable_hash(parts), "in-memory DuckDB", True)
     label = _mask_password(written)
     try:

@@ -16,7 +16,7 @@ import queue
 import threading
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -167,7 +167,7 @@ def run_benchmarks_stored(
     questions = pick_questions(project, options.select, options.space, options.shard)
     repeat = options.repeat or 1
     answers = [q for q in questions for _ in range(1 if q.skip is not None else repeat)]
-    shared = RunWarehouses(project, answers * len(agent_names))
+    shared = RunWarehouses(project, answers * len(agent_names), _dbt_lines(progress))
     try:
         runs: list[_Run] = []
         try:
@@ -318,7 +318,9 @@ class _Run:
     def _prepare(self, items: list[_Item]) -> tuple[RunWarehouses, Agent]:
         warehouses = self.shared
         if warehouses is None:
-            warehouses = RunWarehouses(self.project, [item.question for item in items])
+            warehouses = RunWarehouses(
+                self.project, [item.question for item in items], _dbt_lines(self._progress)
+            )
         try:
             engine = warehouses.primary
             by_key = {(q.space, q.name): q for q in self.plan.questions}
@@ -545,3 +547,11 @@ def describe_error(err: BaseException) -> str:
         return str(err)
     text = " ".join(str(err).split())
     return f"{type(err).__name__}: {text}" if text else type(err).__name__
+
+
+def _dbt_lines(progress: ProgressCallback | None) -> Callable[[str], None] | None:
+    """dbt's progress lines while the ref's dbt project builds, as notices (docs/dbt.md)."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda line: report(RunNotice(f"dbt: {line}"))
