@@ -97,7 +97,12 @@ def run_dbt(
         str(work_dir / "target"),
         "--log-path",
         str(log_dir or work_dir),
-        "--quiet",
+        # Nothing on sqlbench's stdout or stderr (a JSON report may be there): progress goes
+        # through the callback, everything to the log file.
+        "--log-level",
+        "none",
+        "--log-level-file",
+        "debug",
         "--no-use-colors",
         "--no-send-anonymous-usage-stats",
         "--no-version-check",

@@ -211,3 +211,18 @@ def test_init_dbt_writes_beside_the_dbt_project_never_into_models(
     assert "dbt:" in (root / "sqlbench.yml").read_text()
     ran = invoke("run", "-C", str(root), "--format", "json")
     assert [r["verdict"] for r in json.loads(ran.stdout)["results"]] == ["pass"]
+
+
+def test_a_project_missing_its_dbt_deps_packages_is_one_sentence(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "shop"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".sqlbench", "*.duckdb"))
+    (root / "packages.yml").write_text(
+        "packages:\n  - package: dbt-labs/dbt_utils\n    version: 1.3.0\n"
+    )
+    ran = invoke("run", "-C", str(root), exit_code=2)
+    assert ran.stderr.startswith(
+        "Error: dbt: the project in '.' needs packages that are not installed: run `dbt deps`"
+    )
+    assert len(ran.stderr.strip().splitlines()) == 1
