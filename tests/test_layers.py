@@ -31,6 +31,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.gcpolicy",
         "sqlbench.sqlstatements",
         "sqlbench.metrics.names",
+        "sqlbench.dbt.refs",  # {{ ref('m') }} in SQL text, read by the project's checks too
     ],
     # 1: the project files, and the records a run stores
     [

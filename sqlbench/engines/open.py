@@ -188,7 +188,7 @@ def _dbt_warehouse(
             "sqlbench.yml has `dbt:` and `warehouse:`; sqlbench builds dbt projects on the "
             "embedded warehouse only (remove `warehouse:`; docs/dbt.md)"
         )
-    from sqlbench.dbt import build_ref
+    from sqlbench.dbt.build import build_ref
 
     build = build_ref(project, progress=progress)
     if progress is not None:
