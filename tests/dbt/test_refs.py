@@ -50,5 +50,5 @@ def test_an_engine_runs_ground_truth_refs_against_the_builds_relations(tmp_path:
 
 
 def test_a_ref_without_a_dbt_build_says_what_is_missing() -> None:
-    with pytest.raises(QueryError, match="sqlbench.yml has no `dbt:` key"):
+    with pytest.raises(QueryError, match=r"sqlbench\.yml has no `dbt:` key"):
         resolve_refs("SELECT * FROM {{ ref('orders') }}", {})
