@@ -1,7 +1,8 @@
 """Building one ref's dbt project into a DuckDB database of sqlbench's own (docs/dbt.md).
 
-Each build lands in ``.sqlbench/dbt/builds/<build key>/dbt.duckdb`` of the project folder (the
-checkout, whichever ref is evaluated): base and head never read each other's models, the
+Each build lands in ``.sqlbench/dbt/builds/<build key>/<name>.duckdb`` of the project folder
+(the checkout, whichever ref is evaluated; ``name`` as the profile's own ``path``, so sources and
+views name the same catalog): base and head never read each other's models, the
 user's own database is never written, and a ref whose build key did not change is not built
 again. A build is made in a folder of its own and moved into place only when it succeeded, so
 a failed or interrupted build is never taken for a finished one. dbt's log of each build is
@@ -20,13 +21,13 @@ from typing import Any
 
 from sqlbench.dbt.invoke import Progress, run_dbt
 from sqlbench.dbt.manifest import (
-    DATABASE_NAME,
     Parsed,
     build_args,
+    file_fingerprint,
     parse_failure,
     parse_ref,
 )
-from sqlbench.dbt.profile import profiles_yml, read_project
+from sqlbench.dbt.profile import database_stem, profiles_yml, read_project
 from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings, Project
 
@@ -63,9 +64,21 @@ def parse_project(project: Project) -> Parsed:
     return parse_ref(settings, project.root, dbt_home(project) / "parsed")
 
 
-def build_ref(project: Project, *, progress: Progress | None = None) -> DbtBuild:
+def build_key(parsed: Parsed, warehouse: Path | None) -> str:
+    """The key of a build: the parsed project's, with the content of the DuckDB warehouse it
+    starts from, if any."""
+    if warehouse is None:
+        return parsed.key
+    return f"{parsed.key}-{file_fingerprint(warehouse)[:16]}"
+
+
+def build_ref(
+    project: Project, *, warehouse: Path | None = None, progress: Progress | None = None
+) -> DbtBuild:
     """Build ``project``'s dbt project as its ref has it (seeds, models, snapshots; tests with
-    ``dbt: {test: true}``), or find the build already made for the same build key.
+    ``dbt: {test: true}``), or find the build already made for the same build key. With a
+    DuckDB ``warehouse`` file, the build starts from a copy of it (its tables are the
+    project's sources; the file itself is never written).
 
     Every build of a ref's dbt code goes through here: it runs that ref's code.
 
@@ -77,20 +90,24 @@ def build_ref(project: Project, *, progress: Progress | None = None) -> DbtBuild
     settings = _settings(project)
     parsed = parse_project(project)
     home = dbt_home(project)
-    final = home / "builds" / parsed.key
-    database = final / f"{DATABASE_NAME}.duckdb"
-    log = home / "logs" / f"{parsed.key}.log"
+    key = build_key(parsed, warehouse)
+    dbt_project = read_project(settings, project.root)
+    name = f"{database_stem(dbt_project)}.duckdb"
+    final = home / "builds" / key
+    database = final / name
+    log = home / "logs" / f"{key}.log"
     if (final / "done").is_file() and database.is_file():
         return DbtBuild(
-            database, parsed.relations(), parsed.key, log, False, time.perf_counter() - started
+            database, parsed.relations(), key, log, False, time.perf_counter() - started
         )
     ref = project.source.branch
-    dbt_project = read_project(settings, project.root)
-    partial = home / "builds" / f"{parsed.key}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    partial = home / "builds" / f"{key}.partial-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     partial.mkdir(parents=True)
     try:
+        if warehouse is not None:
+            shutil.copyfile(warehouse, partial / name)
         (partial / "profiles.yml").write_text(
-            profiles_yml(dbt_project, partial / f"{DATABASE_NAME}.duckdb"), encoding="utf-8"
+            profiles_yml(dbt_project, partial / name), encoding="utf-8"
         )
         log_dir = partial / "logs"
         outcome = run_dbt(
@@ -113,7 +130,7 @@ def build_ref(project: Project, *, progress: Progress | None = None) -> DbtBuild
                 shutil.rmtree(target)
             elif target.exists():
                 target.unlink()
-        (partial / "done").write_text(parsed.key, encoding="utf-8")
+        (partial / "done").write_text(key, encoding="utf-8")
         try:
             partial.rename(final)
         except OSError:
@@ -123,9 +140,7 @@ def build_ref(project: Project, *, progress: Progress | None = None) -> DbtBuild
     finally:
         if partial.exists():
             shutil.rmtree(partial, ignore_errors=True)
-    return DbtBuild(
-        database, parsed.relations(), parsed.key, log, True, time.perf_counter() - started
-    )
+    return DbtBuild(database, parsed.relations(), key, log, True, time.perf_counter() - started)
 
 
 def _settings(project: Project) -> DbtSettings:

@@ -19,16 +19,19 @@ from pathlib import Path
 from typing import Any
 
 from sqlbench.dbt.invoke import run_dbt, versions
-from sqlbench.dbt.profile import DbtProject, profile_key, profiles_yml, read_project
+from sqlbench.dbt.profile import (
+    DbtProject,
+    database_stem,
+    profile_key,
+    profiles_yml,
+    read_project,
+)
 from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings
 
 _BUILT_TYPES = frozenset({"seed", "model", "snapshot"})
 _SUMMARY_VERSION = 1
 _CHUNK = 1 << 20
-DATABASE_NAME = "dbt"
-"""The stem of every database sqlbench builds (dbt-duckdb names the catalog after it, and
-views refer to it), so a build can move from its temporary folder into place."""
 
 
 _PARSED: dict[str, Parsed] = {}
@@ -94,7 +97,7 @@ def parse_ref(settings: DbtSettings, root: Path, cache_dir: Path | None = None) 
     try:
         # The database file dbt never opens while parsing; only the path's stem matters.
         (work / "profiles.yml").write_text(
-            profiles_yml(project, work / f"{DATABASE_NAME}.duckdb"), encoding="utf-8"
+            profiles_yml(project, work / f"{database_stem(project)}.duckdb"), encoding="utf-8"
         )
         outcome = run_dbt("parse", project.project_dir, work, work, _vars_args(settings))
         if not outcome.success or outcome.result is None:
@@ -228,6 +231,15 @@ def changed_between(base: Parsed, head: Parsed) -> dict[str, str]:
         if uid not in head.nodes:
             found.setdefault(node.alias.lower(), f"{node.resource_type} {node.name} (removed)")
     return found
+
+
+def file_fingerprint(path: Path) -> str:
+    """SHA-256 of a file's content (a DuckDB warehouse a build starts from)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _hash(value: Any) -> str:

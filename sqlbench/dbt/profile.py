@@ -29,6 +29,7 @@ _DEFAULT_PATHS = {
     "test-paths": ["tests"],
 }
 _OTHER_FILES = ("dbt_project.yml", "packages.yml", "dependencies.yml", "selectors.yml")
+_RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
 PROFILE_NAME = "sqlbench"
 """The profile name in sqlbench's generated profiles.yml (``--profile``)."""
 
@@ -145,6 +146,21 @@ def profiles_yml(project: DbtProject, database: Path) -> str:
     output["path"] = str(database)
     profile = {PROFILE_NAME: {"target": project.target, "outputs": {project.target: output}}}
     return str(yaml.safe_dump(profile, sort_keys=True))
+
+
+def database_stem(project: DbtProject) -> str:
+    """The file name (without ``.duckdb``) of every database sqlbench builds for this project:
+    the stem of the profile's own ``path`` (dbt-duckdb names the catalog after it, and sources
+    and views refer to it), else ``dbt``.
+
+    Example:
+        >>> p = DbtProject(Path("."), "shop", {"path": "dev.duckdb"}, "dev", "", (), Path("."))
+        >>> database_stem(p), database_stem(p._replace(profile={"type": "duckdb"}))
+        ('dev', 'dbt')
+    """
+    path = str(project.profile.get("path") or "")
+    stem = Path(path).stem if path and "{" not in path and path != ":memory:" else ""
+    return stem if stem and stem.lower() not in _RESERVED_CATALOGS else "dbt"
 
 
 def profile_key(project: DbtProject) -> dict[str, Any]:

@@ -182,15 +182,11 @@ def open_project_engine(
 def _dbt_warehouse(
     project: Project, settings: Settings, progress: Progress | None
 ) -> tuple[Settings, dict[str, str]]:
-    """The settings with the ref's dbt build as the warehouse, and its models' relations."""
-    if settings.warehouse is not None:
-        raise EngineError(
-            "sqlbench.yml has `dbt:` and `warehouse:`; sqlbench builds dbt projects on the "
-            "embedded warehouse only (remove `warehouse:`; docs/dbt.md)"
-        )
+    """The settings with the ref's dbt build as the warehouse, and its models' relations. A
+    DuckDB file ``warehouse`` is where the build starts from (its tables are the sources)."""
     from sqlbench.dbt.build import build_ref
 
-    build = build_ref(project, progress=progress)
+    build = build_ref(project, warehouse=dbt_start(settings, project.root), progress=progress)
     if progress is not None:
         done = "built" if build.built else "reusing the build of"
         progress(
@@ -198,6 +194,38 @@ def _dbt_warehouse(
             f".sqlbench/dbt/logs/{build.key}.log"
         )
     return settings.model_copy(update={"warehouse": str(build.database)}), build.relations
+
+
+def dbt_start(settings: Settings, project_root: Path) -> Path | None:
+    """The DuckDB file a dbt build starts from: the ``warehouse`` file, or None for the
+    embedded warehouse (docs/dbt.md).
+
+    Raises:
+        EngineError: the warehouse is a server or a SQLite file (dbt builds on DuckDB here), an
+            unset ``${ENV}``, or a missing file.
+    """
+    if settings.warehouse is None:
+        return None
+    try:
+        resolved = resolve(settings.warehouse, where="sqlbench.yml warehouse")
+    except EnvVarError as err:
+        raise EngineError(str(err)) from err
+    location = resolved
+    if _URL.match(resolved):
+        scheme = resolved.split("://", 1)[0].lower()
+        rest = resolved.split("://", 1)[1].split("?", 1)[0]
+        location = rest[1:] if rest.startswith("/") else rest
+        if scheme != "duckdb" or location in ("", ":memory:"):
+            location = ""
+    path = _local(Path(location), project_root) if location else None
+    if path is None or _is_sqlite_file(path):
+        raise EngineError(
+            f"sqlbench.yml has `dbt:` with warehouse {settings.warehouse!r}; sqlbench builds "
+            "dbt projects on the embedded warehouse or a DuckDB file only (docs/dbt.md)"
+        )
+    if not path.is_file():
+        raise EngineError(f"the warehouse DuckDB file {path} does not exist")
+    return path
 
 
 def _local(path: Path, project_root: Path) -> Path:

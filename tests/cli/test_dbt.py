@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
-from sqlbench.testing import GitRepo
+from sqlbench.testing import GitRepo, write_project
 
 Invoke = Callable[..., Result]
 
@@ -226,3 +226,59 @@ def test_a_project_missing_its_dbt_deps_packages_is_one_sentence(
         "Error: dbt: the project in '.' needs packages that are not installed: run `dbt deps`"
     )
     assert len(ran.stderr.strip().splitlines()) == 1
+
+
+def test_a_duckdb_warehouse_is_where_the_build_starts_and_is_never_written(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    import duckdb
+
+    root = tmp_path / "wh"
+    warehouse = root / "warehouse.duckdb"
+    root.mkdir()
+    with duckdb.connect(str(warehouse)) as con:
+        con.execute(
+            "CREATE TABLE raw_orders AS SELECT range AS id, range * 10 AS amount FROM range(5)"
+        )
+    write_project(
+        root,
+        {
+            "dbt_project.yml": {"name": "wh", "profile": "wh"},
+            # The developer's profile builds into the warehouse file itself.
+            "profiles.yml": {
+                "wh": {
+                    "target": "dev",
+                    "outputs": {"dev": {"type": "duckdb", "path": "warehouse.duckdb"}},
+                }
+            },
+            "models/sources.yml": {
+                "version": 2,
+                "sources": [{"name": "raw", "schema": "main", "tables": [{"name": "raw_orders"}]}],
+            },
+            "models/big_orders.sql": (
+                "select id from {{ source('raw', 'raw_orders') }} where amount >= 20\n"
+            ),
+            "sqlbench.yml": {"warehouse": "warehouse.duckdb", "dbt": {}},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "big",
+                        "question": "How many big orders?",
+                        "sql": "SELECT count(*) FROM {{ ref('big_orders') }}",
+                    }
+                ]
+            },
+            "agents/a.yml": {"agents": [{"name": "a", "kind": "replay", "path": "a.jsonl"}]},
+            "agents/a.jsonl": '{"name": "big", "sql": "SELECT count(*) FROM big_orders"}\n',
+        },
+    )
+    before = warehouse.read_bytes()
+    ran = invoke("run", "-C", str(root), "--agent", "a", "--format", "json")
+    # The ground truth read the model built from the warehouse's table: 3 rows of 5.
+    assert [r["verdict"] for r in json.loads(ran.stdout)["results"]] == ["pass"]
+    assert warehouse.read_bytes() == before
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        tables = {
+            row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
+        }
+    assert tables == {"raw_orders"}
