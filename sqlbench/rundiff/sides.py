@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlbench.errors import AgentError, GitError, SqlbenchError
+from sqlbench.errors import AgentError, DbtError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
@@ -168,7 +168,10 @@ def project_side(
     except AgentError as err:
         raise AgentError(f"{role} {project.source.branch}: {err}") from err
     questions = pick_questions(project, (), None, None)
-    warehouse = warehouse_identity(project.settings, project.root)
+    try:
+        warehouse = warehouse_identity(project.settings, project.root)
+    except DbtError as err:  # its dbt project does not parse: say which side
+        raise DbtError(f"{role} {project.source.branch}: {err}") from err
     identity = run_identity(project, config, questions, warehouse)
     found = None
     if not options.fresh:
@@ -244,7 +247,10 @@ def affected_reuse(
         return None
     trials = store.trials(info.id)
     config = agent_config(head, options.agent_name or head.settings.default_agent)
-    before, now = identity_of(info), run_identity(head, config)
+    try:
+        before, now = identity_of(info), run_identity(head, config)
+    except DbtError as err:  # its dbt project does not parse: say which side
+        raise DbtError(f"head {head.source.branch}: {err}") from err
     if info.agent_name != config.name or before.agent_settings_hash != now.agent_settings_hash:
         say(
             "affected-only: the base run used another agent or agent settings; asking every "

@@ -45,6 +45,7 @@ BROKEN = (
     "amount_cents / 100.0 as amount",
     "amount_cents / 100.0 as amount,,",
 )
+BAD_REF = ("models/marts/customers.sql", "ref('orders')", "ref('orderz')")
 UNRELATED = (
     "models/marts/payment_methods.sql",
     "from {{ ref('stg_payments') }}",
@@ -67,7 +68,13 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     repo = GitRepo.init(root)
     repo.git("add", "-A")
     repo.git("commit", "-q", "-m", "shop")
-    for branch, change in (("filter", FILTER_CHANGE), ("broken", BROKEN), ("unrelated", UNRELATED)):
+    branches = {
+        "filter": FILTER_CHANGE,
+        "broken": BROKEN,
+        "unrelated": UNRELATED,
+        "badref": BAD_REF,
+    }
+    for branch, change in branches.items():
         repo.commit(_edit(root, change), branch, branch=branch)
         repo.git("checkout", "-q", "main")
     return repo
@@ -156,6 +163,17 @@ def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
     # The base's work is kept: its run is stored and reused next time.
     runs = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
     assert any(r["branch"] == "main" and r["status"] == "completed" for r in runs)
+
+
+def test_a_model_that_does_not_compile_names_the_side_the_ref_and_the_model(
+    shop: GitRepo, invoke: Invoke
+) -> None:
+    checked = invoke(
+        "check", "-C", str(shop.root), "--base", "main", "--head", "badref", exit_code=2
+    )
+    line = checked.stderr.strip().splitlines()[-1]
+    assert line.startswith("Error: head badref: dbt cannot parse the project in '.': ")
+    assert "models/marts/customers.sql" in line and "'orderz'" in line
 
 
 def test_a_change_to_a_model_no_question_reads_asks_nothing_and_says_so(
