@@ -30,7 +30,7 @@ from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings
 
 _BUILT_TYPES = frozenset({"seed", "model", "snapshot"})
-_SUMMARY_VERSION = 1
+_SUMMARY_VERSION = 2
 _CHUNK = 1 << 20
 
 
@@ -66,6 +66,9 @@ class Parsed:
     key: str
     """The build key: what a build of it reads (see the module docstring)."""
     nodes: dict[str, Node]
+    project: str = ""
+    """Hash of dbt_project.yml (its vars and configs reach every node's compiled SQL): when it
+    differs between two refs, every node counts as modified."""
 
     def relations(self) -> dict[str, str]:
         """Model, seed and snapshot name -> the relation as sqlbench's warehouse names it
@@ -149,7 +152,7 @@ def _summary(manifest: Any, project: DbtProject, settings: DbtSettings) -> Parse
         kind = str(node.resource_type)
         if kind not in _BUILT_TYPES:
             continue
-        called = sorted(node.depends_on.macros)
+        called = _macro_closure(node.depends_on.macros, manifest.macros)
         nodes[uid] = Node(
             unique_id=uid,
             name=str(node.name),
@@ -161,9 +164,12 @@ def _summary(manifest: Any, project: DbtProject, settings: DbtSettings) -> Parse
             schema=str(node.schema),
             alias=str(node.alias or node.name),
         )
+    project_file = project.project_dir / "dbt_project.yml"
+    project_hash = hashlib.sha256(project_file.read_bytes()).hexdigest()[:16]
     key = _hash(
         {
             "nodes": {uid: asdict(node) for uid, node in sorted(nodes.items())},
+            "project": project_hash,
             "profile": profile_key(project),
             "vars": settings.vars,
             "select": settings.select,
@@ -172,7 +178,23 @@ def _summary(manifest: Any, project: DbtProject, settings: DbtSettings) -> Parse
             "versions": versions(),
         }
     )
-    return Parsed(key, nodes)
+    return Parsed(key, nodes, project_hash)
+
+
+def _macro_closure(direct: Iterable[str], macros: Mapping[str, Any]) -> list[str]:
+    """The macros a node calls, and the ones those call, transitively (a change to a macro
+    two calls away changes the node's SQL too)."""
+    found: set[str] = set()
+    todo = list(direct)
+    while todo:
+        uid = todo.pop()
+        if uid in found:
+            continue
+        found.add(uid)
+        macro = macros.get(uid)
+        if macro is not None:
+            todo.extend(getattr(macro.depends_on, "macros", ()))
+    return sorted(found)
 
 
 def modified(base: Parsed, head: Parsed) -> set[str]:
@@ -186,7 +208,11 @@ def modified(base: Parsed, head: Parsed) -> set[str]:
         >>> sorted(modified(Parsed("1", {"model.p.a": a, "model.p.b": b}),
         ...                 Parsed("2", {"model.p.a": changed, "model.p.b": b})))
         ['model.p.a']
+        >>> sorted(modified(Parsed("1", {"model.p.a": a}, "x"), Parsed("1", {"model.p.a": a}, "y")))
+        ['model.p.a']
     """
+    if base.project != head.project:
+        return set(head.nodes)  # dbt_project.yml changed: any node's SQL may have
     found = set()
     for uid, node in head.nodes.items():
         before = base.nodes.get(uid)
@@ -278,7 +304,7 @@ def _read_cached(cache_dir: Path | None, inputs: str) -> Parsed | None:
             uid: Node(**{**node, "depends_on": tuple(node["depends_on"])})
             for uid, node in data["nodes"].items()
         }
-        return Parsed(str(data["key"]), nodes)
+        return Parsed(str(data["key"]), nodes, str(data["project"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # not cached (or written by another version): parse again
 
@@ -286,7 +312,11 @@ def _read_cached(cache_dir: Path | None, inputs: str) -> Parsed | None:
 def _write_cached(cache_dir: Path | None, inputs: str, parsed: Parsed) -> None:
     if cache_dir is None:
         return
-    data = {"key": parsed.key, "nodes": {uid: asdict(n) for uid, n in parsed.nodes.items()}}
+    data = {
+        "key": parsed.key,
+        "nodes": {uid: asdict(n) for uid, n in parsed.nodes.items()},
+        "project": parsed.project,
+    }
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)
         partial = cache_dir / f"{inputs}.json.{id(parsed)}.partial"

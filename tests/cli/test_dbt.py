@@ -42,9 +42,11 @@ FILTER_CHANGE = (
 )
 BROKEN = (
     "models/staging/stg_payments.sql",
-    "amount_cents / 100.0 as amount",
-    "amount_cents / 100.0 as amount,,",
+    "{{ cents_to_units('amount_cents') }} as amount",
+    "{{ cents_to_units('amount_cents') }} as amount,,",
 )
+# A macro two calls away from stg_payments (cents_to_units calls cents_per_unit).
+NESTED_MACRO = ("macros/money.sql", "cents_per_unit() %}100.0", "cents_per_unit() %}1000.0")
 BAD_REF = ("models/marts/customers.sql", "ref('orders')", "ref('orderz')")
 UNRELATED = (
     "models/marts/payment_methods.sql",
@@ -73,6 +75,7 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         "broken": BROKEN,
         "unrelated": UNRELATED,
         "badref": BAD_REF,
+        "macro": NESTED_MACRO,
     }
     for branch, change in branches.items():
         repo.commit(_edit(root, change), branch, branch=branch)
@@ -163,6 +166,19 @@ def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
     # The base's work is kept: its run is stored and reused next time.
     runs = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
     assert any(r["branch"] == "main" and r["status"] == "completed" for r in runs)
+
+
+def test_a_change_to_a_macro_a_model_calls_through_another_asks_what_reads_it(
+    shop: GitRepo, invoke: Invoke
+) -> None:
+    root = shop.root
+    invoke("run", "-C", str(root), "--branch", "main")
+    checked = invoke(
+        "check", "-C", str(root), "--base", "main", "--head", "macro", "--affected"
+    )  # the agent reads the models, so its answers follow the change: no regression
+    assert "reads changed stg_payments" in checked.stderr  # card_payments, average_payment
+    assert "asking shop/june_orders" in checked.stderr  # orders reads stg_payments
+    assert "asking shop/february_signups" not in checked.stderr
 
 
 def test_a_model_that_does_not_compile_names_the_side_the_ref_and_the_model(

@@ -2,5 +2,5 @@ select
     id as payment_id,
     order_id,
     method,
-    amount_cents / 100.0 as amount
+    {{ cents_to_units('amount_cents') }} as amount
 from {{ ref('raw_payments') }}
