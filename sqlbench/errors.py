@@ -71,6 +71,10 @@ class QueryProcessError(EngineError):
     verdict of the answer that happened to meet it."""
 
 
+class DbtError(EngineError):
+    """A dbt project (``dbt:`` in sqlbench.yml) cannot be parsed or built for a ref."""
+
+
 class EnvVarError(SqlbenchError):
     """A ``${NAME}`` that is malformed, or names a variable that is not set."""
 

@@ -33,6 +33,7 @@ LAYERS: list[list[str]] = [
         "sqlbench.gcpolicy",
         "sqlbench.sqlstatements",
         "sqlbench.metrics.names",
+        "sqlbench.dbt.refs",  # {{ ref('m') }} in SQL text, read by the project's checks too
     ],
     # 1: the project files, and the records a run stores
     [
@@ -40,8 +41,8 @@ LAYERS: list[list[str]] = [
         "sqlbench.public",  # public benchmarks' layouts read into project files
         "sqlbench.records",  # what every upper layer reads: run records, accuracy, rates
     ],
-    # 2: ground truth per question; result-set comparison
-    ["sqlbench.truth", "sqlbench.sqlreads", "sqlbench.compare"],
+    # 2: ground truth per question; result-set comparison; dbt projects built per ref
+    ["sqlbench.truth", "sqlbench.sqlreads", "sqlbench.compare", "sqlbench.dbt"],
     # 3: warehouses
     ["sqlbench.engines"],
     # 4: agents

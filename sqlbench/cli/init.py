@@ -46,6 +46,14 @@ from sqlbench.project.scaffold import WORKFLOW_PATH, add_workflow, scaffold_proj
     metavar="NAME",
     help="With --from: the agent name for the --predictions file given with it.",
 )
+@click.option(
+    "--dbt",
+    "dbt",
+    is_flag=True,
+    help="Write the sqlbench files beside the dbt project in DIRECTORY (sqlbench.yml with "
+    "`dbt:`, an example question and agent; never into models/). The default when DIRECTORY "
+    "holds dbt_project.yml (docs/dbt.md).",
+)
 @click.pass_context
 def init_command(
     ctx: click.Context,
@@ -54,6 +62,7 @@ def init_command(
     from_: tuple[str, str] | None,
     predictions: tuple[Path, ...],
     agents: tuple[str, ...],
+    dbt: bool,
 ) -> None:
     """Create an example project in DIRECTORY (default: the current folder).
 
@@ -72,6 +81,20 @@ def init_command(
         click.echo(
             f"Wrote {added.root / WORKFLOW_PATH}: it runs `sqlbench check` on pull requests."
         )
+        ctx.exit(ExitCode.OK)
+    from sqlbench.dbt.scaffold import is_dbt_project, scaffold_dbt_project
+
+    if dbt or (is_dbt_project(directory) and not github_actions):
+        result = scaffold_dbt_project(directory)
+        click.echo(f"Created sqlbench files beside the dbt project in {result.root}:")
+        for rel in result.created:
+            click.echo(f"  {rel}")
+        for note in result.notes:
+            click.echo(f"Note: {note}.")
+        where = "" if directory == Path(".") else f" -C {directory}"
+        click.echo("Next (docs/dbt.md):")
+        click.echo(f"  sqlbench run{where}            # builds the models with dbt, then asks")
+        click.echo(f"  sqlbench check{where} --base main --affected")
         ctx.exit(ExitCode.OK)
     result = scaffold_project(directory, github_actions=github_actions)
     click.echo(f"Created a sqlbench project in {result.root}:")

@@ -22,6 +22,7 @@ from sqlglot.errors import SqlglotError
 
 from sqlbench.compare.orderkeys import key_positions
 from sqlbench.compare.views import View
+from sqlbench.dbt.refs import refs_as_names
 from sqlbench.sqlstatements import statements
 
 
@@ -115,7 +116,8 @@ class _Unparseable(Exception):
 
 def _outermost(sql: str, dialect: str | None) -> exp.Expression:
     try:
-        found = statements(sqlglot.parse(sql, read=dialect))
+        # A dbt model named with {{ ref('m') }} (docs/dbt.md) reads as the table m here.
+        found = statements(sqlglot.parse(refs_as_names(sql), read=dialect))
     except SqlglotError as err:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise _Unparseable(first) from err

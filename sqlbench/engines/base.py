@@ -8,8 +8,10 @@ failures to open or set up the warehouse raise ``sqlbench.errors.EngineError``.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -96,6 +98,9 @@ class Engine(ABC):
 
     dialect: str
     """sqlglot dialect name of the warehouse (duckdb, postgres, mysql, sqlite, ...)."""
+    relations: Mapping[str, str] = MappingProxyType({})
+    """dbt model name -> its relation, for ``{{ ref('m') }}`` in ground truth (docs/dbt.md);
+    empty without a dbt build."""
 
     @abstractmethod
     def setup(self, project_root: Path, sql_files: list[Path]) -> None:

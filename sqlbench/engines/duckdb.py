@@ -41,6 +41,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from sqlbench.dbt.refs import has_refs, resolve_refs
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, VariantData
 from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
 from sqlbench.engines.base import ColumnInfo, ResultSet, TableInfo
@@ -316,6 +317,7 @@ class DuckDBEngine(AgentSqlEngine):
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
         _check_one_select(sql, agent=False)
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from sqlbench.dbt.invoke import Progress
 from sqlbench.engines.base import Engine
 from sqlbench.engines.registry import WarehouseTarget, open_warehouse
 from sqlbench.errors import EngineError, EnvVarError
 from sqlbench.project.confine import outside_message, outside_project
-from sqlbench.project.dialect import url_scheme
+from sqlbench.project.dialect import url_location, url_scheme
 from sqlbench.project.envvars import resolve
 from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Settings
 
@@ -83,17 +84,25 @@ def setup_files(settings: Settings, project_root: Path) -> list[Path]:
     return files
 
 
-def open_project_engine(project: Project, warehouse: str | None = None) -> Engine:
+def open_project_engine(
+    project: Project, warehouse: str | None = None, *, progress: Progress | None = None
+) -> Engine:
     """Open the project's warehouse (or the one named in ``warehouses:``) and run its setup
-    (at the project's root, which for ``--branch REF`` is that ref's files).
+    (at the project's root, which for ``--branch REF`` is that ref's files). With ``dbt:``,
+    the default warehouse is the ref's dbt build (``sqlbench.dbt.build_ref``; ``progress``
+    gets dbt's progress lines) and setup SQL runs on top of it.
 
     Raises:
-        EngineError: the warehouse cannot be opened or its setup fails (the message names a
-            named warehouse).
+        EngineError: the warehouse cannot be opened, the dbt build fails (``DbtError``) or its
+            setup fails (the message names a named warehouse).
     """
     settings = project.settings.for_warehouse(warehouse)
+    relations: dict[str, str] = {}
+    if settings.dbt is not None and (warehouse is None or warehouse == DEFAULT_WAREHOUSE):
+        settings, relations = _dbt_warehouse(project, settings, progress)
     try:
         engine = open_engine(settings, project.root)
+        engine.relations = relations
         try:
             engine.setup(project.root, setup_files(settings, project.root))
         except BaseException:
@@ -104,6 +113,60 @@ def open_project_engine(project: Project, warehouse: str | None = None) -> Engin
             raise
         raise EngineError(f"warehouse {warehouse!r}: {err}") from err
     return engine
+
+
+def _dbt_warehouse(
+    project: Project, settings: Settings, progress: Progress | None
+) -> tuple[Settings, dict[str, str]]:
+    """The settings with the ref's dbt build as the warehouse, and its models' relations. A
+    DuckDB file ``warehouse`` is where the build starts from (its tables are the sources)."""
+    from sqlbench.dbt.build import build_ref
+
+    build = build_ref(project, warehouse=dbt_start(settings, project.root), progress=progress)
+    if progress is not None:
+        done = "built" if build.built else "reusing the build of"
+        progress(
+            f"{done} {project.source.branch} ({build.key}, {build.seconds:.1f} s); dbt's log: "
+            f".sqlbench/dbt/logs/{build.key}.log"
+        )
+    return settings.model_copy(update={"warehouse": str(build.database)}), build.relations
+
+
+def dbt_start(settings: Settings, project_root: Path) -> Path | None:
+    """The DuckDB file a dbt build starts from: the ``warehouse`` file, or None for the
+    embedded warehouse (docs/dbt.md).
+
+    Raises:
+        EngineError: the warehouse is a server or a SQLite file (dbt builds on DuckDB here), an
+            unset ``${ENV}``, or a missing file.
+    """
+    if settings.warehouse is None:
+        return None
+    try:
+        resolved = resolve(settings.warehouse, where="sqlbench.yml warehouse")
+    except EnvVarError as err:
+        raise EngineError(str(err)) from err
+    location = resolved
+    scheme = url_scheme(resolved)
+    if scheme is not None:
+        rest = url_location(resolved)
+        location = rest[1:] if rest.startswith("/") else rest
+        if scheme != "duckdb" or location in ("", ":memory:"):
+            location = ""
+    path = _local(Path(location), project_root) if location else None
+    if path is None or _is_sqlite_file(path):
+        raise EngineError(
+            f"sqlbench.yml has `dbt:` with warehouse {settings.warehouse!r}; sqlbench builds "
+            "dbt projects on the embedded warehouse or a DuckDB file only (docs/dbt.md)"
+        )
+    if not path.is_file():
+        raise EngineError(f"the warehouse DuckDB file {path} does not exist")
+    return path
+
+
+def _local(path: Path, project_root: Path) -> Path:
+    path = path.expanduser()
+    return path if path.is_absolute() else project_root / path
 
 
 def _is_sqlite_file(path: Path) -> bool:

@@ -25,6 +25,7 @@ from sqlalchemy import event, exc
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.pool import QueuePool
 
+from sqlbench.dbt.refs import has_refs, resolve_refs
 from sqlbench.engines.agent_process import QueryProcess, QueryProcessSpec, ServerSpec
 from sqlbench.engines.agent_sql import AgentSqlEngine, QueryLimits
 from sqlbench.engines.base import ColumnInfo, ResultSet, TableInfo
@@ -266,6 +267,7 @@ class SqlAlchemyEngine(AgentSqlEngine):
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
+        sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
         limits = QueryLimits(timeout_s, max_rows, max_bytes)
         return self._run(sql, limits, agent=False)
 

@@ -381,6 +381,32 @@ class CheckSettings(_Strict):
         return parse_duration(self.reuse_max_age)
 
 
+class DbtSettings(_Strict):
+    """``dbt:``: the project's data model is a dbt project, built for each evaluated ref
+    (docs/dbt.md)."""
+
+    project_dir: str = "."
+    """Where ``dbt_project.yml`` is, relative to the project root."""
+    profiles_dir: str | None = None
+    """Where ``profiles.yml`` is, relative to the project root; None: ``project_dir``, then
+    dbt's usual place (``DBT_PROFILES_DIR``, else ``~/.dbt``)."""
+    target: str | None = None
+    """The profile's target to build with; None: the profile's ``target:``."""
+    select: list[str] = Field(default_factory=list)
+    """dbt node selection (``--select``); empty: every seed, model and snapshot."""
+    exclude: list[str] = Field(default_factory=list)
+    vars: dict[str, Any] = Field(default_factory=dict)
+    """``--vars`` for the build."""
+    test: bool = False
+    """Also run the project's data tests (``dbt build``); a failing test fails the build."""
+
+    @field_validator("select", "exclude", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        """``select: marts`` is short for ``select: [marts]``."""
+        return [value] if isinstance(value, str) else value
+
+
 class Settings(_Strict):
     """``sqlbench.yml``. Every key optional. String values may hold ``${ENV_VAR}``; they are
     kept in that form here and resolved only where used (``sqlbench.project.envvars``)."""
@@ -406,6 +432,8 @@ class Settings(_Strict):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     metrics: list[CustomMetric] = Field(default_factory=list)
     """Custom judged metrics (docs/agent-behaviour.md)."""
+    dbt: DbtSettings | None = None
+    """The data model as a dbt project (docs/dbt.md); None: ``setup`` SQL only."""
 
     @field_validator("warehouses", mode="before")
     @classmethod
@@ -437,6 +465,7 @@ class Settings(_Strict):
                 "dialect": own.dialect,
                 "run": self.run.model_copy(update=limits),
                 "warehouses": {},
+                "dbt": None,  # a dbt project is the default warehouse's data model
             }
         )
 
@@ -733,6 +762,9 @@ class Project(BaseModel):
     source: SourceInfo
     question_set_hash: str
     """Stable hash of every question's name, space, text, ground truth and compare options."""
+    folder: Path | None = None
+    """The project folder on disk (the checkout), whose ``.sqlbench/`` holds sqlbench's own
+    files such as dbt builds; None: ``root``."""
     warnings: list[Any] = Field(default_factory=list)
     """``sqlbench.errors.Problem`` warnings found while loading (errors raise instead)."""
 

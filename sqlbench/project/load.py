@@ -365,6 +365,7 @@ def _check(
             agents=all_agents,
             source=source,
             question_set_hash=question_set_hash(cross.questions),
+            folder=folder,
             warnings=[p for p in problems if p.severity is Severity.WARNING],
         )
         if extracted is not None:

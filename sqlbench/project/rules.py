@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from sqlbench.dbt.refs import refs_as_names
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.dialect import unknown_dialect_message
 from sqlbench.project.envvars import template_error
@@ -487,6 +488,7 @@ def _sql_warnings(
     if dialect is None or not sql.strip():
         return []
     problems = []
+    sql = refs_as_names(sql)  # a dbt model named with {{ ref('m') }} (docs/dbt.md)
     tokens, reason = _tokens(sql, dialect)
     if tokens is not None:
         reason = parse_problem(sql, dialect, tokens)

@@ -10,7 +10,7 @@ import json
 import re
 from importlib import resources
 from importlib.resources.abc import Traversable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from sqlbench.errors import SqlbenchError
@@ -102,6 +102,13 @@ def _project_paths(root: Path) -> list[str]:
             found.extend(
                 _loaded_files(root, sql_file.read_text(encoding="utf-8", errors="replace"))
             )
+    if settings.dbt is not None:
+        # A dbt project is the data model (docs/dbt.md): a change to any of its files.
+        base = PurePosixPath(settings.dbt.project_dir)
+        for rel in ("dbt_project.yml", "packages.yml", "profiles.yml"):
+            found.append((base / rel).as_posix())
+        for folder in ("models", "seeds", "snapshots", "macros"):
+            found.append((base / folder / "**").as_posix())
     for url in warehouses:
         if url and "://" not in url and "${" not in url and (root / url).is_file():
             found.append(Path(url).as_posix())

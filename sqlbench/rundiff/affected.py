@@ -3,7 +3,10 @@ change between a base and a head can have touched.
 
 A question's inputs are the tables and views its ground truth reads (on either side) and
 the ones the base run's agent SQL read (sqlglot lineage), each followed through the setup files
-to what defines it. A setup definition is changed when its statement's text changed (or a data
+to what defines it. With ``dbt:``, the dbt models changed between the two refs' manifests
+(dbt's ``state:modified``: body, config, relation or called macros) and every node downstream of
+them count as changed definitions too, by model name and relation name; ``{{ ref('m') }}`` in
+SQL reads model ``m``. A setup definition is changed when its statement's text changed (or a data
 file it reads by quoted path did), and so is everything defined downstream of it. A question is
 affected when one of its inputs changed, when its YAML entry (its certified query included)
 changed, when it is new on head, when its base answer is missing, or when any of its SQL or
@@ -25,6 +28,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from sqlbench.dbt.refs import refs_as_names
 from sqlbench.errors import SqlbenchError
 from sqlbench.project.files import Project, Question
 from sqlbench.project.load import _hashed_question
@@ -73,9 +77,11 @@ def sql_inputs(sql: str, dialect: str | None) -> set[str] | None:
         ['c', 'orders']
         >>> sql_inputs("SELEC nonsense FROM", None) is None
         True
+        >>> sorted(sql_inputs("SELECT * FROM {{ ref('orders') }}", None))
+        ['orders']
     """
     try:
-        parsed = sqlglot.parse(sql, read=dialect)
+        parsed = sqlglot.parse(refs_as_names(sql), read=dialect)
     except (SqlglotError, ValueError, RecursionError):
         return None
     names: set[str] = set()
@@ -182,8 +188,18 @@ def select_affected(
     if unparsed is not None:
         reason = f"setup: {unparsed}"
         return Selection({(q.space, q.name): reason for q in questions}, frozenset(), (), reason)
+    models: dict[str, str] = {}
+    if head.settings.dbt is not None:
+        try:
+            models = _dbt_changes(base, head)
+        except SqlbenchError as err:
+            reason = f"the dbt projects cannot be compared: {err}"
+            return Selection(
+                {(q.space, q.name): reason for q in questions}, frozenset(), (), reason
+            )
     names = set(base_setup.texts) | set(head_setup.texts)
     changed = {n for n in names if base_setup.texts.get(n) != head_setup.texts.get(n)}
+    changed |= set(models)
     reads: dict[str, set[str]] = {}
     for setup in (base_setup, head_setup):
         for name, inputs in setup.reads.items():
@@ -213,6 +229,15 @@ def select_affected(
             asked[(question.space, question.name)] = why
     reused = frozenset((q.space, q.name) for q in questions if (q.space, q.name) not in asked)
     return Selection(asked, reused, tuple(sorted(changed)))
+
+
+def _dbt_changes(base: Project, head: Project) -> dict[str, str]:
+    """The relations of dbt models changed from base to head (dbt's ``state:modified``) and
+    downstream of them, read from both refs' manifests (docs/dbt.md)."""
+    from sqlbench.dbt.build import parse_project
+    from sqlbench.dbt.manifest import changed_between
+
+    return changed_between(parse_project(base), parse_project(head))
 
 
 def _answered(trial: TrialResult) -> bool:

@@ -19,7 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlbench.errors import AgentError, GitError, SqlbenchError
+from sqlbench.errors import AgentError, DbtError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
@@ -170,7 +170,10 @@ def project_side(
     except AgentError as err:
         raise AgentError(f"{role} {project.source.branch}: {err}") from err
     questions = pick_questions(project, (), None, None)
-    warehouse = warehouse_identity(project.settings, project.root)
+    try:
+        warehouse = warehouse_identity(project.settings, project.root)
+    except DbtError as err:  # its dbt project does not parse: say which side
+        raise DbtError(f"{role} {project.source.branch}: {err}") from err
     identity = run_identity(project, config, questions, warehouse)
     found = None
     if not options.fresh:
@@ -272,21 +275,30 @@ def affected_reuse(
         return None
     trials = store.trials(info.id)
     config = agent_config(head, options.agent_name or head.settings.default_agent)
-    before, now = identity_of(info), run_identity(head, config)
+    try:
+        before, now = identity_of(info), run_identity(head, config)
+    except DbtError as err:  # its dbt project does not parse: say which side
+        raise DbtError(f"head {head.source.branch}: {err}") from err
     if info.agent_name != config.name or before.agent_settings_hash != now.agent_settings_hash:
         say(
             "affected-only: the base run used another agent or agent settings; asking every "
             "question"
         )
         return None
-    if before[3:] != now[3:]:
-        say(
-            "affected-only: the base run used another sqlbench version, compare options or "
-            "warehouse; asking every question"
-        )
-        return None
     loaded = load_project(options.project_dir, branch=base_ref)
     try:
+        if head.settings.dbt is not None:
+            # Each ref has its own dbt build (docs/dbt.md): the base run must have read the
+            # base's build; what changed between the builds is what select_affected reads.
+            from sqlbench.runs.identity import warehouse_identity
+
+            now = now._replace(warehouse_hash=warehouse_identity(loaded.settings, loaded.root).hash)
+        if before[3:] != now[3:]:
+            say(
+                "affected-only: the base run used another sqlbench version, compare options or "
+                "warehouse; asking every question"
+            )
+            return None
         selection = select_affected(loaded, head, trials)
     finally:
         close_project(loaded)
@@ -294,7 +306,10 @@ def affected_reuse(
         say(f"affected-only: {selection.everything}; asking every question")
         return None
     if selection.changed_objects:
-        say(f"affected-only: changed in setup: {', '.join(selection.changed_objects)}")
+        where = "the dbt project or setup" if head.settings.dbt is not None else "setup"
+        say(f"affected-only: changed in {where}: {', '.join(selection.changed_objects)}")
+    if not selection.asked:
+        say("affected-only: no question reads what changed; asking none")
     shown = sorted(selection.asked.items())
     for (space, name), why in shown[:_MAX_LISTED]:
         say(f"affected-only: asking {space}/{name}: {why}")

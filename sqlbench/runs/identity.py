@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import sqlalchemy as sa
 
 from sqlbench import __version__
-from sqlbench.errors import EnvVarError
+from sqlbench.errors import EnvVarError, SqlbenchError
 from sqlbench.project import load
 from sqlbench.project.dialect import url_location, url_scheme, warehouse_dialect
 from sqlbench.project.envvars import resolve
@@ -176,8 +176,25 @@ def _one_warehouse(
 ) -> WarehouseIdentity:
     written = settings.warehouse
     dialect = settings.dialect
+    parts: dict[str, Any]
+    if settings.dbt is not None:
+        # The ref's dbt build (docs/dbt.md): its build key says which models the run read,
+        # and from which DuckDB warehouse file.
+        from sqlbench.dbt.build import build_key
+        from sqlbench.dbt.manifest import parse_ref
+        from sqlbench.engines.open import dbt_start
+
+        parsed = parse_ref(
+            settings.dbt, project_root, project_root / ".sqlbench" / "dbt" / "parsed"
+        )
+        try:
+            key = build_key(parsed, dbt_start(settings, project_root))
+        except SqlbenchError:
+            return WarehouseIdentity(None, _mask_password(written or ""), True)
+        parts = {"kind": "duckdb-dbt", "dialect": dialect, "dbt_build": key}
+        return WarehouseIdentity(stable_hash(parts), f"dbt build {key}", True)
     if written is None:
-        parts: dict[str, Any] = {"kind": "duckdb-memory", "dialect": dialect}
+        parts = {"kind": "duckdb-memory", "dialect": dialect}
         return WarehouseIdentity(stable_hash(parts), "in-memory DuckDB", True)
     label = _mask_password(written)
     try:

@@ -11,7 +11,7 @@ renders the events and the result.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from sqlbench.errors import SqlbenchError
@@ -20,7 +20,7 @@ from sqlbench.records.run import RunStatus
 from sqlbench.runs import locate
 from sqlbench.runs.agent_run import AgentRun, describe_error
 from sqlbench.runs.batch import Batch, named
-from sqlbench.runs.events import ProgressCallback, RunCreated
+from sqlbench.runs.events import ProgressCallback, RunCreated, RunNotice
 from sqlbench.runs.plan import RunOptions, agent_config, pick_questions, plan_run, with_variants
 from sqlbench.runs.regrade import regrade_source
 from sqlbench.runs.scores import RunResult
@@ -73,7 +73,9 @@ def run_benchmark(
         if progress is not None:
             progress(RunCreated(plan.info))
         try:
-            warehouses = RunWarehouses(project, [item.question for item in run.items().todo])
+            warehouses = RunWarehouses(
+                project, [item.question for item in run.items().todo], _dbt_lines(progress)
+            )
         except KeyboardInterrupt:
             active.finish(plan.info.id, RunStatus.INTERRUPTED)
             raise
@@ -149,7 +151,7 @@ def run_benchmarks_stored(
     questions = pick_questions(project, options.select, options.space, options.shard)
     repeat = options.repeat or 1
     answers = [q for q in questions for _ in range(1 if q.skip is not None else repeat)]
-    shared = RunWarehouses(project, answers * len(agent_names))
+    shared = RunWarehouses(project, answers * len(agent_names), _dbt_lines(progress))
     try:
         runs: list[AgentRun] = []
         try:
@@ -188,3 +190,11 @@ def regrade_run(
         name=name, project_dir=project_dir, regrade=regrade_source(info, store.trials(info.id))
     )
     return run_benchmark(project, info.agent_name, options, progress=progress, store=store)
+
+
+def _dbt_lines(progress: ProgressCallback | None) -> Callable[[str], None] | None:
+    """dbt's progress lines while the ref's dbt project builds, as notices (docs/dbt.md)."""
+    if progress is None:
+        return None
+    report = progress
+    return lambda line: report(RunNotice(f"dbt: {line}"))

@@ -9,7 +9,7 @@ once for all of them, because the caches count every answer of every run that ne
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,8 +63,15 @@ class RunWarehouses:
         EngineError: A warehouse cannot be opened or set up (those already opened are closed).
     """
 
-    def __init__(self, project: Project, questions: Iterable[Question]) -> None:
+    def __init__(
+        self,
+        project: Project,
+        questions: Iterable[Question],
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
         self.project = project
+        self._notify = notify
+        """Receives dbt's progress lines while a dbt project builds (docs/dbt.md)."""
         self._questions = list(questions)
         uses: dict[str | None, list[str]] = {}
         compare = project.settings.compare
@@ -90,7 +97,7 @@ class RunWarehouses:
 
     def _open(self, name: str | None, sqls: list[str]) -> Warehouse:
         settings = self.project.settings.for_warehouse(name)
-        engine = open_project_engine(self.project, name)
+        engine = open_project_engine(self.project, name, progress=self._notify)
         dialect = truth_dialect(settings, engine.dialect)
         truths = TruthCache(
             engine,

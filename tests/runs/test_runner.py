@@ -318,8 +318,8 @@ def test_each_distinct_ground_truth_runs_once(
     executed: list[str] = []
     real_open = run_warehouses.open_project_engine
 
-    def counting_open(project: Any, warehouse: str | None = None) -> Any:
-        engine = real_open(project, warehouse)
+    def counting_open(project: Any, warehouse: str | None = None, **options: Any) -> Any:
+        engine = real_open(project, warehouse, **options)
         real_run_truth = engine.run_truth
 
         def run_truth(sql: str, **kwargs: Any) -> Any:
