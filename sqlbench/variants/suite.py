@@ -14,7 +14,6 @@ databases an answer is checked on.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 
@@ -24,15 +23,9 @@ from sqlbench.errors import EngineError, QueryError
 from sqlbench.grading import compare_under
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
-from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
-from sqlbench.variants.neighbours import (
-    asks_distinct,
-    limit_probes,
-    neighbours,
-    tie_breaks,
-    truth_constants,
-    truth_order_columns,
-)
+from sqlbench.variants.generate import fingerprint, make_variant
+from sqlbench.variants.neighbours import asks_distinct, limit_probes, neighbours, tie_breaks
+from sqlbench.variants.rebuild import candidate_seed, truth_hints
 from sqlbench.variants.source import VariantSource
 from sqlbench.verdicts import Verdict
 
@@ -98,14 +91,13 @@ def build_suite(
     mutants = neighbours(sql, dialect)
     broken_ties = tie_breaks(sql, dialect)
     probes = limit_probes(sql, dialect)
-    hints = TruthHints(truth_constants(sql, dialect), truth_order_columns(sql, dialect))
-    tag = hashlib.sha256(sql.encode()).hexdigest()[:12]
+    hints = truth_hints(sql, dialect)
     found: list[tuple[Variant, set[int]]] = []
     rejected = repeated = 0
     seen = {source.original_fingerprint}
     total = count * CANDIDATES_PER_VARIANT
     for number in range(total):
-        data = make_variant(source.tables, hints, f"{seed}:{tag}:{number}")
+        data = make_variant(source.tables, hints, candidate_seed(seed, sql, number))
         printed = fingerprint(data)
         if printed in seen:
             repeated += 1

@@ -1,0 +1,83 @@
+"""One kept data variant rebuilt from what a run recorded (``sqlbench show RUN QUESTION
+--variant K``): the same seed, ground truth and candidate number make the same data, and its
+fingerprint proves it. Only the tables the ground truth and the agent's SQL read are shown."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+
+from sqlbench.errors import QueryError
+from sqlbench.truth import transpile_truth
+from sqlbench.variants.generate import Table, TruthHints, fingerprint, make_variant
+from sqlbench.variants.neighbours import truth_constants, truth_order_columns
+from sqlbench.variants.source import VariantSource
+
+__all__ = ["RebuiltVariant", "candidate_seed", "rebuild_variant", "truth_hints"]
+
+
+def truth_hints(sql: str, dialect: str) -> TruthHints:
+    """What of the ground truth (in the warehouse's ``dialect``) the generator aims at."""
+    return TruthHints(truth_constants(sql, dialect), truth_order_columns(sql, dialect))
+
+
+def candidate_seed(seed: int, sql: str, number: int) -> str:
+    """The seed of candidate ``number`` of the suite of ``sql`` (in the warehouse's dialect)."""
+    tag = hashlib.sha256(sql.encode()).hexdigest()[:12]
+    return f"{seed}:{tag}:{number}"
+
+
+@dataclass(frozen=True)
+class RebuiltVariant:
+    number: int
+    fingerprint: str
+    tables: list[Table]
+    """The variant's tables the two queries read (every table when neither parses)."""
+
+
+def rebuild_variant(
+    source: VariantSource,
+    truth_sqls: list[str],
+    *,
+    truth_dialect: str,
+    seed: int,
+    number: int,
+    fingerprint_wanted: str,
+    agent_sql: str | None,
+) -> RebuiltVariant | None:
+    """Variant ``number`` of the suite of whichever of ``truth_sqls`` (the main ground truth
+    and its ``also_accept``) gives the recorded fingerprint; None when none does (the data or
+    the ground truth changed since the run)."""
+    for truth_sql in truth_sqls:
+        try:
+            sql = transpile_truth(truth_sql, truth_dialect, source.dialect)
+        except QueryError:  # a ground truth that no longer transpiles cannot be this one
+            continue
+        data = make_variant(
+            source.tables, truth_hints(sql, source.dialect), candidate_seed(seed, sql, number)
+        )
+        printed = fingerprint(data)
+        if printed != fingerprint_wanted:
+            continue
+        read = _tables_read([sql, agent_sql or ""], source.dialect)
+        shown = [t for t in data if not read or t.name.lower() in read]
+        return RebuiltVariant(number, printed, shown or data)
+    return None
+
+
+def _tables_read(sqls: list[str], dialect: str) -> set[str]:
+    """The names (lower case) of the tables the queries read; empty when none parses."""
+    names: set[str] = set()
+    for sql in sqls:
+        if not sql.strip():
+            continue
+        try:
+            tree = sqlglot.parse_one(sql, read=dialect)
+        except sqlglot.errors.SqlglotError:
+            continue
+        ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        names.update(t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() not in ctes)
+    return names
