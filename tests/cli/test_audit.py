@@ -1,0 +1,84 @@
+"""``sqlbench audit``: the questions whose ground truth is suspect, most suspect first
+(docs/audit.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from planted_keys import WRONG, write_planted
+
+
+@pytest.fixture
+def planted(tmp_path: Path, invoke) -> Path:
+    root = write_planted(tmp_path / "shop")
+    invoke("run", "-C", str(root), "--agent", "*")
+    return root
+
+
+def test_audit_ranks_the_planted_wrong_keys_first(planted: Path, invoke) -> None:
+    data = json.loads(invoke("audit", "-C", str(planted), "--format", "json").stdout)
+    assert data["schema_version"] == 1
+    assert sorted(data["agents"]) == ["a1", "a2", "a3", "a4"]
+    assert data["audited"] == 12
+    ranked = [q["name"] for q in data["questions"]]
+    assert sorted(ranked[:3]) == sorted(WRONG), ranked
+    top = data["questions"][0]
+    assert top["space"] == "shop" and 0 < top["score"] <= 1
+    kinds = {e["kind"] for q in data["questions"][:3] for e in q["evidence"]}
+    assert kinds == {"agents_agree"}
+    q02 = next(q for q in data["questions"] if q["name"] == "q02")
+    assert q02["evidence"][0]["detail"] == (
+        "3 of 4 agents (a1, a2, a3) return the same result as each other, 4, not the ground "
+        "truth's 2; none passes"
+    )
+    # The two agents repeating regions agree against the key too, but two others pass.
+    assert [q["score"] for q in data["questions"]] == sorted(
+        (q["score"] for q in data["questions"]), reverse=True
+    )
+    text = invoke("audit", "-C", str(planted)).stdout
+    assert text.startswith("Audit of the answer key: 12 questions, 4 runs (a1, a2, a3, a4)")
+    assert "  1. shop/q0" in text and "agents_agree: 3 of 4 agents" in text
+
+
+def test_audit_names_runs_and_smells_of_the_ground_truth(tmp_path: Path, invoke) -> None:
+    root = write_planted(tmp_path / "shop")
+    (root / "eval_questions" / "odd.yml").write_text(
+        "space: odd\neval_questions:\n"
+        "  - name: nobody\n    question: Which customers are in LATAM?\n"
+        "    sql: SELECT name FROM customers WHERE region = 'LATAM'\n"
+        "  - name: tied\n    question: Which year had the smallest order?\n"
+        "    sql: SELECT year FROM orders ORDER BY customer_id LIMIT 1\n"
+        "  - name: fixed\n    question: How many regions are there?\n"
+        "    sql: SELECT 3\n"
+        "  - name: unread\n    question: What is the region of the customer named ann?\n"
+        "    sql: SELECT name FROM customers WHERE name = 'ann'\n",
+        encoding="utf-8",
+    )
+    for agent in ("a1", "a2"):
+        path = root / "agents" / f"{agent}.yml"
+        path.write_text(
+            path.read_text(encoding="utf-8")
+            + "- name: nobody\n  sql: SELECT name FROM customers WHERE region = 'LATAM'\n"
+            "- name: tied\n  sql: SELECT 2022\n- name: fixed\n  sql: SELECT 3\n"
+            "- name: unread\n  sql: SELECT region FROM customers WHERE name = 'ann'\n",
+            encoding="utf-8",
+        )
+    invoke("run", "-C", str(root), "--agent", "a1", "--name", "one")
+    invoke("run", "-C", str(root), "--agent", "a2", "--name", "two")
+    data = json.loads(invoke("audit", "-C", str(root), "one", "two", "--format", "json").stdout)
+    assert data["runs"] == ["one", "two"]
+    kinds = {q["name"]: {e["kind"] for e in q["evidence"]} for q in data["questions"]}
+    assert kinds["nobody"] == {"empty"}
+    assert "tie_at_limit" in kinds["tied"]
+    assert kinds["fixed"] == {"constant"}
+    assert "unread_column" in kinds["unread"]
+    unread = next(q for q in data["questions"] if q["name"] == "unread")
+    assert any("'region'" in e["detail"] for e in unread["evidence"])
+
+
+def test_audit_without_runs_says_how_to_make_them(tmp_path: Path, invoke) -> None:
+    root = write_planted(tmp_path / "shop")
+    result = invoke("audit", "-C", str(root), exit_code=2)
+    assert "no completed run on this project to audit" in result.stderr
