@@ -4,11 +4,12 @@ agent on the project's current ref."""
 from __future__ import annotations
 
 from sqlbench.errors import SqlbenchError
-from sqlbench.project.files import SourceInfo
-from sqlbench.runs.records import RunStatus
+from sqlbench.project.files import Project, SourceInfo
+from sqlbench.runs.disputes import dispute_hash
+from sqlbench.runs.records import Dispute, RunStatus
 from sqlbench.runs.store import RunStore
 
-__all__ = ["latest_per_agent"]
+__all__ = ["disputes_in_force", "latest_per_agent"]
 
 
 def latest_per_agent(store: RunStore, source: SourceInfo) -> list[str]:
@@ -31,3 +32,14 @@ def latest_per_agent(store: RunStore, source: SourceInfo) -> list[str]:
             "--agent '*'), or name runs: sqlbench audit RUN [RUN ...]"
         )
     return list(reversed(picked.values()))
+
+
+def disputes_in_force(project: Project, disputes: list[Dispute]) -> list[Dispute]:
+    """The disputes of the ground truths ``project`` holds now (a dispute of a key that has
+    changed since no longer applies), oldest first."""
+    current = {
+        (q.space, q.name, dispute_hash(q.question, q.truth_sql, list(q.also_accept)))
+        for q in project.questions
+        if q.truth_sql is not None
+    }
+    return [d for d in disputes if (d.space, d.name, d.truth_hash) in current]

@@ -36,7 +36,7 @@ def audit_command(
     and smells of the ground truth itself. RUN defaults to the latest completed run of each
     agent on the current ref (an imported benchmark: all its systems)."""
     from sqlbench.audit import audit_runs
-    from sqlbench.audit.select import latest_per_agent
+    from sqlbench.audit.select import disputes_in_force, latest_per_agent
     from sqlbench.report import audit as audit_report
     from sqlbench.runs.locate import open_project_store
     from sqlbench.validation import load_project
@@ -45,10 +45,11 @@ def audit_command(
     with open_project_store(project_dir) as store:
         refs = list(run_refs) or latest_per_agent(store, project.source)
         runs = [store.load_run(ref) for ref in refs]
+        disputes = disputes_in_force(project, store.disputes())
     report = audit_runs(project, runs)
     if fmt == "json":
-        text = audit_report.render_json(report)
+        text = audit_report.render_json(report, disputes)
     else:
-        text = audit_report.render_text(report, limit=limit or None)
+        text = audit_report.render_text(report, disputes, limit=limit or None)
     write_output(text, output)
     ctx.exit(ExitCode.OK)

@@ -6,11 +6,12 @@ import json
 from typing import Any
 
 from sqlbench.audit import AuditReport
+from sqlbench.runs.records import Dispute
 
 SCHEMA_VERSION = 1
 
 
-def render_json(report: AuditReport) -> str:
+def render_json(report: AuditReport, disputes: list[Dispute]) -> str:
     data: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "runs": list(report.runs),
@@ -28,11 +29,21 @@ def render_json(report: AuditReport) -> str:
             for s in report.suspects
         ],
         "problems": list(report.problems),
+        "disputed": [
+            {
+                "name": d.name,
+                "space": d.space,
+                "reason": d.reason,
+                "disputed_by": d.disputed_by,
+                "since": d.disputed_at.isoformat(),
+            }
+            for d in disputes
+        ],
     }
     return json.dumps(data, indent=2, ensure_ascii=False)
 
 
-def render_text(report: AuditReport, *, limit: int | None = None) -> str:
+def render_text(report: AuditReport, disputes: list[Dispute], *, limit: int | None = None) -> str:
     agents = ", ".join(report.agents)
     lines = [
         f"Audit of the answer key: {report.questions} questions, {len(report.runs)} runs "
@@ -46,6 +57,13 @@ def render_text(report: AuditReport, *, limit: int | None = None) -> str:
             lines.append(f"     - {evidence.kind}: {evidence.detail}")
     if limit is not None and len(report.suspects) > limit:
         lines += ["", f"... {len(report.suspects) - limit} more (--limit 0 shows all)"]
+    if disputes:
+        lines += ["", f"Disputed ({len(disputes)}, not counted in accuracy):"]
+        lines += [
+            f"  {d.space}/{d.name} since {d.disputed_at:%Y-%m-%d %H:%M} UTC by {d.disputed_by}: "
+            f"{d.reason}"
+            for d in disputes
+        ]
     if report.problems:
         lines += ["", "Not audited:"] + [f"  {p}" for p in report.problems]
     return "\n".join(lines)

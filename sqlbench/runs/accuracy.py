@@ -47,6 +47,8 @@ class Accuracy(BaseModel):
     """How ``interval`` was computed."""
     human: int = 0
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
+    disputed: int = 0
+    """Questions left out because a person disputes their ground truth (``review --dispute``)."""
 
     def label(self) -> str:
         """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted, the number of
@@ -64,6 +66,8 @@ class Accuracy(BaseModel):
         counts = f"{self.passed}/{self.total}"
         if self.human:
             counts += f", {self.human} decided by a person"
+        if self.disputed:
+            counts += f", {self.disputed} disputed, not counted"
         if self.value is None:
             return f"n/a ({counts})"
         return f"{percent(self.value)} ({counts})"
@@ -81,7 +85,11 @@ class Accuracy(BaseModel):
 
 
 def accuracy_of(
-    counts: Sequence[tuple[int, int]], method: IntervalMethod | None, *, human: int = 0
+    counts: Sequence[tuple[int, int]],
+    method: IntervalMethod | None,
+    *,
+    human: int = 0,
+    disputed: int = 0,
 ) -> Accuracy:
     """The accuracy of questions given as ``(passing trials, trials)`` pairs, skipped questions
     left out, with an interval computed by ``method`` (none when None); ``human`` questions
@@ -110,4 +118,5 @@ def accuracy_of(
         interval=interval,
         method=method if interval is not None else None,
         human=human,
+        disputed=disputed,
     )

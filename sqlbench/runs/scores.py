@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from sqlbench.errors import SqlbenchError
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.runs.rates import is_flaky, pass_at_k, pass_hat_k
-from sqlbench.runs.records import HumanReview, RunInfo, RunStatus, TrialResult
+from sqlbench.runs.records import Dispute, HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 
@@ -42,6 +42,8 @@ class QuestionResult(BaseModel):
     """passed / trials; None for a skipped question."""
     human: HumanReview | None = None
     """A person's decision (``sqlbench review``), kept beside the automatic ``verdict``."""
+    disputed: Dispute | None = None
+    """A person's dispute of the ground truth it was graded against: out of accuracy."""
     pass_at_k: float | None
     """At least one of k trials passes (k = trials), unbiased estimator."""
     pass_hat_k: float | None
@@ -143,16 +145,21 @@ def gather(
     status: RunStatus,
     trials: Iterable[TrialResult],
     reviews: Mapping[tuple[str, str], HumanReview] | None = None,
+    disputes: Mapping[tuple[str, str, str], Dispute] | None = None,
 ) -> RunResult:
     """Group a run's trials per question and compute its accuracy, counting the decisions of
-    ``reviews`` (keyed by ``(space, name)``) in place of the automatic verdicts."""
+    ``reviews`` (keyed by ``(space, name)``) in place of the automatic verdicts, and leaving
+    out the questions whose ground truth ``disputes`` holds (keyed by ``(space, name,
+    runs.disputes.dispute_hash)``)."""
     grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
     for trial in trials:
         grouped[(trial.space, trial.name)].append(trial)
     reviews = reviews or {}
     questions = [
         _question(
-            group if len(group) == 1 else sorted(group, key=lambda t: t.trial), reviews.get(key)
+            group if len(group) == 1 else sorted(group, key=lambda t: t.trial),
+            reviews.get(key),
+            _disputed(group[0], disputes) if disputes else None,
         )
         for key, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
     ]
@@ -161,7 +168,19 @@ def gather(
     )
 
 
-def _question(trials: list[TrialResult], human: HumanReview | None = None) -> QuestionResult:
+def _disputed(
+    trial: TrialResult, disputes: Mapping[tuple[str, str, str], Dispute]
+) -> Dispute | None:
+    from sqlbench.runs.disputes import trial_dispute_hash
+
+    return disputes.get((trial.space, trial.name, trial_dispute_hash(trial)))
+
+
+def _question(
+    trials: list[TrialResult],
+    human: HumanReview | None = None,
+    disputed: Dispute | None = None,
+) -> QuestionResult:
     if len(trials) == 1:  # without --repeat: the one trial's verdict and reason
         verdict, reason = trials[0].verdict, trials[0].reason
     else:
@@ -197,6 +216,7 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
         pass_hat_k=pass_hat_k(n, passed, n) if n else None,
         flaky=is_flaky(rate),
         human=human,
+        disputed=disputed,
     )
 
 
@@ -217,10 +237,16 @@ def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
     counts = [
         (q.passed, sum(1 for t in q.trials if t.verdict != Verdict.SKIPPED))
         for q in questions
-        if q.pass_rate is not None
+        if q.pass_rate is not None and q.disputed is None
     ]
-    human = sum(1 for q in questions if q.pass_rate is not None and q.human is not None)
-    return accuracy_of(counts, IntervalMethod.BOOTSTRAP if repeat > 1 else None, human=human)
+    human = sum(
+        1
+        for q in questions
+        if q.pass_rate is not None and q.human is not None and q.disputed is None
+    )
+    disputed = sum(1 for q in questions if q.pass_rate is not None and q.disputed is not None)
+    method = IntervalMethod.BOOTSTRAP if repeat > 1 else None
+    return accuracy_of(counts, method, human=human, disputed=disputed)
 
 
 def find_question(run: RunResult, name: str) -> QuestionResult:

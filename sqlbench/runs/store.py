@@ -47,6 +47,7 @@ from sqlbench.runs.liveness import process_alive
 from sqlbench.runs.migrations import (
     SCHEMA_VERSION,
     current_tables,
+    disputes_table,
     judge_cache_table,
     migrate,
     require_current,
@@ -54,6 +55,7 @@ from sqlbench.runs.migrations import (
 )
 from sqlbench.runs.provenance import ImportOrigin, record_problems, run_name_problem
 from sqlbench.runs.records import (
+    Dispute,
     HumanReview,
     RunInfo,
     RunStatus,
@@ -109,6 +111,7 @@ class RunStore:
         self._runs, self._results = current_tables(metadata)
         self._reviews = reviews_table(metadata)
         self._judge_cache = judge_cache_table(metadata)
+        self._disputes = disputes_table(metadata)
         self._insert_result = self._results.insert()
         self._write_lock: AbstractContextManager[Any] = threading.Lock()
         self._writer: _ResultWriter | None = None
@@ -570,12 +573,50 @@ class RunStore:
             rows = conn.execute(sa.select(c.space, c.name, c.data).where(c.run_id == run_id)).all()
         return {(row.space, row.name): HumanReview.model_validate_json(row.data) for row in rows}
 
+    def save_dispute(self, dispute: Dispute) -> None:
+        """Store a dispute of a ground truth (replacing one on the same question and key)."""
+        c = self._disputes.c
+        with self._write() as conn:
+            conn.execute(
+                self._disputes.delete().where(
+                    c.space == dispute.space,
+                    c.name == dispute.name,
+                    c.truth_hash == dispute.truth_hash,
+                )
+            )
+            conn.execute(
+                self._disputes.insert(),
+                [
+                    {
+                        "space": dispute.space,
+                        "name": dispute.name,
+                        "truth_hash": dispute.truth_hash,
+                        "disputed_at": dispute.disputed_at,
+                        "data": dispute.model_dump_json(),
+                    }
+                ],
+            )
+
+    def disputes(self) -> list[Dispute]:
+        """Every stored dispute, oldest first."""
+        c = self._disputes.c
+        with self._read() as conn:
+            rows = conn.execute(sa.select(c.data).order_by(c.disputed_at)).all()
+        return [Dispute.model_validate_json(row.data) for row in rows]
+
     def load_run(self, ref: str) -> RunResult:
-        """A run with its results grouped per question, its human decisions and accuracy."""
+        """A run with its results grouped per question, its human decisions, the disputes of
+        the ground truths it was graded against, and its accuracy."""
+        from sqlbench.runs.disputes import disputed_keys
+
         with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
             info = self.find_run(ref)
             return gather(
-                info, self.effective_status(info), self.trials(info.id), self.reviews(info.id)
+                info,
+                self.effective_status(info),
+                self.trials(info.id),
+                self.reviews(info.id),
+                disputed_keys(self.disputes()),
             )
 
     def find_completed_run(

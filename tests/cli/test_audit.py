@@ -82,3 +82,49 @@ def test_audit_without_runs_says_how_to_make_them(tmp_path: Path, invoke) -> Non
     root = write_planted(tmp_path / "shop")
     result = invoke("audit", "-C", str(root), exit_code=2)
     assert "no completed run on this project to audit" in result.stderr
+
+
+def _accuracy(invoke, root: Path, run: str) -> str:
+    return next(
+        line
+        for line in invoke("show", "-C", str(root), run).stdout.splitlines()
+        if "Accuracy" in line
+    )
+
+
+def test_a_disputed_key_leaves_accuracy_until_its_question_changes(planted: Path, invoke) -> None:
+    runs = json.loads(invoke("runs", "-C", str(planted), "--format", "json").stdout)["runs"]
+    a1 = next(r["name"] for r in runs if r["agent"] == "a1")
+    assert "75% (9/12)" in _accuracy(invoke, planted, a1)
+    out = invoke("review", "-C", str(planted), "shop/q02", "--dispute", "counts APAC").stdout
+    assert out.startswith("shop/q02: ground truth disputed by ")
+    invoke("review", "-C", str(planted), "q04", "--dispute", "sums 2022, not 2023")
+    assert "82% (9/11, 1 disputed, not counted)" not in _accuracy(invoke, planted, a1)
+    assert "90% (9/10, 2 disputed, not counted)" in _accuracy(invoke, planted, a1)
+    text = invoke("audit", "-C", str(planted)).stdout
+    assert "Disputed (2, not counted in accuracy):" in text
+    assert "shop/q02 since " in text and ": counts APAC" in text
+    data = json.loads(invoke("audit", "-C", str(planted), "--format", "json").stdout)
+    assert [(d["name"], d["reason"]) for d in data["disputed"]] == [
+        ("q02", "counts APAC"),
+        ("q04", "sums 2022, not 2023"),
+    ]
+    # The key of q02 is fixed: its dispute no longer applies, and a new run counts it again.
+    questions = planted / "eval_questions" / "shop.yml"
+    questions.write_text(
+        questions.read_text(encoding="utf-8").replace("region = 'APAC'", "region = 'EMEA'", 1),
+        encoding="utf-8",
+    )
+    invoke("run", "-C", str(planted), "--agent", "a1", "--name", "fixed")
+    assert "91% (10/11, 1 disputed, not counted)" in _accuracy(invoke, planted, "fixed")
+    # The old run was graded against the disputed key: it stays out there.
+    assert "2 disputed, not counted" in _accuracy(invoke, planted, a1)
+    data = json.loads(invoke("audit", "-C", str(planted), "--format", "json").stdout)
+    assert [d["name"] for d in data["disputed"]] == ["q04"]
+
+
+def test_a_dispute_needs_a_question_with_a_ground_truth(planted: Path, invoke) -> None:
+    result = invoke("review", "-C", str(planted), "q2", "--dispute", "x", exit_code=2)
+    assert "the project has no question 'q2'" in result.stderr
+    result = invoke("review", "-C", str(planted), "r", "q02", "--dispute", "x", exit_code=2)
+    assert "--dispute takes one QUESTION" in result.stderr
