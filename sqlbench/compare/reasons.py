@@ -25,9 +25,9 @@ def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
         '3 rows expected, 4 returned'
     """
     text = _main(verdict, d)
-    if verdict is not Verdict.PASS and d.expected_rows == 0 and d.actual_rows == 0:
-        if "both results are empty" not in text:
-            text += "; both results are empty"
+    both_empty = d.expected_rows == 0 and d.actual_rows == 0
+    if verdict is not Verdict.PASS and both_empty and "both results are empty" not in text:
+        text += "; both results are empty"
     extras = [
         n.message
         for n in d.near_misses
