@@ -152,7 +152,8 @@ def audit_runs(
     finally:
         for engine in engines.values():
             engine.close()
-    suspects.sort(key=lambda s: (-s.score, s.full_name))
+    # Equal scores (several near 1): more evidence first.
+    suspects.sort(key=lambda s: (-s.score, -sum(e.weight for e in s.evidence), s.full_name))
     return AuditReport(
         runs=tuple(run.info.name for run in runs),
         agents=tuple(dict.fromkeys(run.info.agent_name for run in runs)),
@@ -239,13 +240,19 @@ def _agreement(
     weight = len(members) / total
     if passing >= len(members):
         weight /= 2
-    names = ", ".join(members)
+    names = _names(members)
     detail = (
         f"{len(members)} of {total} agents ({names}) return the same result as each other, "
         f"{_shape(result)}, not the ground truth's {_shape(truth)}"
         + (f"; {passing} pass" if passing else "; none passes")
     )
     return [Evidence("agents_agree", detail, round(weight, 4))]
+
+
+def _names(agents: list[str], shown: int = 3) -> str:
+    """``a, b, c and 2 more``."""
+    more = f" and {len(agents) - shown} more" if len(agents) > shown else ""
+    return ", ".join(agents[:shown]) + more
 
 
 def _same(a: ResultSet, b: ResultSet, compare: Callable[..., object]) -> bool:
@@ -284,7 +291,7 @@ def _variant_fails(answers: list[tuple[str, TrialResult]]) -> list[Evidence]:
             f"; there the ground truth gives {_preview(first.expected_preview)} and "
             f"{agent} {_preview(first.actual_preview)}"
         )
-    names = ", ".join(a for a, _ in found)
+    names = _names([a for a, _ in found])
     detail = (
         f"{len(found)} agent{'s' if len(found) != 1 else ''} ({names}) match the ground truth on "
         f"the original data but not on a data variant (first: {agent} on {where}{shown}; "

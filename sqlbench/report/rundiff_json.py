@@ -101,6 +101,7 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "value": accuracy.value,
             "passed": accuracy.passed,
             "total": accuracy.total,
+            "disputed": accuracy.disputed,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },

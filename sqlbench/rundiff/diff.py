@@ -19,8 +19,8 @@ rates for repeated runs).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from fractions import Fraction
 from functools import cached_property
@@ -139,6 +139,9 @@ class RunSide:
     """True when a stored run was reused instead of running the agent again."""
     run_id: str | None = None
     """The stored run's id (None for a side without a run)."""
+    disputed: frozenset[tuple[str, str]] = frozenset()
+    """``(space, name)`` of the questions whose ground truth, as this run graded them, a
+    person disputes (``review --dispute``): a comparison leaves them out of both sides."""
 
     @property
     def repeated(self) -> bool:
@@ -147,7 +150,11 @@ class RunSide:
 
 
 def side_from_run(
-    info: RunInfo, results: Iterable[TrialResult], *, reused: bool = False
+    info: RunInfo,
+    results: Iterable[TrialResult],
+    *,
+    reused: bool = False,
+    disputes: Mapping[tuple[str, str, str], object] | None = None,
 ) -> RunSide:
     """A comparison side from a stored run: its trials grouped per question, in run order.
 
@@ -172,10 +179,29 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
-    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id)
+    disputed: frozenset[tuple[str, str]] = frozenset()
+    if disputes:
+        from sqlbench.runs.disputes import trial_dispute_hash
+
+        disputed = frozenset(
+            key
+            for key, trials in grouped.items()
+            if (*key, trial_dispute_hash(trials[0])) in disputes
+        )
+    return RunSide(
+        info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id, disputed
+    )
 
 
-def side_accuracy(side: RunSide) -> Accuracy:
+def _without(side: RunSide, disputed: frozenset[tuple[str, str]]) -> RunSide:
+    """``side`` without the disputed questions (both sides of a comparison lose the same)."""
+    if not disputed:
+        return side
+    kept = tuple(o for o in side.outcomes if (o.space, o.name) not in disputed)
+    return replace(side, outcomes=kept)
+
+
+def side_accuracy(side: RunSide, disputed: int = 0) -> Accuracy:
     """Accuracy of one side with its 95% interval: Wilson for single runs, bootstrap over
     questions for repeated ones (the same ``Accuracy`` class ``sqlbench run`` prints).
 
@@ -186,7 +212,7 @@ def side_accuracy(side: RunSide) -> Accuracy:
     """
     counts = [(o.passes, o.trials) for o in side.outcomes if not o.skipped]
     method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
-    return accuracy_of(counts, method)
+    return accuracy_of(counts, method, disputed=disputed)
 
 
 class ChangeKind(StrEnum):
@@ -284,6 +310,12 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
     Raises:
         ValueError: when a side lists the same question twice.
     """
+    disputed = base.disputed | head.disputed
+    base_disputed, head_disputed = (
+        sum(1 for o in side.outcomes if (o.space, o.name) in disputed and not o.skipped)
+        for side in (base, head)
+    )
+    base, head = _without(base, disputed), _without(head, disputed)
     base_by = _index(base)
     head_by = _index(head)
     changes: list[Change] = []
@@ -309,8 +341,8 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
     return RunDiff(
         base,
         head,
-        side_accuracy(base),
-        side_accuracy(head),
+        side_accuracy(base, base_disputed),
+        side_accuracy(head, head_disputed),
         tuple(changes),
         test,
         len(differences),

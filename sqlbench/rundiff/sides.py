@@ -24,6 +24,7 @@ from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
 from sqlbench.rundiff.diff import RunSide, side_from_run
+from sqlbench.runs.disputes import disputed_keys
 from sqlbench.runs.events import ProgressCallback
 from sqlbench.runs.records import RunInfo, RunStatus, utc_now
 from sqlbench.runs.store import RunStore
@@ -73,7 +74,7 @@ def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunS
             f"run {info.name} covers shard {info.shard} only; join the shards with "
             "`sqlbench merge` to compare whole runs"
         )
-    return side_from_run(info, store.trials(info.id))
+    return side_from_run(info, store.trials(info.id), disputes=disputed_keys(store.disputes()))
 
 
 def ref_side(
@@ -188,7 +189,12 @@ def project_side(
                     f"{role}: reusing run {found.name} ({found.source_label}, agent "
                     f"{found.agent_name}){age_note}"
                 )
-            return side_from_run(found, store.trials(found.id), reused=True)
+            return side_from_run(
+                found,
+                store.trials(found.id),
+                reused=True,
+                disputes=disputed_keys(store.disputes()),
+            )
         if notify is not None:
             notify(f"{role}: not reusing run {found.name}{age_note}; running again")
     # The run loop pulls in engines, comparison and agents: import it on use only.
@@ -210,7 +216,7 @@ def project_side(
     )
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
     trials = [trial for question in result.questions for trial in question.trials]
-    return side_from_run(result.info, trials)
+    return side_from_run(result.info, trials, disputes=disputed_keys(store.disputes()))
 
 
 def affected_reuse(

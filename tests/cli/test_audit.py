@@ -128,3 +128,28 @@ def test_a_dispute_needs_a_question_with_a_ground_truth(planted: Path, invoke) -
     assert "the project has no question 'q2'" in result.stderr
     result = invoke("review", "-C", str(planted), "r", "q02", "--dispute", "x", exit_code=2)
     assert "--dispute takes one QUESTION" in result.stderr
+
+
+def test_compare_leaves_a_disputed_question_out_of_both_sides(planted: Path, invoke) -> None:
+    runs = json.loads(invoke("runs", "-C", str(planted), "--format", "json").stdout)["runs"]
+    base = next(r["name"] for r in runs if r["agent"] == "a1")
+    invoke("review", "-C", str(planted), "q02", "--dispute", "counts APAC")
+    questions = planted / "eval_questions" / "shop.yml"
+    questions.write_text(
+        questions.read_text(encoding="utf-8").replace("region = 'APAC'", "region = 'EMEA'", 1),
+        encoding="utf-8",
+    )
+    invoke("run", "-C", str(planted), "--agent", "a1", "--name", "fixed")
+    # q02 fails on base (the disputed key) and passes on head (the fixed key): not a fix, and
+    # neither side counts it.
+    data = json.loads(
+        invoke("compare", "-C", str(planted), base, "fixed", "--format", "json").stdout
+    )
+    for side in ("base", "head"):
+        accuracy = data[side]["accuracy"]
+        assert (accuracy["passed"], accuracy["total"]) == (9, 11), side
+    assert data["base"]["accuracy"]["disputed"] == 1
+    assert data["head"]["accuracy"]["disputed"] == 1
+    assert "shop/q02" not in json.dumps(data.get("changes", data))
+    text = invoke("compare", "-C", str(planted), base, "fixed").stdout
+    assert text.count("82% (9/11, 1 disputed, not counted)") == 2
