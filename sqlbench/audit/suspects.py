@@ -16,6 +16,9 @@ weak signs rank above one:
   its SQL reads no table, or every output column is a literal.
 - ``unread_column``: a column of a table the ground truth reads that the question names (its
   name as words, at least four letters) and the SQL never mentions.
+- ``judge``: with a judge configured, its opinion of whether the ground truth's SQL answers the
+  question (advisory; replies cached in the run store like every judged metric): ``no``
+  weighs 0.5, ``unclear`` 0.2, ``yes`` adds nothing.
 
 Only answers graded against the ground truth the project holds now count (a run made before
 the key changed says nothing of the new key).
@@ -36,6 +39,7 @@ from sqlbench.verdicts import Verdict
 
 if TYPE_CHECKING:
     from sqlbench.engines.base import Engine, ResultSet
+    from sqlbench.metrics.judge import Judge
     from sqlbench.runs.scores import RunResult
 
 __all__ = ["EVIDENCE_KINDS", "AuditReport", "Evidence", "Suspect", "audit_runs"]
@@ -110,6 +114,7 @@ def audit_runs(
     project: Project,
     runs: Sequence[RunResult],
     *,
+    judge: Judge | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> AuditReport:
     """Audit ``project``'s ground truths with the answers of ``runs``.
@@ -138,12 +143,14 @@ def audit_runs(
                 engines[where] = open_project_engine(project, where)
             engine = engines[where]
             try:
-                evidence = _evidence(
+                evidence, truth = _evidence(
                     project, question, answers[(question.space, question.name)], engine
                 )
             except QueryError as err:
                 problems.append(f"{question.full_name}: the ground truth fails: {err.message}")
-                evidence = []
+                evidence, truth = [], None
+            if judge is not None and truth is not None:
+                evidence += _judged(judge, question, truth, problems)
             if evidence:
                 score = score_of([e.weight for e in evidence])
                 suspects.append(Suspect(question.space, question.name, score, tuple(evidence)))
@@ -168,7 +175,7 @@ def _evidence(
     question: Question,
     answers: list[tuple[str, TrialResult]],
     engine: Engine,
-) -> list[Evidence]:
+) -> tuple[list[Evidence], ResultSet]:
     from sqlbench.engines.preflight import truth_smells
 
     settings = project.settings.for_warehouse(project.warehouse_of(question))
@@ -188,7 +195,72 @@ def _evidence(
     found += _agreement(current, truth, engine, settings.run)
     found += _variant_fails(current)
     found += _unread_columns(question, truth_sql, dialect, engine)
-    return found
+    return found, truth
+
+
+_JUDGE_WEIGHTS = {"no": 0.5, "unclear": 0.2}
+_JUDGE_PROMPT = """You check the answer key of a text-to-SQL benchmark.
+
+Question (and any evidence the benchmark gives):
+{question}
+
+Ground-truth SQL:
+{sql}
+
+Its result ({rows} rows; the first ones):
+{preview}
+
+Does this SQL answer the question as asked (the right rows, columns, filters and counts)?
+Reply with JSON only: {{"verdict": "yes" | "no" | "unclear", "why": "one sentence"}}"""
+
+
+def _judged(
+    judge: Judge, question: Question, truth: ResultSet, problems: list[str]
+) -> list[Evidence]:
+    """The judge's opinion of the ground truth (advisory)."""
+    from sqlbench.metrics.judge import JudgeError
+
+    rows = truth.table.slice(0, 5).to_pylist()
+    prompt = _JUDGE_PROMPT.format(
+        question=question.question,
+        sql=question.truth_sql,
+        rows=truth.num_rows,
+        preview="\n".join(str(tuple(r.values())) for r in rows) or "(none)",
+    )
+    messages = [{"role": "user", "content": prompt}]
+    try:
+        reply = judge.ask(messages, keep=lambda text: _verdict(text) is not None)
+    except JudgeError as err:
+        problems.append(f"{question.full_name}: the judge was not reached: {err}")
+        return []
+    parsed = _verdict(reply.text)
+    if parsed is None:
+        problems.append(f"{question.full_name}: the judge's reply did not parse")
+        return []
+    verdict, why = parsed
+    if verdict not in _JUDGE_WEIGHTS:
+        return []
+    detail = f"the judge ({judge.model}) says the ground truth answers the question: {verdict}"
+    return [Evidence("judge", detail + (f" ({why})" if why else ""), _JUDGE_WEIGHTS[verdict])]
+
+
+def _verdict(text: str) -> tuple[str, str] | None:
+    """``(yes|no|unclear, why)`` from a judge reply (JSON, maybe in a code fence)."""
+    import json
+
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.strip("`").removeprefix("json").strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    verdict = str(data.get("verdict", "")).strip().lower()
+    if verdict not in ("yes", "no", "unclear"):
+        return None
+    return verdict, " ".join(str(data.get("why") or "").split())
 
 
 def _agreement(

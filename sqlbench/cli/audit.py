@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -33,10 +34,12 @@ def audit_command(
 ) -> None:
     """Rank the questions whose ground truth is suspect, most suspect first, each with its
     evidence: agents agreeing with each other against the key, fails only on data variants,
-    and smells of the ground truth itself. RUN defaults to the latest completed run of each
+    smells of the ground truth itself, and with a judge configured its opinion (cached).
+    RUN defaults to the latest completed run of each
     agent on the current ref (an imported benchmark: all its systems)."""
     from sqlbench.audit import audit_runs
     from sqlbench.audit.select import disputes_in_force, latest_per_agent
+    from sqlbench.metrics.judge import Judge, resolve_judge
     from sqlbench.report import audit as audit_report
     from sqlbench.runs.locate import open_project_store
     from sqlbench.validation import load_project
@@ -46,7 +49,9 @@ def audit_command(
         refs = list(run_refs) or latest_per_agent(store, project.source)
         runs = [store.load_run(ref) for ref in refs]
         disputes = disputes_in_force(project, store.disputes())
-    report = audit_runs(project, runs)
+        endpoint, _ = resolve_judge(project.settings.judge, os.environ)
+        judge = None if endpoint is None else Judge(endpoint, store, os.environ)
+        report = audit_runs(project, runs, judge=judge)
     if fmt == "json":
         text = audit_report.render_json(report, disputes)
     else:

@@ -4,10 +4,14 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 from planted_keys import WRONG, write_planted
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "agents"))
+from agent_servers import Received, Reply, ScriptedServer
 
 
 @pytest.fixture
@@ -153,3 +157,37 @@ def test_compare_leaves_a_disputed_question_out_of_both_sides(planted: Path, inv
     assert "shop/q02" not in json.dumps(data.get("changes", data))
     text = invoke("compare", "-C", str(planted), base, "fixed").stdout
     assert text.count("82% (9/11, 1 disputed, not counted)") == 2
+
+
+def _judge(request: Received) -> Reply:
+    prompt = request.body["messages"][-1]["content"]
+    verdict = "no" if "customers are in EMEA?" in prompt else "yes"
+    content = json.dumps({"verdict": verdict, "why": "it filters on APAC"})
+    return Reply(200, {"choices": [{"message": {"role": "assistant", "content": content}}]})
+
+
+def test_a_configured_judge_adds_its_cached_opinion(
+    planted: Path, invoke, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with ScriptedServer() as server:
+        server.respond = _judge
+        monkeypatch.setenv("SQLBENCH_JUDGE_BASE_URL", server.url + "/v1")
+        monkeypatch.setenv("SQLBENCH_JUDGE_MODEL", "judge-1")
+        data = json.loads(invoke("audit", "-C", str(planted), "--format", "json").stdout)
+        asked = len(server.received)
+        assert asked == 12  # every audited question once
+        q02 = next(q for q in data["questions"] if q["name"] == "q02")
+        judged = [e for e in q02["evidence"] if e["kind"] == "judge"]
+        assert judged == [
+            {
+                "kind": "judge",
+                "detail": "the judge (judge-1) says the ground truth answers the question: no "
+                "(it filters on APAC)",
+                "weight": 0.5,
+            }
+        ]
+        assert q02["score"] == 0.875  # 1 - (1 - 0.75) x (1 - 0.5): it adds to the agents'
+        others = [q for q in data["questions"] if q["name"] != "q02"]
+        assert all(e["kind"] != "judge" for q in others for e in q["evidence"])
+        invoke("audit", "-C", str(planted), "--format", "json")
+        assert len(server.received) == asked  # answered from the run store's cache
