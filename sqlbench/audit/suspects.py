@@ -8,9 +8,10 @@ weak signs rank above one:
   fail return the same result as each other, so not the ground truth's. Their SQL is run again
   on the warehouse and the results compared with each other (columns exact, rows as a
   multiset). Weight: the share of the question's agents in the largest such group, halved
-  when at least as many agents pass.
+  when at least as many agents pass, and 0.4 of that when the group found nothing (no rows,
+  a count of 0): a literal spelled unlike the data makes every agent find nothing alike.
 - ``variant``: answers that match on the original data and fail only on a data variant (the
-  variant's rows of both sides are in the stored previews).
+  variant's rows of both sides are in the stored previews); 0.1 per agent, at most 0.3.
 - smells of the ground truth's own result (run twice on the warehouse, as ``validate
   --execute`` does): ``empty``, ``all_null``, ``unstable``, ``tie_at_limit``; ``constant``:
   its SQL reads no table, or every output column is a literal.
@@ -64,8 +65,14 @@ _WEIGHTS = {
     "unstable": 0.3,
     "unread_column": 0.15,
 }
-_VARIANT_WEIGHT = 0.35
-"""Weight of variant evidence from one agent; more agents failing only on variants add up."""
+_VARIANT_WEIGHT = 0.1
+"""Weight of variant evidence per agent failing only on a variant, at most ``_VARIANT_MAX``:
+measured on the public corpus (docs/verdicts.md), such fails are as often the prediction's
+error as the key's."""
+_VARIANT_MAX = 0.3
+_NOTHING_FACTOR = 0.4
+"""Agreement on finding nothing (no rows, a count of 0) weighs this share: agents that spell a
+literal unlike the data ('France' where it holds 'france') all find nothing alike."""
 
 
 @dataclass(frozen=True)
@@ -312,13 +319,30 @@ def _agreement(
     weight = len(members) / total
     if passing >= len(members):
         weight /= 2
+    nothing = _nothing(result)
+    if nothing:
+        weight *= _NOTHING_FACTOR
     names = _names(members)
     detail = (
         f"{len(members)} of {total} agents ({names}) return the same result as each other, "
         f"{_shape(result)}, not the ground truth's {_shape(truth)}"
         + (f"; {passing} pass" if passing else "; none passes")
+        + (
+            "; an empty answer, which a literal spelled unlike the data also gives"
+            if nothing
+            else ""
+        )
     )
     return [Evidence("agents_agree", detail, round(weight, 4))]
+
+
+def _nothing(result: ResultSet) -> bool:
+    """Whether a result says nothing was found: no rows, or one row of 0s and NULLs."""
+    if result.num_rows == 0:
+        return True
+    if result.num_rows > 1:
+        return False
+    return all(value in (None, 0) for value in result.table.slice(0, 1).to_pylist()[0].values())
 
 
 def _names(agents: list[str], shown: int = 3) -> str:
@@ -369,7 +393,7 @@ def _variant_fails(answers: list[tuple[str, TrialResult]]) -> list[Evidence]:
         f"the original data but not on a data variant (first: {agent} on {where}{shown}; "
         f"`sqlbench show RUN {first.space}/{first.name} --variant {number}` prints its rows)"
     )
-    weight = score_of([_VARIANT_WEIGHT] * len(found)) * 0.8
+    weight = min(_VARIANT_MAX, _VARIANT_WEIGHT * len(found))
     return [Evidence("variant", detail, round(weight, 4))]
 
 

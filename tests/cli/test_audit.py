@@ -191,3 +191,34 @@ def test_a_configured_judge_adds_its_cached_opinion(
         assert all(e["kind"] != "judge" for q in others for e in q["evidence"])
         invoke("audit", "-C", str(planted), "--format", "json")
         assert len(server.received) == asked  # answered from the run store's cache
+
+
+def test_agreeing_on_finding_nothing_weighs_less(tmp_path: Path, invoke) -> None:
+    """Agents that spell a literal unlike the data ('Emea' where it holds 'EMEA') all find
+    nothing alike: that agreement ranks below agreement on a real answer."""
+    root = write_planted(tmp_path / "shop")
+    (root / "eval_questions" / "more.yml").write_text(
+        "space: more\neval_questions:\n"
+        "  - name: spelled\n    question: How many customers are in Emea?\n"
+        "    sql: SELECT COUNT(*) FROM customers WHERE region = 'EMEA'\n"
+        "  - name: counted\n    question: How many orders are there?\n"
+        "    sql: SELECT COUNT(*) FROM orders WHERE year = 2022\n",
+        encoding="utf-8",
+    )
+    for agent in ("a1", "a2"):
+        path = root / "agents" / f"{agent}.yml"
+        path.write_text(
+            path.read_text(encoding="utf-8")
+            + "- name: spelled\n  sql: SELECT COUNT(*) FROM customers WHERE region = 'Emea'\n"
+            "- name: counted\n  sql: SELECT COUNT(*) FROM orders\n",
+            encoding="utf-8",
+        )
+    invoke("run", "-C", str(root), "--agent", "a1", "--name", "one")
+    invoke("run", "-C", str(root), "--agent", "a2", "--name", "two")
+    data = json.loads(invoke("audit", "-C", str(root), "one", "two", "--format", "json").stdout)
+    scores = {q["name"]: q["score"] for q in data["questions"]}
+    assert scores["counted"] == 1.0 and scores["spelled"] == 0.4
+    spelled = next(q for q in data["questions"] if q["name"] == "spelled")
+    assert spelled["evidence"][0]["detail"].endswith(
+        "; an empty answer, which a literal spelled unlike the data also gives"
+    )
