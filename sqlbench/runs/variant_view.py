@@ -13,6 +13,28 @@ if TYPE_CHECKING:
     from sqlbench.variants.rebuild import RebuiltVariant
 
 
+def failing_variants(
+    project: Project, results: list[TrialResult]
+) -> dict[tuple[str, str], RebuiltVariant]:
+    """The variant each of ``results`` failed on (those that failed on one), rebuilt, by
+    ``(space, name)``; a result whose variant cannot be rebuilt any more is left out.
+
+    Raises:
+        EngineError: The warehouse cannot be opened or read.
+    """
+    found: dict[tuple[str, str], RebuiltVariant] = {}
+    for result in results:
+        record = result.variants
+        if record is None or record.failed_on not in record.fingerprints:
+            continue
+        number = record.numbers[record.fingerprints.index(record.failed_on)]
+        try:
+            found[(result.space, result.name)] = variant_of(project, result, number)
+        except SqlbenchError:
+            continue  # the data or the ground truth changed since: nothing to show
+    return found
+
+
 def variant_of(project: Project, result: TrialResult, number: int) -> RebuiltVariant:
     """Variant ``number`` of ``result``'s ground truth on the project's warehouse, holding the
     tables the ground truth and the agent's SQL read.

@@ -73,3 +73,21 @@ def test_show_variant_refuses_a_variant_the_answer_was_not_graded_on(
     invoke("run", "-C", str(root), "--name", "plain")
     result = invoke("show", "-C", str(root), "plain", "cities", "--variant", "0", exit_code=2)
     assert "was not checked on any data variant in this run" in result.stderr
+
+
+def test_the_report_holds_the_rows_of_the_variant_an_answer_failed_on(
+    tmp_path: Path, invoke
+) -> None:
+    root = _project(tmp_path)
+    invoke("run", "-C", str(root), "--variants", "4", "--name", "r")
+    detail = invoke("show", "-C", str(root), "r", "cities").stdout
+    found = re.search(r"not on data variant #(\d+) \((\w+)\)", detail)
+    assert found is not None
+    page = tmp_path / "report.html"
+    invoke("report", "-C", str(root), "r", "-o", str(page))
+    html = page.read_text(encoding="utf-8")
+    number, printed = found.groups()
+    assert f'"variant":{{"number":{number},"fingerprint":"{printed}"' in html
+    assert '"name":"owners","columns":["id","name","city"]' in html
+    assert '"name":"unrelated"' not in html
+    assert "function variantBlock(q)" in html

@@ -218,6 +218,13 @@
     });
     return el("div", null, [el("h3", { text: title + " (" + p.total_rows + " rows)" }), el("div", { className: "scroll" }, [table])]);
   }
+  function variantBlock(q) {
+    if (!q.variant) return null;
+    var v = q.variant;
+    var parts = [el("h3", { text: "Data variant #" + v.number + " (" + v.fingerprint + "): the tables both queries read" })];
+    v.tables.forEach(function (t) { parts.push(simplePreview(t.name, t)); });
+    return el("div", { className: "block", id: "variant" }, parts);
+  }
   function trace(q) {
     if (!q.tool_calls.length) return null;
     var ol = el("ol", { className: "trace" });
@@ -308,7 +315,7 @@
     });
     if (q.answer) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent's answer" }), el("pre", { className: "box", id: "agent-answer", text: q.answer })]));
     if (q.agent_error) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent error" }), el("pre", { className: "box", text: q.agent_error })]));
-    [previewPair(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
+    [previewPair(q), variantBlock(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
     var facts = [];
     if (q.latency_ms !== null) facts.push("latency " + Math.round(q.latency_ms) + " ms");
     if (q.input_tokens || q.output_tokens) facts.push("tokens " + (q.input_tokens || 0) + " in / " + (q.output_tokens || 0) + " out");
