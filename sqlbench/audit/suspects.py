@@ -200,7 +200,7 @@ def _evidence(
         )
     current = [(agent, t) for agent, t in answers if t.truth_sql == question.truth_sql]
     found += _agreement(current, truth, engine, settings.run)
-    found += _variant_fails(current)
+    found += _variant_fails(current, project)
     found += _unread_columns(question, truth_sql, dialect, engine)
     return found, truth
 
@@ -367,8 +367,9 @@ def _shape(result: ResultSet) -> str:
     return f"{rows} row{'s' if rows != 1 else ''} x {columns} column{'s' if columns != 1 else ''}"
 
 
-def _variant_fails(answers: list[tuple[str, TrialResult]]) -> list[Evidence]:
-    """Answers that match on the original data and fail only on a data variant."""
+def _variant_fails(answers: list[tuple[str, TrialResult]], project: Project) -> list[Evidence]:
+    """Answers that match on the original data and fail only on a data variant, with the
+    ground truth's near neighbour that gives the first one's result there."""
     found = [
         (agent, t)
         for agent, t in answers
@@ -387,6 +388,9 @@ def _variant_fails(answers: list[tuple[str, TrialResult]]) -> list[Evidence]:
             f"; there the ground truth gives {_preview(first.expected_preview)} and "
             f"{agent} {_preview(first.actual_preview)}"
         )
+    reading = _neighbour(project, first, number)
+    if reading is not None:
+        shown += f"; the ground truth's near neighbour `{reading}` gives {agent}'s result there"
     names = _names([a for a, _ in found])
     detail = (
         f"{len(found)} agent{'s' if len(found) != 1 else ''} ({names}) match the ground truth on "
@@ -395,6 +399,19 @@ def _variant_fails(answers: list[tuple[str, TrialResult]]) -> list[Evidence]:
     )
     weight = min(_VARIANT_MAX, _VARIANT_WEIGHT * len(found))
     return [Evidence("variant", detail, round(weight, 4))]
+
+
+def _neighbour(project: Project, trial: TrialResult, number: int | None) -> str | None:
+    """``runs.variant_view.neighbour_of``, or None where the variant cannot be rebuilt."""
+    from sqlbench.errors import SqlbenchError
+    from sqlbench.runs.variant_view import neighbour_of
+
+    if number is None:
+        return None
+    try:
+        return neighbour_of(project, trial, number)
+    except SqlbenchError:  # EngineError included: the evidence stands without it
+        return None
 
 
 def _variant_number(trial: TrialResult) -> int | None:

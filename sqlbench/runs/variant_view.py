@@ -91,3 +91,43 @@ def variant_of(project: Project, result: TrialResult, number: int) -> RebuiltVar
             f"ground truth changed since the run (recorded fingerprint {wanted})"
         )
     return rebuilt
+
+
+def neighbour_of(project: Project, result: TrialResult, number: int) -> str | None:
+    """The ground truth's near neighbour that gives ``result``'s answer on variant ``number``
+    (None: none does, or the question or its warehouse cannot be found).
+
+    Raises:
+        EngineError: The warehouse cannot be opened or read, or the variant built.
+    """
+    from sqlbench.engines.open import open_project_engine
+    from sqlbench.truth import truth_dialect
+    from sqlbench.variants.rebuild import matching_neighbour
+    from sqlbench.variants.source import variant_source
+
+    record = result.variants
+    question = next(
+        (q for q in project.questions if (q.space, q.name) == (result.space, result.name)), None
+    )
+    if record is None or question is None or question.truth_sql is None or not result.agent_sql:
+        return None
+    warehouse = project.warehouse_of(question)
+    settings = project.settings.for_warehouse(warehouse)
+    engine = open_project_engine(project, warehouse)
+    try:
+        source = variant_source(engine, "the warehouse" if warehouse is None else warehouse)
+        try:
+            return matching_neighbour(
+                source,
+                question.truth_sql,
+                truth_dialect=truth_dialect(settings, engine.dialect),
+                seed=record.seed,
+                number=number,
+                agent_sql=result.agent_sql,
+                options=settings.compare.merged(question.compare),
+                settings=settings.run,
+            )
+        finally:
+            source.close()
+    finally:
+        engine.close()

@@ -11,12 +11,19 @@ import sqlglot
 from sqlglot import exp
 
 from sqlbench.errors import QueryError
+from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
 from sqlbench.variants.generate import Table, TruthHints, fingerprint, make_variant
 from sqlbench.variants.neighbours import truth_constants, truth_order_columns
 from sqlbench.variants.source import VariantSource
 
-__all__ = ["RebuiltVariant", "candidate_seed", "rebuild_variant", "truth_hints"]
+__all__ = [
+    "RebuiltVariant",
+    "candidate_seed",
+    "matching_neighbour",
+    "rebuild_variant",
+    "truth_hints",
+]
 
 
 def truth_hints(sql: str, dialect: str) -> TruthHints:
@@ -81,3 +88,49 @@ def _tables_read(sqls: list[str], dialect: str) -> set[str]:
         ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
         names.update(t.name.lower() for t in tree.find_all(exp.Table) if t.name.lower() not in ctes)
     return names
+
+
+def matching_neighbour(
+    source: VariantSource,
+    truth_sql: str,
+    *,
+    truth_dialect: str,
+    seed: int,
+    number: int,
+    agent_sql: str,
+    options: CompareOptions,
+    settings: RunSettings,
+) -> str | None:
+    """The first near neighbour of the ground truth that gives the agent's result on variant
+    ``number`` (the reading the answer took, for a person to weigh against the key's); None
+    when none does, or the agent's SQL does not run there.
+
+    Raises:
+        EngineError: The variant cannot be built.
+    """
+    from sqlbench.grading import compare_under
+    from sqlbench.variants.neighbours import neighbours
+
+    sql = transpile_truth(truth_sql, truth_dialect, source.dialect)
+    data = make_variant(
+        source.tables, truth_hints(sql, source.dialect), candidate_seed(seed, sql, number)
+    )
+    built = source.build(data)
+    try:
+        try:
+            actual = source.run_agent(built, agent_sql, settings)
+        except QueryError:
+            return None
+        with source.database(built) as engine:
+            for mutant in neighbours(sql, source.dialect):
+                try:
+                    result = engine.run_truth(
+                        mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
+                    )
+                except QueryError:
+                    continue
+                if compare_under(result, actual, options, mutant, source.dialect).passed:
+                    return mutant
+        return None
+    finally:
+        source.discard(built)

@@ -3,6 +3,7 @@ rebuilt from the run's record (docs/verdicts.md)."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -91,3 +92,20 @@ def test_the_report_holds_the_rows_of_the_variant_an_answer_failed_on(
     assert '"name":"owners","columns":["id","name","city"]' in html
     assert '"name":"unrelated"' not in html
     assert "function variantBlock(q)" in html
+
+
+def test_audit_names_the_near_neighbour_an_answer_read(tmp_path: Path, invoke) -> None:
+    """An answer failing only on a variant: the audit shows both results there and the ground
+    truth's near neighbour that gives the answer's (the reading it took)."""
+    root = _project(tmp_path)
+    invoke("run", "-C", str(root), "--variants", "4", "--name", "r")
+    data = json.loads(invoke("audit", "-C", str(root), "--format", "json").stdout)
+    (question,) = data["questions"]
+    (evidence,) = question["evidence"]
+    assert evidence["kind"] == "variant" and evidence["weight"] == 0.1
+    detail = evidence["detail"]
+    assert detail.startswith("1 agent (lucky) match the ground truth on the original data")
+    assert "the ground truth's near neighbour `SELECT city FROM owners` gives lucky's result" in (
+        detail
+    )
+    assert "`sqlbench show RUN auto/cities --variant " in detail
