@@ -393,7 +393,8 @@ def _variant_fails(answers: list[tuple[str, TrialResult]], project: Project) -> 
         shown += f"; the ground truth's near neighbour `{reading}` gives {agent}'s result there"
     names = _names([a for a, _ in found])
     detail = (
-        f"{len(found)} agent{'s' if len(found) != 1 else ''} ({names}) match the ground truth on "
+        f"{len(found)} agent{'s' if len(found) != 1 else ''} ({names}) "
+        f"{'match' if len(found) != 1 else 'matches'} the ground truth on "
         f"the original data but not on a data variant (first: {agent} on {where}{shown}; "
         f"`sqlbench show RUN {first.space}/{first.name} --variant {number}` prints its rows)"
     )

@@ -46,8 +46,9 @@ def render_json(report: AuditReport, disputes: list[Dispute]) -> str:
 def render_text(report: AuditReport, disputes: list[Dispute], *, limit: int | None = None) -> str:
     agents = ", ".join(report.agents)
     lines = [
-        f"Audit of the answer key: {report.questions} questions, {len(report.runs)} runs "
-        f"({agents}); {len(report.suspects)} suspect, most suspect first",
+        f"Audit of the answer key: {report.questions} question{_s(report.questions)}, "
+        f"{len(report.runs)} run{_s(len(report.runs))} ({agents}); {len(report.suspects)} "
+        "suspect, most suspect first",
     ]
     shown = report.suspects if limit is None else report.suspects[:limit]
     for rank, suspect in enumerate(shown, start=1):
@@ -67,3 +68,7 @@ def render_text(report: AuditReport, disputes: list[Dispute], *, limit: int | No
     if report.problems:
         lines += ["", "Not audited:"] + [f"  {p}" for p in report.problems]
     return "\n".join(lines)
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"

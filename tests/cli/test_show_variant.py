@@ -104,7 +104,7 @@ def test_audit_names_the_near_neighbour_an_answer_read(tmp_path: Path, invoke) -
     (evidence,) = question["evidence"]
     assert evidence["kind"] == "variant" and evidence["weight"] == 0.1
     detail = evidence["detail"]
-    assert detail.startswith("1 agent (lucky) match the ground truth on the original data")
+    assert detail.startswith("1 agent (lucky) matches the ground truth on the original data")
     assert "the ground truth's near neighbour `SELECT city FROM owners` gives lucky's result" in (
         detail
     )
