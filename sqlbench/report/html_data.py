@@ -139,6 +139,13 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "decided": question.decided_verdict.value,
         "label": verdict_text(question),
         "human": _human(question.human),
+        "disputed": None
+        if question.disputed is None
+        else {
+            "by": question.disputed.disputed_by,
+            "since": question.disputed.disputed_at.strftime("%Y-%m-%d %H:%M UTC"),
+            "reason": question.disputed.reason,
+        },
         "reason": question.reason,
         "question": shown.question,
         "tags": list(shown.tags),

@@ -17,7 +17,13 @@ if TYPE_CHECKING:
     from sqlbench.project.files import Question
     from sqlbench.runs.store import RunStore
 
-__all__ = ["dispute", "dispute_hash", "disputed_keys", "trial_dispute_hash"]
+__all__ = [
+    "dispute",
+    "dispute_graded",
+    "dispute_hash",
+    "disputed_keys",
+    "trial_dispute_hash",
+]
 
 
 def dispute_hash(question: str, truth_sql: str | None, also_accept: list[str]) -> str:
@@ -49,6 +55,21 @@ def dispute(store: RunStore, question: Question, reason: str) -> Dispute:
         space=question.space,
         name=question.name,
         truth_hash=dispute_hash(question.question, question.truth_sql, list(question.also_accept)),
+        reason=reason,
+        disputed_by=current_user(),
+        disputed_at=utc_now(),
+    )
+    store.save_dispute(found)
+    return found
+
+
+def dispute_graded(store: RunStore, trial: TrialResult, reason: str) -> Dispute:
+    """Store a person's dispute of the ground truth ``trial`` was graded against (the viewer,
+    which reads runs, not the project's files)."""
+    found = Dispute(
+        space=trial.space,
+        name=trial.name,
+        truth_hash=trial_dispute_hash(trial),
         reason=reason,
         disputed_by=current_user(),
         disputed_at=utc_now(),

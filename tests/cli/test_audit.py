@@ -222,3 +222,38 @@ def test_agreeing_on_finding_nothing_weighs_less(tmp_path: Path, invoke) -> None
     assert spelled["evidence"][0]["detail"].endswith(
         "; an empty answer, which a literal spelled unlike the data also gives"
     )
+
+
+def test_a_dispute_made_in_the_viewer_leaves_accuracy(planted: Path, invoke) -> None:
+    import urllib.request
+
+    from sqlbench.runs.locate import open_project_store
+    from sqlbench.view import ViewServer
+    from sqlbench.view.server import TOKEN_HEADER
+
+    runs = json.loads(invoke("runs", "-C", str(planted), "--format", "json").stdout)["runs"]
+    a1 = next(r["name"] for r in runs if r["agent"] == "a1")
+    with open_project_store(planted) as store:
+        server = ViewServer(store)
+        server.start()
+        try:
+            page = urllib.request.urlopen(server.url + f"runs/{a1}", timeout=10).read().decode()
+            assert 'id: "review-dispute"' in page
+            post = urllib.request.Request(
+                server.url + "api/review",
+                data=json.dumps(
+                    {"run": a1, "question": "shop/q07", "dispute": "ASC for the largest"}
+                ).encode(),
+                headers={TOKEN_HEADER: server.token, "Content-Type": "application/json"},
+                method="POST",
+            )
+            reply = json.loads(urllib.request.urlopen(post, timeout=10).read())
+        finally:
+            server.shutdown()
+    assert reply == {"ok": True, "accuracy": "82% (9/11, 1 disputed, not counted)"}
+    data = json.loads(invoke("audit", "-C", str(planted), "--format", "json").stdout)
+    assert [(d["name"], d["reason"]) for d in data["disputed"]] == [("q07", "ASC for the largest")]
+    shown = json.loads(invoke("show", "-C", str(planted), a1, "--format", "json").stdout)
+    q07 = next(r for r in shown["results"] if r["name"] == "q07")
+    assert q07["disputed"]["reason"] == "ASC for the largest"
+    assert shown["accuracy"]["disputed"] == 1

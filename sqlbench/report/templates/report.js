@@ -274,11 +274,31 @@
         });
       }).catch(function (err) { status.textContent = String(err.message || err); });
     }
+    function dispute() {
+      if (!note.value.trim()) { status.textContent = "say why the ground truth is wrong in the note"; return; }
+      status.textContent = "saving…";
+      fetch(DATA.viewer.review_url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Sqlbench-Token": DATA.viewer.token },
+        body: JSON.stringify({ run: DATA.run.id, question: q.id, dispute: note.value })
+      }).then(function (response) {
+        return response.json().then(function (body) {
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          location.hash = "q=" + encodeURIComponent(q.id);
+          location.reload();
+        });
+      }).catch(function (err) { status.textContent = String(err.message || err); });
+    }
     var pass = el("button", { type: "button", id: "review-pass", text: "Decide pass" });
     var fail = el("button", { type: "button", id: "review-fail", text: "Decide fail" });
+    var disputeButton = el("button", { type: "button", id: "review-dispute", text: "Dispute the ground truth" });
     pass.addEventListener("click", function () { send("pass"); });
     fail.addEventListener("click", function () { send("fail"); });
-    return el("div", { className: "block" }, [el("h3", { text: "Your decision" }), el("div", { className: "review-box" }, [note, pass, fail, status])]);
+    disputeButton.addEventListener("click", dispute);
+    var parts = [note, pass, fail];
+    if (q.truth_sql && !q.disputed) parts.push(disputeButton);
+    parts.push(status);
+    return el("div", { className: "block" }, [el("h3", { text: "Your decision" }), el("div", { className: "review-box" }, parts)]);
   }
   function answerChange(q) {
     if (!q.answer_changed || !DATA.compare) return null;
@@ -302,6 +322,7 @@
     d.appendChild(el("h2", { text: q.id }));
     d.appendChild(el("div", null, chips));
     if (q.human) d.appendChild(el("div", { className: "block human" }, [el("strong", { text: "Decided by a person: " }), q.human.line]));
+    if (q.disputed) d.appendChild(el("div", { className: "block human", id: "disputed" }, [el("strong", { text: "Ground truth disputed, not counted: " }), q.disputed.reason + " (" + q.disputed.by + ", since " + q.disputed.since + ")"]));
     d.appendChild(el("div", { className: "block reason " + q.verdict, id: "reason", text: q.reason }));
     if (q.question) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
     if (q.trials.length > 1) d.appendChild(el("div", { className: "note", text: "Trials: " + q.trials.join(", ") + " · showing trial #" + q.trial }));
