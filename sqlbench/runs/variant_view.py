@@ -126,6 +126,7 @@ def neighbour_of(project: Project, result: TrialResult, number: int) -> str | No
                 agent_sql=result.agent_sql,
                 options=settings.compare.merged(question.compare),
                 settings=settings.run,
+                original=engine,
             )
         finally:
             source.close()

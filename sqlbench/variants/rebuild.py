@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
+from sqlbench.engines.base import Engine
 from sqlbench.errors import QueryError
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
@@ -100,10 +101,13 @@ def matching_neighbour(
     agent_sql: str,
     options: CompareOptions,
     settings: RunSettings,
+    original: Engine,
 ) -> str | None:
     """The first near neighbour of the ground truth that gives the agent's result on variant
-    ``number`` (the reading the answer took, for a person to weigh against the key's); None
-    when none does, or the agent's SQL does not run there.
+    ``number`` and the ground truth's own result on the ``original`` warehouse (a reading of
+    the question the real data cannot tell from the key's, as the answer's could not be: the
+    one it took, for a person to weigh against the key's); None when none does, or the
+    agent's SQL does not run there.
 
     Raises:
         EngineError: The variant cannot be built.
@@ -129,8 +133,31 @@ def matching_neighbour(
                     )
                 except QueryError:
                     continue
-                if compare_under(result, actual, options, mutant, source.dialect).passed:
+                if not compare_under(result, actual, options, mutant, source.dialect).passed:
+                    continue
+                if _same_on(original, sql, mutant, options, settings, source.dialect):
                     return mutant
         return None
     finally:
         source.discard(built)
+
+
+def _same_on(
+    engine: Engine,
+    sql: str,
+    mutant: str,
+    options: CompareOptions,
+    settings: RunSettings,
+    dialect: str,
+) -> bool:
+    """Whether ``mutant`` gives ``sql``'s result on ``engine`` (the real data)."""
+    from sqlbench.grading import compare_under
+
+    try:
+        truth = engine.run_truth(sql, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows)
+        other = engine.run_truth(
+            mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
+        )
+    except QueryError:
+        return False
+    return compare_under(truth, other, options, sql, dialect).passed
