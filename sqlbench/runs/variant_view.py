@@ -122,7 +122,8 @@ def neighbour_of(project: Project, result: TrialResult, number: int) -> str | No
                 question.truth_sql,
                 truth_dialect=truth_dialect(settings, engine.dialect),
                 seed=record.seed,
-                number=number,
+                # The variant it failed on first (most neighbours fail there), then the others.
+                numbers=[number, *(n for n in record.numbers if n != number)],
                 agent_sql=result.agent_sql,
                 options=settings.compare.merged(question.compare),
                 settings=settings.run,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import sqlglot
 from sqlglot import exp
 
-from sqlbench.engines.base import Engine
+from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.errors import QueryError
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
@@ -97,49 +97,80 @@ def matching_neighbour(
     *,
     truth_dialect: str,
     seed: int,
-    number: int,
+    numbers: list[int],
     agent_sql: str,
     options: CompareOptions,
     settings: RunSettings,
     original: Engine,
 ) -> str | None:
-    """The first near neighbour of the ground truth that gives the agent's result on variant
-    ``number`` and the ground truth's own result on the ``original`` warehouse (a reading of
-    the question the real data cannot tell from the key's, as the answer's could not be: the
-    one it took, for a person to weigh against the key's); None when none does, or the
-    agent's SQL does not run there.
+    """The first near neighbour of the ground truth that gives the agent's result on every
+    variant of ``numbers`` (the one the answer failed on first) and the ground truth's own
+    result on the ``original`` warehouse: a reading of the question the real data cannot tell
+    from the key's, as it could not tell the answer's (the one the answer took, for a person
+    to weigh against the key's). None when none does, or the agent's SQL does not run there.
 
     Raises:
-        EngineError: The variant cannot be built.
+        EngineError: A variant cannot be built.
     """
-    from sqlbench.grading import compare_under
     from sqlbench.variants.neighbours import neighbours
 
     sql = transpile_truth(truth_sql, truth_dialect, source.dialect)
-    data = make_variant(
-        source.tables, truth_hints(sql, source.dialect), candidate_seed(seed, sql, number)
-    )
-    built = source.build(data)
+    hints = truth_hints(sql, source.dialect)
+    built: list[object] = []
     try:
+        for number in numbers:
+            data = make_variant(source.tables, hints, candidate_seed(seed, sql, number))
+            built.append(source.build(data))
         try:
-            actual = source.run_agent(built, agent_sql, settings)
+            actuals = [source.run_agent(b, agent_sql, settings) for b in built]
         except QueryError:
             return None
-        with source.database(built) as engine:
-            for mutant in neighbours(sql, source.dialect):
-                try:
-                    result = engine.run_truth(
-                        mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
-                    )
-                except QueryError:
-                    continue
-                if not compare_under(result, actual, options, mutant, source.dialect).passed:
-                    continue
-                if _same_on(original, sql, mutant, options, settings, source.dialect):
-                    return mutant
+        joins = _join_conditions(sql, source.dialect)
+        for mutant in neighbours(sql, source.dialect):
+            if _join_conditions(mutant, source.dialect) != joins:
+                continue  # another relation between the tables is not a reading of the question
+            if all(
+                _gives(source, b, mutant, actual, options, settings)
+                for b, actual in zip(built, actuals, strict=True)
+            ) and _same_on(original, sql, mutant, options, settings, source.dialect):
+                return mutant
         return None
     finally:
-        source.discard(built)
+        for b in built:
+            source.discard(b)
+
+
+def _join_conditions(sql: str, dialect: str) -> list[str]:
+    """The ON conditions of the query's joins, in order (empty when it does not parse)."""
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return []
+    return [
+        on.sql(dialect=dialect) if (on := join.args.get("on")) is not None else ""
+        for join in tree.find_all(exp.Join)
+    ]
+
+
+def _gives(
+    source: VariantSource,
+    built: object,
+    mutant: str,
+    actual: ResultSet,
+    options: CompareOptions,
+    settings: RunSettings,
+) -> bool:
+    """Whether ``mutant`` gives ``actual`` on a built variant."""
+    from sqlbench.grading import compare_under
+
+    with source.database(built) as engine:
+        try:
+            result = engine.run_truth(
+                mutant, timeout_s=settings.gold_timeout_s, max_rows=settings.max_rows
+            )
+        except QueryError:
+            return False
+    return compare_under(result, actual, options, mutant, source.dialect).passed
 
 
 def _same_on(
@@ -150,7 +181,8 @@ def _same_on(
     settings: RunSettings,
     dialect: str,
 ) -> bool:
-    """Whether ``mutant`` gives ``sql``'s result on ``engine`` (the real data)."""
+    """Whether ``mutant`` gives ``sql``'s result on ``engine`` (the real data), that result
+    holding rows."""
     from sqlbench.grading import compare_under
 
     try:
@@ -160,4 +192,6 @@ def _same_on(
         )
     except QueryError:
         return False
+    if truth.num_rows == 0:
+        return False  # every empty result agrees: nothing tells a reading apart
     return compare_under(truth, other, options, sql, dialect).passed
