@@ -346,8 +346,10 @@ def _nothing(result: ResultSet) -> bool:
 
 
 def _names(agents: list[str], shown: int = 3) -> str:
-    """``a, b, c and 2 more``."""
-    more = f" and {len(agents) - shown} more" if len(agents) > shown else ""
+    """``a, b, c and 2 more`` (all of them when one more would be named)."""
+    if len(agents) <= shown + 1:
+        return ", ".join(agents)
+    more = f" and {len(agents) - shown} more"
     return ", ".join(agents[:shown]) + more
 
 
