@@ -74,6 +74,7 @@ def test_json_output(invoke, project: Path) -> None:
         "passed": 3,
         "total": 10,
         "human": 0,
+        "disputed": 0,
         "value": 0.3,
         "questions": 10,
         "interval": None,
