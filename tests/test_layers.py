@@ -54,7 +54,7 @@ LAYERS: list[list[str]] = [
     # 7: running a benchmark and storing it
     ["sqlbench.runs"],
     # 8: run-to-run comparison
-    ["sqlbench.rundiff"],
+    ["sqlbench.rundiff", "sqlbench.audit"],
     # 9: rendering
     ["sqlbench.report"],
     # 10: the local viewer (`sqlbench view`'s HTTP server)

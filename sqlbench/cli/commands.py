@@ -47,6 +47,9 @@ COMMANDS: dict[str, CommandEntry] = {
     "check": CommandEntry(
         "sqlbench.cli.check:check_command", "The pull-request check: compare, then gate."
     ),
+    "audit": CommandEntry(
+        "sqlbench.cli.audit:audit_command", "Rank the questions whose ground truth is suspect."
+    ),
     "judge": CommandEntry(
         "sqlbench.cli.judge:judge_command", "Compute a stored run's judged metrics."
     ),

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from sqlbench.cli.options import project_dir_option
+from sqlbench.cli.options import note, project_dir_option
 from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import html
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.pages import report_inputs
+from sqlbench.runs.scores import RunResult
+from sqlbench.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from sqlbench.variants.rebuild import RebuiltVariant
 
 
 @click.command("report")
@@ -50,7 +56,12 @@ def report_command(
         raise SqlbenchError("--base and --base-ref both name a base: give one")
     with open_project_store(project_dir) as store:
         inputs = report_inputs(store, run_ref, base_ref=base_ref, base_branch=base_branch)
-    page = html.render(inputs.run, base=inputs.base, history=inputs.history)
+    page = html.render(
+        inputs.run,
+        base=inputs.base,
+        history=inputs.history,
+        variants=_failing_variants(project_dir, inputs.run),
+    )
     try:
         output.write_text(page, encoding="utf-8")
     except OSError as err:
@@ -61,3 +72,22 @@ def report_command(
         f"{compared}. Open it in a browser."
     )
     ctx.exit(ExitCode.OK)
+
+
+def _failing_variants(project_dir: Path, run: RunResult) -> dict[tuple[str, str], RebuiltVariant]:
+    """The data variant each shown answer failed on, rebuilt on the project's warehouse (none
+    when no answer failed on one; a note when the warehouse cannot be read)."""
+    shown = [
+        next((t for t in q.trials if t.verdict is not Verdict.PASS), q.first) for q in run.questions
+    ]
+    failed = [t for t in shown if t.variants is not None and t.variants.failed_on is not None]
+    if not failed:
+        return {}
+    from sqlbench.runs.variant_view import failing_variants
+    from sqlbench.validation import load_project
+
+    try:
+        return failing_variants(load_project(project_dir, sql_warnings=False), failed)
+    except SqlbenchError as err:
+        note(f"the data variants answers failed on are not shown: {err}")
+        return {}

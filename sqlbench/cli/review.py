@@ -1,4 +1,5 @@
-"""``sqlbench review RUN QUESTION pass|fail [--note TEXT]``: a person decides a verdict."""
+"""``sqlbench review RUN QUESTION pass|fail [--note TEXT]``: a person decides a verdict;
+``sqlbench review QUESTION --dispute WHY``: a person disputes a ground truth."""
 
 from __future__ import annotations
 
@@ -7,34 +8,51 @@ from pathlib import Path
 import click
 
 from sqlbench.cli.options import needs_project
+from sqlbench.errors import SqlbenchError
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report.run_format import accuracy_line, human_line
 from sqlbench.runs.locate import open_project_store
 from sqlbench.runs.reviews import also_accept_proposal, decide
 from sqlbench.runs.scores import find_question
+from sqlbench.text import suggest
 from sqlbench.verdicts import Verdict
 
 
 @click.command("review")
 @needs_project
-@click.argument("run_ref", metavar="RUN")
-@click.argument("question")
-@click.argument("decision", type=click.Choice(["pass", "fail"]))
+@click.argument("args", metavar="RUN QUESTION pass|fail | QUESTION --dispute WHY", nargs=-1)
 @click.option("--note", default=None, help="Why (kept with the decision and shown with it).")
+@click.option(
+    "--dispute",
+    "why",
+    default=None,
+    metavar="WHY",
+    help="Dispute QUESTION's ground truth: it leaves accuracy (the count is shown) on every "
+    "run graded against it, until its question text or ground truth changes.",
+)
 @click.pass_context
 def review_command(
     ctx: click.Context,
     project_dir: Path,
-    run_ref: str,
-    question: str,
-    decision: str,
+    args: tuple[str, ...],
     note: str | None,
+    why: str | None,
 ) -> None:
     """Decide QUESTION (space/name) of RUN as pass or fail. The automatic verdict is kept; the
     decision is stored beside it with who and when, counted in the run's accuracy, and carried
     to later runs while the ground truth and the agent's SQL are unchanged. A decided pass
     prints the also_accept YAML that would make it pass on its own (your files are not
-    edited)."""
+    edited). With --dispute WHY and only QUESTION: mark its ground truth disputed."""
+    if why is not None:
+        if len(args) != 1 or note is not None:
+            raise click.UsageError("--dispute takes one QUESTION and no RUN, decision or --note")
+        _dispute(project_dir, args[0], why)
+        ctx.exit(ExitCode.OK)
+    if len(args) != 3:
+        raise click.UsageError("give RUN QUESTION pass|fail, or QUESTION --dispute WHY")
+    run_ref, question, decision = args
+    if decision not in ("pass", "fail"):
+        raise click.UsageError(f"{decision!r} is not one of 'pass', 'fail'")
     with open_project_store(project_dir) as store:
         run = store.load_run(run_ref)
         picked = find_question(run, question)
@@ -58,3 +76,30 @@ def review_command(
             f"'{picked.name}' (space {picked.space}) in its YAML file:\n\n{proposal}"
         )
     ctx.exit(ExitCode.OK)
+
+
+def _dispute(project_dir: Path, name: str, why: str) -> None:
+    from sqlbench.runs.disputes import dispute
+    from sqlbench.validation import load_project
+
+    if not why.strip():
+        raise SqlbenchError("--dispute needs a reason: say why the ground truth is wrong")
+    project = load_project(project_dir, sql_warnings=False)
+    found = [q for q in project.questions if name in (q.full_name, q.name)]
+    if len(found) != 1:
+        names = [q.full_name for q in project.questions]
+        if found:
+            listed = ", ".join(q.full_name for q in found)
+            raise SqlbenchError(
+                f"question {name!r} is in several spaces ({listed}); write space/name"
+            )
+        raise SqlbenchError(f"the project has no question {name!r}{suggest(name, names)}")
+    question = found[0]
+    if question.truth_sql is None:
+        raise SqlbenchError(f"{question.full_name} has no ground truth to dispute")
+    with open_project_store(project_dir) as store:
+        done = dispute(store, question, why.strip())
+    click.echo(
+        f"{question.full_name}: ground truth disputed by {done.disputed_by} "
+        f"({done.reason}); left out of accuracy until its question or ground truth changes"
+    )

@@ -46,6 +46,14 @@ from sqlbench.verdicts import Verdict
     help="Only questions with these verdicts (pass, fail, review, error, skipped), e.g. "
     "--verdict fail,error.",
 )
+@click.option(
+    "--variant",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="K",
+    help="With QUESTION: print data variant #K's rows (the number in the reason) of the "
+    "tables the ground truth and the agent's SQL read, rebuilt from the run's seed.",
+)
 @space_option
 @select_option
 @click.option(
@@ -63,6 +71,7 @@ def show_command(
     run_ref: str,
     question: str | None,
     trial: int | None,
+    variant: int | None,
     verdicts: str | None,
     space: str | None,
     select: tuple[str, ...],
@@ -91,10 +100,34 @@ def show_command(
             width=width,
         )
     else:
-        picked = (run, find_question(run, question))
-        text = formats.render("question", fmt, picked, trial=trial, color=color, width=width)
+        found = find_question(run, question)
+        if variant is not None:
+            text = _variant_text(project_dir, run, found, variant, trial, color, width)
+        else:
+            picked = (run, found)
+            text = formats.render("question", fmt, picked, trial=trial, color=color, width=width)
     write_output(text, output)
     ctx.exit(ExitCode.OK)
+
+
+def _variant_text(
+    project_dir: Path,
+    run: RunResult,
+    picked: QuestionResult,
+    number: int,
+    trial: int | None,
+    color: bool,
+    width: int | None,
+) -> str:
+    """Data variant ``number`` of the shown trial, rebuilt on the project's warehouse."""
+    from sqlbench.report import run_text
+    from sqlbench.runs.scores import pick_trial
+    from sqlbench.runs.variant_view import variant_of
+    from sqlbench.validation import load_project
+
+    result = pick_trial(run, picked, trial)
+    rebuilt = variant_of(load_project(project_dir, sql_warnings=False), result, number)
+    return run_text.render_variant(picked.full_name, rebuilt, color=color, width=width)
 
 
 def parse_verdicts(text: str | None) -> set[Verdict] | None:

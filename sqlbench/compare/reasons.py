@@ -25,6 +25,9 @@ def build_reason(verdict: Verdict, d: ComparisonDetails) -> str:
         '3 rows expected, 4 returned'
     """
     text = _main(verdict, d)
+    both_empty = d.expected_rows == 0 and d.actual_rows == 0
+    if verdict is not Verdict.PASS and both_empty and "both results are empty" not in text:
+        text += "; both results are empty"
     extras = [
         n.message
         for n in d.near_misses
@@ -59,6 +62,8 @@ def _main(verdict: Verdict, d: ComparisonDetails) -> str:
             return f"{_rows_differ(d)}; {_gaps(d)}"
         return _gaps(d) + _both_empty(d)
     if p is Finding.ROWS_DIFFER:
+        if not (d.expected_unmatched_count or d.actual_unmatched_count) and d.column_gaps:
+            return _gaps(d)  # no row differs under the best mapping: a column is what lacks
         return _rows_differ(d)
     if p is Finding.ORDER:
         text = f"the right rows in a different order ({d.order_source})"
@@ -209,6 +214,10 @@ def _column_count(d: ComparisonDetails) -> str:
     gaps = d.column_gaps
     if d.expected_rows == 0 and d.actual_rows == 0:
         counts += "; both results are empty"
+    elif d.expected_rows != d.actual_rows:
+        # A missing column is rarely all that differs: 0 rows against 28 must be said.
+        expected = _count(d.expected_rows, "row") if d.expected_rows else "no rows"
+        counts += f"; {expected} expected, {d.actual_rows or 'none'} returned"
     if gaps and len(gaps) == k_e - k_a:
         names = ", ".join(repr(g.expected_name) for g in gaps[:_EXTRA_NAMES])
         more = f" and {len(gaps) - _EXTRA_NAMES} more" if len(gaps) > _EXTRA_NAMES else ""
@@ -245,7 +254,23 @@ def _gaps(d: ComparisonDetails) -> str:
     parts = []
     for g in gaps[:3]:
         text = f"expected column {_column(g.expected_name, g.expected)} has no partner"
-        if g.closest is not None and g.closest_name is not None:
+        if (
+            g.closest is not None
+            and g.closest_name is not None
+            and g.overlap >= 1
+            and not g.overlap_rounded
+        ):
+            # Every value is there: the column is taken, or the rows pair it otherwise.
+            taken = [i for i, j in d.column_mapping.items() if j == g.closest and i != g.expected]
+            where = f"agent column {_column(g.closest_name, g.closest)}"
+            if taken:
+                other = _column(d.expected_columns[taken[0]], taken[0])
+                text += (
+                    f" (its values are all in {where}, which stands for expected column {other})"
+                )
+            else:
+                text += f" (its values are all in {where}, but not on the same rows)"
+        elif g.closest is not None and g.closest_name is not None:
             text += (
                 f" (closest: agent column {_column(g.closest_name, g.closest)}, "
                 f"{_share(g.overlap)} of values "

@@ -149,13 +149,7 @@ def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> lis
             problems.append(Problem(Severity.WARNING, text, user.path, user.line))
 
     try:
-        sql = transpile_truth(truth.sql, dialect, engine.dialect)
-        first = engine.run_truth(
-            sql,
-            timeout_s=run.gold_timeout_s,
-            max_rows=run.max_rows,
-            max_bytes=run.max_result_bytes,
-        )
+        _, smells = truth_smells(engine, truth.sql, dialect, run)
     except QueryError as err:
         phrase = _KIND_PHRASES.get(err.kind, "fails")
         return [
@@ -166,20 +160,58 @@ def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> lis
                 truth.line,
             )
         ]
-    calls = volatile_calls(truth.sql, dialect)
+    for smell in smells:
+        warn(smell.message)
+    return problems
+
+
+@dataclass(frozen=True)
+class Smell:
+    """Something wrong with a ground truth's result itself (``validate --execute`` warns of
+    it; ``sqlbench audit`` counts it as evidence against the key)."""
+
+    kind: str
+    """``empty``, ``all_null``, ``unstable`` or ``tie_at_limit``."""
+    message: str
+    """What follows the ground truth's name: ``returns no rows, so ...``."""
+
+
+def truth_smells(
+    engine: Engine, truth_sql: str, dialect: str, run: RunSettings
+) -> tuple[ResultSet, list[Smell]]:
+    """Run ``truth_sql`` (written in ``dialect``) twice on ``engine``: its first result and
+    what is wrong with it (no rows, only NULLs, calls that change between runs, two runs that
+    differ, a LIMIT cutting through ties of its ORDER BY).
+
+    Raises:
+        QueryError: It fails on the warehouse (or cannot be transpiled to its dialect).
+    """
+    smells: list[Smell] = []
+    sql = transpile_truth(truth_sql, dialect, engine.dialect)
+    first = engine.run_truth(
+        sql,
+        timeout_s=run.gold_timeout_s,
+        max_rows=run.max_rows,
+        max_bytes=run.max_result_bytes,
+    )
+    calls = volatile_calls(truth_sql, dialect)
     shown = calls
-    if sql_drift(truth.sql, dialect):
+    if sql_drift(truth_sql, dialect):
         # Loading already warned "uses CURRENT_DATE ...; use absolute dates": one cause, one
         # warning. Calls that are not the date or time (random(), uuid()) are still named here.
         shown = [call for call in calls if not sql_drift(f"SELECT {call}", dialect)]
     if shown:
-        warn(
-            f"is non-deterministic: it calls {', '.join(shown)}, so its answer changes between runs"
+        smells.append(
+            Smell(
+                "unstable",
+                f"is non-deterministic: it calls {', '.join(shown)}, so its answer changes "
+                "between runs",
+            )
         )
     if first.num_rows == 0:
-        warn("returns no rows, so any empty answer would pass")
+        smells.append(Smell("empty", "returns no rows, so any empty answer would pass"))
     elif all(column.null_count == len(column) for column in first.table.columns):
-        warn("returns only NULLs, so an answer of NULLs would pass")
+        smells.append(Smell("all_null", "returns only NULLs, so an answer of NULLs would pass"))
     try:
         second = engine.run_truth(
             sql,
@@ -188,14 +220,16 @@ def _check(engine: Engine, truth: _Truth, dialect: str, run: RunSettings) -> lis
             max_bytes=run.max_result_bytes,
         )
     except QueryError as err:
-        warn(f"is non-deterministic: it ran once, then failed: {err.message}")
-        return problems
+        message = f"is non-deterministic: it ran once, then failed: {err.message}"
+        return first, [*smells, Smell("unstable", message)]
     if not calls and _rows(first) != _rows(second):
-        warn("is non-deterministic: two runs returned different results")
-    ambiguity = _limit_ambiguity(engine, truth.sql, dialect, run)
+        smells.append(
+            Smell("unstable", "is non-deterministic: two runs returned different results")
+        )
+    ambiguity = _limit_ambiguity(engine, truth_sql, dialect, run)
     if ambiguity is not None:
-        warn(f"is non-deterministic: {ambiguity}")
-    return problems
+        smells.append(Smell("tie_at_limit", f"is non-deterministic: {ambiguity}"))
+    return first, smells
 
 
 def _limit_ambiguity(engine: Engine, sql: str, dialect: str, run: RunSettings) -> str | None:

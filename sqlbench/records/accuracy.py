@@ -53,6 +53,8 @@ class Accuracy(BaseModel):
     from_certified_query: int = 0
     """Of the passes, how many reproduced the certified query that is their question's ground
     truth (``from_certified_query``)."""
+    disputed: int = 0
+    """Questions left out because a person disputes their ground truth (``review --dispute``)."""
 
     def label(self) -> str:
         """``NN% (passed/total)``, or ``n/a (0/0)`` when nothing counted, the number of
@@ -68,12 +70,16 @@ class Accuracy(BaseModel):
             '67% (2/3, 1 decided by a person)'
             >>> Accuracy(passed=1, total=1, questions=1, value=1.0, not_asked=2).label()
             '100% (1/1, 2 not asked)'
+            >>> Accuracy(passed=2, total=3, questions=3, value=2 / 3, human=1, disputed=2).label()
+            '67% (2/3, 1 decided by a person, 2 disputed, not counted)'
         """
         counts = f"{self.passed}/{self.total}"
         if self.human:
             counts += f", {self.human} decided by a person"
         if self.not_asked:
             counts += f", {self.not_asked} not asked"
+        if self.disputed:
+            counts += f", {self.disputed} disputed, not counted"
         if self.value is None:
             return f"n/a ({counts})"
         return f"{percent(self.value)} ({counts})"
@@ -111,6 +117,7 @@ def accuracy_of(
     human: int = 0,
     not_asked: int = 0,
     from_certified_query: int = 0,
+    disputed: int = 0,
 ) -> Accuracy:
     """The accuracy of questions given as ``(passing trials, trials)`` pairs, skipped questions
     left out, with an interval computed by ``method`` (none when None); ``human`` questions
@@ -141,4 +148,5 @@ def accuracy_of(
         human=human,
         not_asked=not_asked,
         from_certified_query=from_certified_query,
+        disputed=disputed,
     )

@@ -1,6 +1,7 @@
 """The hashes records carry: ``stable_hash`` (a short hash of a value's canonical JSON, for run
 identity and reviews) and ``review_hashes`` (what a person's decision on a question is tied
-to: its ground truth and the agent's answer).
+to: its ground truth and the agent's answer), and ``dispute_hash`` (what a person's dispute
+of a ground truth is tied to: the question's text and its ground truth).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
-from sqlbench.records.run import TrialResult
+from sqlbench.records.run import Dispute, TrialResult
 
 
 def stable_hash(value: Any) -> str:
@@ -56,3 +57,25 @@ def review_hashes(trials: Sequence[TrialResult]) -> ReviewHashes:
         {"sql": t.agent_sql} if t.agent_sql is not None else {"answer": t.answer} for t in trials
     ]
     return ReviewHashes(truth, stable_hash(answers))
+
+
+def dispute_hash(question: str, truth_sql: str | None, also_accept: list[str]) -> str:
+    """What a dispute is tied to: the question's text and its ground truth.
+
+    Example:
+        >>> dispute_hash("q?", "SELECT 1", []) == dispute_hash("q?", "SELECT 1", [])
+        True
+        >>> dispute_hash("q?", "SELECT 1", []) == dispute_hash("q?", "SELECT 2", [])
+        False
+    """
+    return stable_hash({"question": question, "sql": truth_sql, "also_accept": also_accept})
+
+
+def trial_dispute_hash(trial: TrialResult) -> str:
+    """``dispute_hash`` of the key a stored answer was graded against."""
+    return dispute_hash(trial.question, trial.truth_sql, trial.also_accept)
+
+
+def disputed_keys(disputes: list[Dispute]) -> dict[tuple[str, str, str], Dispute]:
+    """Disputes by ``(space, name, truth_hash)``."""
+    return {(d.space, d.name, d.truth_hash): d for d in disputes}

@@ -148,6 +148,21 @@ class HumanReview(_Model):
     _aware_decided = field_validator("decided_at")(_aware)
 
 
+class Dispute(_Model):
+    """A person's dispute of a question's ground truth (``sqlbench review QUESTION --dispute``):
+    the question leaves accuracy on every run graded against that ground truth, until its
+    question text or ground truth changes (``truth_hash``, ``records.hashes.dispute_hash``)."""
+
+    space: str
+    name: str
+    truth_hash: str
+    reason: str
+    disputed_by: str
+    disputed_at: datetime
+
+    _aware_disputed = field_validator("disputed_at")(_aware)
+
+
 class Difference(_Model):
     """What a failing comparison found, whole: the reason may be cut to one short line, this
     never is (JSON and ``show`` carry it)."""

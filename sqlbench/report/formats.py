@@ -121,6 +121,20 @@ def _questions_json(questions: Any, **options: Any) -> str:
     return render_json(questions)
 
 
+def _audit_text(pair: Any, **options: Any) -> str:
+    from sqlbench.report import audit
+
+    report, disputes = pair
+    return audit.render_text(report, disputes, limit=options.get("limit"))
+
+
+def _audit_json(pair: Any, **options: Any) -> str:
+    from sqlbench.report import audit
+
+    report, disputes = pair
+    return audit.render_json(report, disputes)
+
+
 FORMATS: Mapping[str, Mapping[str, Renderer]] = {
     "run": {"table": _run_table, "json": _run_json, "markdown": _run_markdown, "junit": _run_junit},
     "question": {"table": _question_table, "json": _question_json},
@@ -132,6 +146,7 @@ FORMATS: Mapping[str, Mapping[str, Renderer]] = {
     },
     "validation": {"text": _validation_text, "json": _validation_json},
     "questions": {"table": _questions_table, "json": _questions_json},
+    "audit": {"text": _audit_text, "json": _audit_json},
 }
 """Output -> its formats, the default first -> the renderer."""
 

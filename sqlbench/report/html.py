@@ -11,11 +11,11 @@ access (the viewer: its own server only) and runs only the page's own script (by
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jinja2
 from markupsafe import Markup
@@ -23,6 +23,9 @@ from markupsafe import Markup
 from sqlbench.records.run import RunSummary
 from sqlbench.report.html_data import report_data
 from sqlbench.runs.scores import RunResult
+
+if TYPE_CHECKING:
+    from sqlbench.variants.rebuild import RebuiltVariant
 
 _ENV = jinja2.Environment(
     loader=jinja2.PackageLoader("sqlbench.report", "templates"),
@@ -44,6 +47,7 @@ def render(
     base: RunResult | None = None,
     history: Sequence[RunSummary] = (),
     viewer: dict[str, str] | None = None,
+    variants: Mapping[tuple[str, str], RebuiltVariant] | None = None,
 ) -> str:
     """The report page of ``run``: header, breakdowns, question list and detail; with ``base``
     the comparison; with ``history`` (the store's runs) the accuracy trend.
@@ -54,8 +58,9 @@ def render(
         history: Stored runs for the trend chart.
         viewer: Set by ``sqlbench view``: ``token`` (sent with review decisions) and
             ``runs_url``; None for a standalone file.
+        variants: The data variant each question failed on, rebuilt (``sqlbench report``).
     """
-    data = report_data(run, base=base, history=history)
+    data = report_data(run, base=base, history=history, variants=variants)
     data["viewer"] = viewer
     return _ENV.get_template("report.html.j2").render(
         css=_asset("report.css"),

@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from sqlbench.records.run import HumanReview, Preview, RunSummary
 from sqlbench.report.run_format import counts_line, human_line, verdict_text
@@ -20,6 +20,9 @@ from sqlbench.rundiff.stats import format_p
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
+if TYPE_CHECKING:
+    from sqlbench.variants.rebuild import RebuiltVariant
+
 _PLAIN_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?$")
 
 
@@ -28,8 +31,10 @@ def report_data(
     *,
     base: RunResult | None = None,
     history: Sequence[RunSummary] = (),
+    variants: Mapping[tuple[str, str], RebuiltVariant] | None = None,
 ) -> dict[str, Any]:
-    """Everything the page shows about ``run`` (and its comparison with ``base``)."""
+    """Everything the page shows about ``run`` (and its comparison with ``base``); with
+    ``variants``, the rows of the data variant each question failed on."""
     diff = _diff(base, run) if base is not None else None
     change_of = {(c.space, c.name): c.kind.value for c in diff.changes} if diff else {}
     changed_answers = list(diff.answer_changes) if diff is not None else []
@@ -38,6 +43,9 @@ def report_data(
         _question(q, change_of.get((q.space, q.name)), (q.space, q.name) in answer_changed)
         for q in run.questions
     ]
+    for entry, question in zip(questions, run.questions, strict=True):
+        rebuilt = (variants or {}).get((question.space, question.name))
+        entry["variant"] = None if rebuilt is None else _variant(rebuilt)
     data: dict[str, Any] = {
         "run": _run(run),
         "breakdowns": {
@@ -126,6 +134,13 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "decided": question.decided_verdict.value,
         "label": verdict_text(question),
         "human": _human(question.human),
+        "disputed": None
+        if question.disputed is None
+        else {
+            "by": question.disputed.disputed_by,
+            "since": question.disputed.disputed_at.strftime("%Y-%m-%d %H:%M UTC"),
+            "reason": question.disputed.reason,
+        },
         "reason": question.reason,
         "question": shown.question,
         "tags": list(shown.tags),
@@ -155,6 +170,22 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "answer_changed": answer_changed,
     }
     return entry
+
+
+VARIANT_ROWS = 200
+"""Rows of each table of a data variant the page holds."""
+
+
+def _variant(rebuilt: RebuiltVariant) -> dict[str, Any]:
+    """A data variant's tables, each shaped as a preview."""
+    tables = []
+    for table in rebuilt.tables:
+        columns = [c for c, _, _ in table.columns]
+        rows = [[_cell(row.get(c)) for c in columns] for row in table.rows[:VARIANT_ROWS]]
+        tables.append(
+            {"name": table.name, "columns": columns, "rows": rows, "total_rows": len(table.rows)}
+        )
+    return {"number": rebuilt.number, "fingerprint": rebuilt.fingerprint, "tables": tables}
 
 
 def _human(review: HumanReview | None) -> dict[str, Any] | None:

@@ -35,6 +35,7 @@ def run_to_json(
             "human": accuracy.human,
             "not_asked": accuracy.not_asked,
             "from_certified_query": accuracy.from_certified_query,
+            "disputed": accuracy.disputed,
             "value": accuracy.value,
             "questions": accuracy.questions,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
@@ -170,6 +171,7 @@ def _question(question: QuestionResult, repeat: int) -> dict[str, Any]:
         "also_accept": first.also_accept,
         "warehouse": first.warehouse,
         "human": question.human.model_dump(mode="json") if question.human else None,
+        "disputed": question.disputed.model_dump(mode="json") if question.disputed else None,
     }
     if repeat > 1 or len(question.trials) > 1:
         entry.update(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich import box
 from rich.console import RenderableType
@@ -36,6 +36,9 @@ from sqlbench.report.run_format import (
 from sqlbench.runs.scores import QuestionResult, RunResult, pick_trial
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
+
+if TYPE_CHECKING:
+    from sqlbench.variants.rebuild import RebuiltVariant
 
 _STATUS_STYLES = {
     RunStatus.RUNNING: "cyan",
@@ -501,3 +504,40 @@ def _short(value: object, limit: int) -> str:
 def _not_asked(run: RunResult) -> list[RenderableType]:
     line = not_asked_line(run)
     return [] if line is None else [Text(line, style="magenta")]
+
+
+VARIANT_ROWS = 200
+"""Rows shown per table of a data variant (a variant holds a few hundred at most)."""
+
+
+def render_variant(
+    question: str, variant: RebuiltVariant, *, color: bool, width: int | None
+) -> str:
+    """A data variant's tables that the ground truth and the agent's SQL read, row by row."""
+    parts: list[RenderableType] = [
+        Text(
+            f"{question}: data variant #{variant.number} ({variant.fingerprint}), the tables "
+            "the ground truth and the agent's SQL read",
+            style="bold",
+        )
+    ]
+    for table in variant.tables:
+        count = len(table.rows)
+        shown = table.rows[:VARIANT_ROWS]
+        rows = "row" if count == 1 else "rows"
+        note = f"{count} {rows}" if len(shown) == count else f"first {len(shown)} of {count} rows"
+        grid = Table(box=box.SIMPLE, show_edge=False, pad_edge=False)
+        columns = [c for c, _, _ in table.columns]
+        for column in columns:
+            grid.add_column(column, overflow="fold", max_width=_CELL)
+        for row in shown:
+            grid.add_row(*(_cell(_plain(row.get(c))) for c in columns))
+        parts += [Text(f"{table.name} ({note}):", style="bold"), grid]
+    return _render(parts, color=color, width=width or _UNWRAPPED_WIDTH)
+
+
+def _plain(value: object) -> object:
+    """A variant's value as ``_cell`` shows it (dates, decimals and bytes as text)."""
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

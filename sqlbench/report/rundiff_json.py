@@ -106,6 +106,7 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "passed": accuracy.passed,
             "total": accuracy.total,
             "human": accuracy.human,
+            "disputed": accuracy.disputed,
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },

@@ -32,6 +32,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.hashes import trial_dispute_hash
 from sqlbench.records.run import HumanReview, RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
@@ -191,6 +192,9 @@ class RunSide:
     """The stored run's id (None for a side without a run)."""
     dirty: bool = False
     """True when the run evaluated a working tree with uncommitted edits (``+dirty``)."""
+    disputed: frozenset[tuple[str, str]] = frozenset()
+    """``(space, name)`` of the questions whose ground truth, as this run graded them, a
+    person disputes (``review --dispute``): a comparison leaves them out of both sides."""
 
     @property
     def repeated(self) -> bool:
@@ -204,6 +208,7 @@ def side_from_run(
     *,
     reused: bool = False,
     reviews: Mapping[tuple[str, str], HumanReview] | None = None,
+    disputes: Mapping[tuple[str, str, str], object] | None = None,
 ) -> RunSide:
     """A comparison side from a stored run: its trials grouped per question, in run order.
 
@@ -212,6 +217,8 @@ def side_from_run(
         results: Its trial results, any order.
         reused: True when the run was found in the store rather than made for this comparison.
         reviews: The run's human decisions (its own and carried), by ``(space, name)``.
+        disputes: The disputed ground truths (``review --dispute``), by ``(space, name,
+            ground-truth hash)``; a question graded against one is marked ``disputed``.
     """
     reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
@@ -232,6 +239,13 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
+    disputed: frozenset[tuple[str, str]] = frozenset()
+    if disputes:
+        disputed = frozenset(
+            key
+            for key, trials in grouped.items()
+            if (*key, trial_dispute_hash(trials[0])) in disputes
+        )
     return RunSide(
         info.name,
         outcomes,
@@ -240,16 +254,22 @@ def side_from_run(
         info.agent_name,
         reused,
         info.id,
-        info.dirty,
+        dirty=info.dirty,
+        disputed=disputed,
     )
 
 
-def side_from_result(result: RunResult, *, reused: bool = False) -> RunSide:
+def side_from_result(
+    result: RunResult,
+    *,
+    reused: bool = False,
+    disputes: Mapping[tuple[str, str, str], object] | None = None,
+) -> RunSide:
     """A comparison side from a loaded run (``RunStore.load_run``, ``run_benchmark``), with
-    the human decisions it carries."""
+    the human decisions it carries (and the disputes given, ``review --dispute``)."""
     trials = [trial for question in result.questions for trial in question.trials]
     reviews = {(q.space, q.name): q.human for q in result.questions if q.human is not None}
-    return side_from_run(result.info, trials, reused=reused, reviews=reviews)
+    return side_from_run(result.info, trials, reused=reused, reviews=reviews, disputes=disputes)
 
 
 def _decision(review: HumanReview | None, trials: list[TrialResult]) -> HumanReview | None:
@@ -259,7 +279,15 @@ def _decision(review: HumanReview | None, trials: list[TrialResult]) -> HumanRev
     return review
 
 
-def side_accuracy(side: RunSide) -> Accuracy:
+def _without(side: RunSide, disputed: frozenset[tuple[str, str]]) -> RunSide:
+    """``side`` without the disputed questions (both sides of a comparison lose the same)."""
+    if not disputed:
+        return side
+    kept = tuple(o for o in side.outcomes if (o.space, o.name) not in disputed)
+    return replace(side, outcomes=kept)
+
+
+def side_accuracy(side: RunSide, disputed: int = 0) -> Accuracy:
     """Accuracy of one side with its 95% interval: Wilson for single runs, bootstrap over
     questions for repeated ones (the same ``Accuracy`` class ``sqlbench run`` prints).
 
@@ -272,7 +300,7 @@ def side_accuracy(side: RunSide) -> Accuracy:
     method = IntervalMethod.BOOTSTRAP if side.repeated and counts else IntervalMethod.WILSON
     human = sum(1 for o in side.outcomes if o.decided and not o.uncounted)
     not_asked = sum(o.not_asked for o in side.outcomes)
-    return accuracy_of(counts, method, human=human, not_asked=not_asked)
+    return accuracy_of(counts, method, human=human, not_asked=not_asked, disputed=disputed)
 
 
 class ChangeKind(StrEnum):
@@ -393,6 +421,12 @@ def diff_runs(
     Raises:
         ValueError: when a side lists the same question twice.
     """
+    disputed = base.disputed | head.disputed
+    base_disputed, head_disputed = (
+        sum(1 for o in side.outcomes if (o.space, o.name) in disputed and not o.uncounted)
+        for side in (base, head)
+    )
+    base, head = _without(base, disputed), _without(head, disputed)
     left_out = 0
     if automatic_only:
         left_out = sum(1 for o in (*base.outcomes, *head.outcomes) if o.human is not None)
@@ -429,8 +463,8 @@ def diff_runs(
     return RunDiff(
         base,
         head,
-        side_accuracy(base),
-        side_accuracy(head),
+        side_accuracy(base, base_disputed),
+        side_accuracy(head, head_disputed),
         tuple(changes),
         test,
         len(differences),

@@ -23,6 +23,7 @@ from sqlbench.errors import AgentError, DbtError, GitError, SqlbenchError
 from sqlbench.project import gitfs
 from sqlbench.project.files import Project, parse_duration
 from sqlbench.project.load import close_project
+from sqlbench.records.hashes import disputed_keys
 from sqlbench.records.run import RunInfo, RunStatus, utc_now
 from sqlbench.rundiff.diff import RunSide, side_from_result, side_from_run
 from sqlbench.runs.events import ProgressCallback
@@ -75,7 +76,12 @@ def stored_side(store: RunStore, ref: str, notify: Notify | None = None) -> RunS
             f"run {info.name} covers shard {info.shard} only; join the shards with "
             "`sqlbench merge` to compare whole runs"
         )
-    return side_from_run(info, store.trials(info.id), reviews=store.reviews(info.id))
+    return side_from_run(
+        info,
+        store.trials(info.id),
+        reviews=store.reviews(info.id),
+        disputes=disputed_keys(store.disputes()),
+    )
 
 
 def ref_side(
@@ -197,7 +203,11 @@ def project_side(
                     f"{found.agent_name}){age_note}"
                 )
             return side_from_run(
-                found, store.trials(found.id), reused=True, reviews=store.reviews(found.id)
+                found,
+                store.trials(found.id),
+                reused=True,
+                reviews=store.reviews(found.id),
+                disputes=disputed_keys(store.disputes()),
             )
         if notify is not None:
             notify(f"{role}: not reusing run {found.name}{age_note}; running again")
@@ -220,7 +230,7 @@ def project_side(
         resume=None if stopped is None else stopped.id,
     )
     result = run_benchmark(project, config.name, run_options, progress=progress, store=store)
-    return side_from_result(result)
+    return side_from_result(result, disputes=disputed_keys(store.disputes()))
 
 
 def _unless_not_asked(

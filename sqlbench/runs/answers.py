@@ -320,11 +320,12 @@ def grade_on_variants(
     if found.variant is None:
         if count == 0:
             note = (
-                "no data variant told the ground truth from its near neighbours: graded on "
-                "the original data only"
+                "checked on no data variant: none told the ground truth from its near "
+                "neighbours, so graded on the original data only"
             )
         else:
-            note = f"and on {count} data variant{'s' if count != 1 else ''}"
+            # Kept variants are distinct databases, none the original data (variants/suite.py).
+            note = f"and on {count} distinct data variant{'s' if count != 1 else ''}"
         reason = one_line(f"{graded.reason} ({note})", MAX_REASON)
         return OnVariant(replace(graded, reason=reason), record)
     where = f"data variant #{found.variant.number} ({found.variant.fingerprint})"

@@ -23,6 +23,7 @@ RUNS_TABLE = "sqlbench_runs"
 RESULTS_TABLE = "sqlbench_results"
 REVIEWS_TABLE = "sqlbench_reviews"
 JUDGE_CACHE_TABLE = "sqlbench_judge_cache"
+DISPUTES_TABLE = "sqlbench_disputes"
 # A constant key for PostgreSQL's advisory lock, so two processes never migrate at once.
 _PG_LOCK_KEY = 7_310_426_118
 
@@ -180,6 +181,25 @@ def _m0004_add_warehouse_hash(conn: Connection) -> None:
     conn.execute(sa.text(f"ALTER TABLE {RUNS_TABLE} ADD COLUMN warehouse_hash {kind}"))
 
 
+def disputes_table(metadata: sa.MetaData) -> sa.Table:
+    """Disputed ground truths (``sqlbench review QUESTION --dispute``), one per question and
+    ground truth (its hash with the question's text)."""
+    return sa.Table(
+        DISPUTES_TABLE,
+        metadata,
+        sa.Column("space", sa.String(200), primary_key=True),
+        sa.Column("name", sa.String(200), primary_key=True),
+        sa.Column("truth_hash", sa.String(64), primary_key=True),
+        sa.Column("disputed_at", UtcDateTime(), nullable=False),
+        sa.Column("data", sa.Text(), nullable=False),
+    )
+
+
+def _m0005_create_disputes(conn: Connection) -> None:
+    metadata = sa.MetaData()
+    disputes_table(metadata).create(conn)
+
+
 class Migration(NamedTuple):
     """One named step of the schema's history."""
 
@@ -192,6 +212,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0002_create_reviews", _m0002_create_reviews),
     Migration("0003_create_judge_cache", _m0003_create_judge_cache),
     Migration("0004_add_warehouse_hash", _m0004_add_warehouse_hash),
+    Migration("0005_create_disputes", _m0005_create_disputes),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this sqlbench writes: the number of migrations it knows."""

@@ -14,8 +14,9 @@ from pydantic import BaseModel, ConfigDict
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
+from sqlbench.records.hashes import trial_dispute_hash
 from sqlbench.records.rates import is_flaky, pass_at_k, pass_hat_k
-from sqlbench.records.run import HumanReview, RunInfo, RunStatus, TrialResult
+from sqlbench.records.run import Dispute, HumanReview, RunInfo, RunStatus, TrialResult
 from sqlbench.text import suggest
 from sqlbench.verdicts import ResultFlag, Verdict, across_trials
 
@@ -40,6 +41,8 @@ class QuestionResult(BaseModel):
     """passed / trials; None for a skipped question."""
     human: HumanReview | None = None
     """A person's decision (``sqlbench review``), kept beside the automatic ``verdict``."""
+    disputed: Dispute | None = None
+    """A person's dispute of the ground truth it was graded against: out of accuracy."""
     pass_at_k: float | None
     """At least one of k trials passes (k = trials), unbiased estimator."""
     pass_hat_k: float | None
@@ -141,16 +144,21 @@ def gather(
     status: RunStatus,
     trials: Iterable[TrialResult],
     reviews: Mapping[tuple[str, str], HumanReview] | None = None,
+    disputes: Mapping[tuple[str, str, str], Dispute] | None = None,
 ) -> RunResult:
     """Group a run's trials per question and compute its accuracy, counting the decisions of
-    ``reviews`` (keyed by ``(space, name)``) in place of the automatic verdicts."""
+    ``reviews`` (keyed by ``(space, name)``) in place of the automatic verdicts, and leaving
+    out the questions whose ground truth ``disputes`` holds (keyed by ``(space, name,
+    records.hashes.dispute_hash)``)."""
     grouped: dict[tuple[str, str], list[TrialResult]] = defaultdict(list)
     for trial in trials:
         grouped[(trial.space, trial.name)].append(trial)
     reviews = reviews or {}
     questions = [
         _question(
-            group if len(group) == 1 else sorted(group, key=lambda t: t.trial), reviews.get(key)
+            group if len(group) == 1 else sorted(group, key=lambda t: t.trial),
+            reviews.get(key),
+            _disputed(group[0], disputes) if disputes else None,
         )
         for key, group in sorted(grouped.items(), key=lambda kv: (kv[1][0].position, kv[0]))
     ]
@@ -159,7 +167,17 @@ def gather(
     )
 
 
-def _question(trials: list[TrialResult], human: HumanReview | None = None) -> QuestionResult:
+def _disputed(
+    trial: TrialResult, disputes: Mapping[tuple[str, str, str], Dispute]
+) -> Dispute | None:
+    return disputes.get((trial.space, trial.name, trial_dispute_hash(trial)))
+
+
+def _question(
+    trials: list[TrialResult],
+    human: HumanReview | None = None,
+    disputed: Dispute | None = None,
+) -> QuestionResult:
     if len(trials) == 1:  # without --repeat: the one trial's verdict and reason
         verdict, reason = trials[0].verdict, trials[0].reason
     else:
@@ -188,6 +206,7 @@ def _question(trials: list[TrialResult], human: HumanReview | None = None) -> Qu
         pass_hat_k=pass_hat_k(n, passed, n) if n else None,
         flaky=is_flaky(rate),
         human=human,
+        disputed=disputed,
     )
 
 
@@ -208,13 +227,15 @@ def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
     counts = [
         (q.passed, sum(1 for t in q.trials if t.verdict != Verdict.SKIPPED and not t.not_asked))
         for q in questions
-        if q.pass_rate is not None
+        if q.pass_rate is not None and q.disputed is None
     ]
-    human = sum(1 for q in questions if q.pass_rate is not None and q.human is not None)
-    not_asked = sum(1 for q in questions for t in q.trials if t.not_asked)
+    counted = [q for q in questions if q.pass_rate is not None and q.disputed is None]
+    human = sum(1 for q in counted if q.human is not None)
+    disputed = sum(1 for q in questions if q.pass_rate is not None and q.disputed is not None)
+    not_asked = sum(1 for q in questions if q.disputed is None for t in q.trials if t.not_asked)
     recalled = sum(
         1
-        for q in questions
+        for q in counted
         if q.human is None
         for t in q.trials
         if t.verdict is Verdict.PASS and ResultFlag.FROM_CERTIFIED_QUERY in t.flags
@@ -225,6 +246,7 @@ def _accuracy(questions: list[QuestionResult], repeat: int) -> Accuracy:
         human=human,
         not_asked=not_asked,
         from_certified_query=recalled,
+        disputed=disputed,
     )
 
 

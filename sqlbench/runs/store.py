@@ -32,7 +32,7 @@ from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
 from sqlbench.project.names import MAX_NAME_CHARS
-from sqlbench.records.hashes import ReviewHashes, review_hashes
+from sqlbench.records.hashes import ReviewHashes, disputed_keys, review_hashes
 from sqlbench.records.provenance import (
     ImportOrigin,
     meaning_problems,
@@ -40,6 +40,7 @@ from sqlbench.records.provenance import (
     run_name_problem,
 )
 from sqlbench.records.run import (
+    Dispute,
     HumanReview,
     RunInfo,
     RunStatus,
@@ -62,6 +63,7 @@ from sqlbench.runs.liveness import process_alive
 from sqlbench.runs.migrations import (
     SCHEMA_VERSION,
     current_tables,
+    disputes_table,
     judge_cache_table,
     migrate,
     require_current,
@@ -114,6 +116,7 @@ class RunStore:
         self._runs, self._results = current_tables(metadata)
         self._reviews = reviews_table(metadata)
         self._judge_cache = judge_cache_table(metadata)
+        self._disputes = disputes_table(metadata)
         self._insert_result = self._results.insert()
         self._write_lock: AbstractContextManager[Any] = threading.Lock()
         self._writer: _ResultWriter | None = None
@@ -676,13 +679,51 @@ class RunStore:
             rows = conn.execute(sa.select(c.space, c.name, c.data).where(c.run_id == run_id)).all()
         return {(row.space, row.name): HumanReview.model_validate_json(row.data) for row in rows}
 
+    def save_dispute(self, dispute: Dispute) -> None:
+        """Store a dispute of a ground truth (replacing one on the same question and key)."""
+        c = self._disputes.c
+        with self._write() as conn:
+            conn.execute(
+                self._disputes.delete().where(
+                    c.space == dispute.space,
+                    c.name == dispute.name,
+                    c.truth_hash == dispute.truth_hash,
+                )
+            )
+            conn.execute(
+                self._disputes.insert(),
+                [
+                    {
+                        "space": dispute.space,
+                        "name": dispute.name,
+                        "truth_hash": dispute.truth_hash,
+                        "disputed_at": dispute.disputed_at,
+                        "data": dispute.model_dump_json(),
+                    }
+                ],
+            )
+
+    def disputes(self) -> list[Dispute]:
+        """Every stored dispute, oldest first."""
+        c = self._disputes.c
+        with self._read() as conn:
+            rows = conn.execute(sa.select(c.data).order_by(c.disputed_at)).all()
+        return [Dispute.model_validate_json(row.data) for row in rows]
+
     def load_run(self, ref: str, *, automatic_only: bool = False) -> RunResult:
-        """A run with its results grouped per question, its human decisions and accuracy
-        (``automatic_only``: without the decisions, the machine's verdicts alone)."""
+        """A run with its results grouped per question, its human decisions, the disputes of
+        the ground truths it was graded against, and its accuracy (``automatic_only``: without
+        the decisions, the machine's verdicts alone; disputed questions stay left out)."""
         with gcpolicy.paused():  # thousands of acyclic records: collections would find nothing
             info = self.find_run(ref)
             reviews = {} if automatic_only else self.reviews(info.id)
-            return gather(info, self.effective_status(info), self.trials(info.id), reviews)
+            return gather(
+                info,
+                self.effective_status(info),
+                self.trials(info.id),
+                reviews,
+                disputed_keys(self.disputes()),
+            )
 
     def find_completed_run(
         self,

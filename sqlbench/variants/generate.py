@@ -5,12 +5,15 @@ A variant starts from a sample of the original rows (at most ``MAX_ROWS`` per ta
 rows holding the ground truth's constants, then random ones; parent rows the kept rows refer to
 are added, so references stay whole) and applies, each with some chance: a row subset (rows
 that referred to a removed row go with it), duplicated rows (key columns, and text columns
-whose values never repeat in the real data, get fresh values: a copy is another entity),
-values moved to the boundaries of the ground truth's constants (the constant, and one either
-side; text only where the real column holds it), NULLs in nullable columns that hold NULLs in
-the real data (not in the ground truth's ORDER BY or MAX/MIN columns), and ties in the ground
-truth's ORDER BY columns (an extreme value copied onto another row, which makes ties at a
-LIMIT boundary).
+whose values never repeat in a real table of at least ``INFERRED_MIN_ROWS`` rows, get fresh
+values: a copy is another entity), values moved to the boundaries of the ground truth's
+constants (the constant, and one either side; text only where the real column holds it),
+NULLs in nullable columns that hold NULLs in the real data, or in any nullable column of a
+table smaller than ``INFERRED_MIN_ROWS`` (not in the ground truth's ORDER BY or MAX/MIN
+columns), and ties in the ground truth's ORDER BY columns (an extreme value copied onto
+another row, which makes ties at a LIMIT boundary). A small table's rows say little: there
+the declared schema decides (a column without a UNIQUE key may repeat, a nullable column may
+hold NULL), so a missing DISTINCT and an inner join for a LEFT JOIN are caught on six rows.
 
 Keys and references: key columns (declared PRIMARY KEY / UNIQUE, columns another table's
 declared FOREIGN KEY refers to; in a table that declares none, a first column named ``id`` or
@@ -71,9 +74,16 @@ MAX_ROWS = 300
 """Rows sampled per table in a variant (parents referred to may add some): each variant costs
 little."""
 
-MANDATORY_MIN_ROWS = 50
+INFERRED_MIN_ROWS = 50
+"""Rows a table needs before its real data, rather than its declared schema, says what its
+variants keep: that a text column never repeats (a name: copies get fresh ones), that a
+nullable column is never NULL, that every parent row has a child. In a smaller table it can be
+chance (six cities in six countries, three pets each with an owner): there a column without a
+UNIQUE key may repeat and a nullable one may hold NULL, as the schema allows."""
+
+MANDATORY_MIN_ROWS = INFERRED_MIN_ROWS
 """A parent table this large whose every row has a child in the real data keeps that in its
-variants (in a smaller table it can be chance: three pets, each with an owner)."""
+variants."""
 
 Row = dict[str, Any]
 
@@ -209,9 +219,11 @@ class _Schema:
         self.natural: dict[tuple[str, str], list[str]] = {}
         for table in tables:
             keys = self.key_columns(table)
-            self.natural[table.qualified] = [
-                c for c, _, _ in table.columns if c not in keys and _all_distinct(table.rows, c)
-            ]
+            self.natural[table.qualified] = (
+                [c for c, _, _ in table.columns if c not in keys and _all_distinct(table.rows, c)]
+                if len(table.rows) >= INFERRED_MIN_ROWS
+                else []
+            )
 
     def key_columns(self, table: Table) -> set[str]:
         return {c for key in self.keys[table.qualified] for c in key}
@@ -797,14 +809,16 @@ def _move_values(
             continue
         for value in extremes:
             rng.choice(own)[column] = value
-    # NULLs where the real data has them (not in ORDER BY or MAX/MIN columns: where a NULL
-    # sorts is the engine's choice, not the question's).
+    # NULLs in nullable columns: where the real data has them, or anywhere in a table too
+    # small to show that a column is never NULL (not in ORDER BY or MAX/MIN columns: where a
+    # NULL sorts is the engine's choice, not the question's).
+    small = len(table.rows) < INFERRED_MIN_ROWS
     for column, _kind, nullable in table.columns:
         if column not in changeable or not nullable or rng.random() < 0.6:
             continue
         if column.lower() in hints.order_columns:
             continue
-        if any(row.get(column) is None for row in table.rows):
+        if small or any(row.get(column) is None for row in table.rows):
             rng.choice(own)[column] = None
     if mirror is not None:
         _resync(own, mirror, set(changeable))

@@ -22,6 +22,7 @@ import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -34,7 +35,7 @@ from sqlbench.engines.sqlalchemy import SqlAlchemyEngine
 from sqlbench.errors import EngineError, SqlbenchError
 from sqlbench.project.files import RunSettings
 from sqlbench.tempdirs import make_temp
-from sqlbench.variants.generate import Reference, Table
+from sqlbench.variants.generate import Reference, Table, fingerprint
 
 __all__ = ["READ_ROWS", "VariantSource", "variant_source"]
 
@@ -47,6 +48,11 @@ class VariantSource(ABC):
 
     dialect: str
     tables: list[Table]
+
+    @cached_property
+    def original_fingerprint(self) -> str:
+        """``fingerprint`` of the tables as read: a variant with it is the original data."""
+        return fingerprint(self.tables)
 
     @abstractmethod
     def build(self, tables: list[Table]) -> object:

@@ -6,12 +6,14 @@ checked on each of them.
 Ground truth that errors or returns no rows on a candidate variant rejects that candidate: the
 agent is never judged on a variant where the ground truth itself tells nothing. So does a
 candidate on which the ground truth is itself ambiguous: where an ORDER BY ... LIMIT of it has
-ties at the limit, so that breaking them one way or the other gives another result.
+ties at the limit, so that breaking them one way or the other gives another result. A
+candidate holding the same data as the original warehouse, or as a candidate already found,
+is not another variant: it is dropped, so the count of kept variants is the count of distinct
+databases an answer is checked on.
 """
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 
@@ -21,15 +23,9 @@ from sqlbench.errors import EngineError, QueryError
 from sqlbench.grading import compare_under
 from sqlbench.project.files import CompareOptions, RunSettings
 from sqlbench.truth import transpile_truth
-from sqlbench.variants.generate import TruthHints, fingerprint, make_variant
-from sqlbench.variants.neighbours import (
-    asks_distinct,
-    limit_probes,
-    neighbours,
-    tie_breaks,
-    truth_constants,
-    truth_order_columns,
-)
+from sqlbench.variants.generate import fingerprint, make_variant
+from sqlbench.variants.neighbours import asks_distinct, limit_probes, neighbours, tie_breaks
+from sqlbench.variants.rebuild import candidate_seed, truth_hints
 from sqlbench.variants.source import VariantSource
 from sqlbench.verdicts import Verdict
 
@@ -68,6 +64,8 @@ class VariantSuite:
     rejected: int
     """Candidates where the ground truth errored, was empty or was ambiguous, or whose values
     did not fit the columns."""
+    repeated: int
+    """Candidates holding the same data as the original or as an earlier candidate."""
     source: VariantSource
     dialect: str
     """The SQL dialect of the variants' databases (the warehouse's)."""
@@ -93,13 +91,18 @@ def build_suite(
     mutants = neighbours(sql, dialect)
     broken_ties = tie_breaks(sql, dialect)
     probes = limit_probes(sql, dialect)
-    hints = TruthHints(truth_constants(sql, dialect), truth_order_columns(sql, dialect))
-    tag = hashlib.sha256(sql.encode()).hexdigest()[:12]
+    hints = truth_hints(sql, dialect)
     found: list[tuple[Variant, set[int]]] = []
-    rejected = 0
+    rejected = repeated = 0
+    seen = {source.original_fingerprint}
     total = count * CANDIDATES_PER_VARIANT
     for number in range(total):
-        data = make_variant(source.tables, hints, f"{seed}:{tag}:{number}")
+        data = make_variant(source.tables, hints, candidate_seed(seed, sql, number))
+        printed = fingerprint(data)
+        if printed in seen:
+            repeated += 1
+            continue
+        seen.add(printed)
         try:
             built = source.build(data)
         except EngineError:
@@ -114,7 +117,7 @@ def build_suite(
             rejected += truth is None
             source.discard(built)
             continue
-        variant = Variant(number, fingerprint(data), built, truth, len(killed))
+        variant = Variant(number, printed, built, truth, len(killed))
         found.append((variant, killed))
     kept, covered = _distil(found, count)
     for variant, _ in found:
@@ -127,6 +130,7 @@ def build_suite(
         told_apart=len(covered),
         candidates=total,
         rejected=rejected,
+        repeated=repeated,
         source=source,
         dialect=dialect,
     )

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.report import html, html_data
+from sqlbench.runs.disputes import dispute_graded
 from sqlbench.runs.pages import report_inputs
 from sqlbench.runs.reviews import decide
 from sqlbench.runs.store import RunStore
@@ -217,6 +218,8 @@ class ViewServer:
         verdict, note = body.get("verdict"), body.get("note")
         if not isinstance(run_ref, str) or not isinstance(question_name, str):
             raise SqlbenchError("a review names a run and a question")
+        if "dispute" in body:
+            return self._dispute(run_ref, question_name, body["dispute"])
         if verdict not in ("pass", "fail"):
             raise SqlbenchError("a person decides pass or fail")
         if note is not None and not isinstance(note, str):
@@ -226,6 +229,19 @@ class ViewServer:
         if question is None:
             raise SqlbenchError(f"run {run.info.name} has no question {question_name!r}")
         decide(self.store, run, question, Verdict(verdict), note)
+        return {"ok": True, "accuracy": self.store.load_run(run.info.id).accuracy.label()}
+
+    def _dispute(self, run_ref: str, question_name: str, why: object) -> dict[str, Any]:
+        """``review QUESTION --dispute`` from a run's page: the key that run graded against."""
+        if not isinstance(why, str) or not why.strip():
+            raise SqlbenchError("a dispute says why the ground truth is wrong")
+        run = self.store.load_run(run_ref)
+        question = run.question(question_name)
+        if question is None:
+            raise SqlbenchError(f"run {run.info.name} has no question {question_name!r}")
+        if question.first.truth_sql is None:
+            raise SqlbenchError(f"{question.full_name} has no ground truth to dispute")
+        dispute_graded(self.store, question.first, why.strip())
         return {"ok": True, "accuracy": self.store.load_run(run.info.id).accuracy.label()}
 
 

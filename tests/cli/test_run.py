@@ -95,6 +95,7 @@ def test_json_output(invoke, project: Path) -> None:
         "human": 0,
         "not_asked": 0,
         "from_certified_query": 0,
+        "disputed": 0,
         "value": 0.3,
         "questions": 10,
         "interval": None,

@@ -407,7 +407,7 @@ def test_a_version_1_store_is_migrated_and_its_runs_are_never_reused(
     url = f"sqlite:///{tmp_path / 'v1.db'}"
     info = _store_of_version_1(url, make_info, make_trial)
     store = RunStore(url)
-    assert applied_migrations(store._engine)[-1] == "0004_add_warehouse_hash"
+    assert applied_migrations(store._engine)[-1] == "0005_create_disputes"
     old = store.load_run("old-run")
     assert old.accuracy.label() == "100% (1/1)" and old.info.warehouse_hash is None
     # The same run made today, against whatever warehouse: the old one is not reused.

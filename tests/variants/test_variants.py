@@ -31,7 +31,9 @@ from sqlbench.variants.suite import VariantCache, VariantSuite, check
 from sqlbench.verdicts import Verdict
 
 SETUP = """
-CREATE TABLE dept (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, budget INTEGER NOT NULL);
+CREATE TABLE dept (
+    id INTEGER PRIMARY KEY, name VARCHAR NOT NULL UNIQUE, budget INTEGER NOT NULL
+);
 INSERT INTO dept VALUES (1, 'sales', 500), (2, 'ops', 50), (3, 'eng', 900);
 CREATE TABLE people (
     id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, age INTEGER, dept_id INTEGER
@@ -53,6 +55,11 @@ ACCIDENTAL = {
     "limit_without_ties": (
         "SELECT name FROM people WHERE age = (SELECT MAX(age) FROM people)",
         "SELECT name FROM people ORDER BY age DESC LIMIT 1",
+    ),
+    # NOT IN meets a NULL reference (people.dept_id is nullable, though none is NULL yet).
+    "not_in_for_not_exists": (
+        "SELECT name FROM dept d WHERE NOT EXISTS (SELECT 1 FROM people p WHERE p.dept_id = d.id)",
+        "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM people)",
     ),
     "join_drops_rows": (
         "SELECT p.name, d.name FROM people p LEFT JOIN dept d ON p.dept_id = d.id",
@@ -93,10 +100,11 @@ DEFENSIBLE = {
         "SELECT name FROM people ORDER BY age DESC LIMIT 1",
         "SELECT name FROM people WHERE age = (SELECT MAX(age) FROM people)",
     ),
-    # By id rather than by name: a copy of a department is another department, not a twin.
+    # By id rather than by name: a copy of a department is another department, not a twin
+    # (its name is declared UNIQUE, so the copy gets a fresh one).
     "not_in_for_except": (
         "SELECT name FROM dept EXCEPT SELECT d.name FROM dept d JOIN people p ON p.dept_id = d.id",
-        "SELECT name FROM dept WHERE id NOT IN (SELECT dept_id FROM people)",
+        "SELECT name FROM dept d WHERE NOT EXISTS (SELECT 1 FROM people p WHERE p.dept_id = d.id)",
     ),
     # DISTINCT where the ground truth happens to repeat rows.
     "extra_distinct": (
@@ -317,6 +325,16 @@ def test_run_with_variants_fails_a_lucky_pass_and_records_the_seed(
     assert older.expected_preview is not None and older.actual_preview is not None
     assert run.info.compare["variants"] == 4
     assert "variants" in older.timings_ms
+    # A pass says on how many distinct variants it was checked (none is said as none).
+    count = by_name["count"].first
+    assert count.variants is not None
+    kept = len(set(count.variants.fingerprints))
+    assert kept == len(count.variants.fingerprints)
+    if kept:
+        plural = "s" if kept != 1 else ""
+        assert count.reason.endswith(f"(and on {kept} distinct data variant{plural})"), count.reason
+    else:
+        assert "checked on no data variant" in count.reason, count.reason
 
 
 def test_variants_seed_from_sqlbench_yml_is_recorded(
@@ -528,8 +546,8 @@ def test_a_ground_truth_with_ties_at_its_limit_is_not_used(tmp_path: Path) -> No
 
 
 def test_copies_are_new_entities_never_twins(tmp_path: Path) -> None:
-    """A copied row gets a fresh name where names never repeat, a name constant is not given
-    to a second row, and a table without a key gets no copies (the same fact twice)."""
+    """A copied row gets a fresh name where names are declared UNIQUE, a name constant is not
+    given to a second row, and a table without a key gets no copies (the same fact twice)."""
     opened = _open(
         "sqlite_file",
         tmp_path,
@@ -808,7 +826,7 @@ def _club() -> str:
         " amount INTEGER, event_status VARCHAR,"
         " link_to_event VARCHAR REFERENCES event (event_id));\n"
         "CREATE TABLE expense (expense_id VARCHAR PRIMARY KEY, cost DOUBLE,"
-        " link_to_budget VARCHAR REFERENCES budget (budget_id));\n"
+        " link_to_budget VARCHAR NOT NULL REFERENCES budget (budget_id));\n"
         "CREATE TABLE molecule (molecule_id VARCHAR PRIMARY KEY);\n"
         "CREATE TABLE atom (atom_id VARCHAR PRIMARY KEY,"
         " molecule_id VARCHAR REFERENCES molecule (molecule_id), element VARCHAR);\n"
@@ -976,3 +994,125 @@ def test_reading_a_derived_column_instead_of_computing_it_passes(tmp_path: Path)
             assert found.variant is None, (agent, found.comparison and found.comparison.reason)
     finally:
         opened.close()
+
+
+# Six rows show no invariant: a column that does not repeat yet, or holds no NULL yet, may on
+# another day (docs/verdicts.md, "Data variants"). The declared schema decides there.
+SMALL = """
+CREATE TABLE owners (id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, city VARCHAR NOT NULL);
+INSERT INTO owners VALUES (1, 'ann', 'Oslo'), (2, 'bob', 'Rome'), (3, 'cy', 'Lima'),
+    (4, 'di', 'Kyiv'), (5, 'ed', 'Baku'), (6, 'flo', 'Pune');
+CREATE TABLE pets (
+    id INTEGER PRIMARY KEY, name VARCHAR NOT NULL, owner_id INTEGER REFERENCES owners (id)
+);
+INSERT INTO pets VALUES (1, 'rex', 1), (2, 'tom', 2), (3, 'kit', 3), (4, 'max', 4),
+    (5, 'bo', 5), (6, 'zed', 6);
+"""
+
+SMALL_ACCIDENTAL = {
+    # No city repeats yet.
+    "missing_distinct": ("SELECT DISTINCT city FROM owners", "SELECT city FROM owners"),
+    # No pet is without an owner yet.
+    "inner_for_left_join": (
+        "SELECT p.name, o.name FROM pets p LEFT JOIN owners o ON p.owner_id = o.id",
+        "SELECT p.name, o.name FROM pets p JOIN owners o ON p.owner_id = o.id",
+    ),
+}
+
+SMALL_EQUIVALENT = {
+    "group_by_for_distinct": (
+        "SELECT DISTINCT city FROM owners",
+        "SELECT city FROM owners GROUP BY city",
+    ),
+    "right_join_for_left_join": (
+        "SELECT p.name, o.name FROM pets p LEFT JOIN owners o ON p.owner_id = o.id",
+        "SELECT p.name, o.name FROM owners o RIGHT JOIN pets p ON p.owner_id = o.id",
+    ),
+    "subquery_for_left_join": (
+        "SELECT p.name, o.name FROM pets p LEFT JOIN owners o ON p.owner_id = o.id",
+        "SELECT p.name, (SELECT o.name FROM owners o WHERE o.id = p.owner_id) FROM pets p",
+    ),
+    "distinct_on_distinct_rows": (
+        "SELECT DISTINCT o.name FROM owners o JOIN pets p ON p.owner_id = o.id",
+        "SELECT o.name FROM owners o WHERE o.id IN (SELECT owner_id FROM pets)",
+    ),
+}
+
+
+@pytest.fixture(params=FAMILIES)
+def small_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    opened = _open(request.param, tmp_path, SMALL)
+    yield opened
+    opened.close()
+
+
+@pytest.mark.parametrize("case", sorted(SMALL_ACCIDENTAL))
+def test_a_six_row_table_catches_the_pattern_its_rows_do_not_show(
+    small_engine: Engine, case: str
+) -> None:
+    truth, agent = SMALL_ACCIDENTAL[case]
+    assert _passes_on_original(small_engine, truth, agent)
+    suite = _suite(small_engine, truth)
+    found = check(
+        suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+    )
+    assert found.variant is not None, case
+    assert found.comparison is not None and found.comparison.verdict is Verdict.FAIL
+
+
+@pytest.mark.parametrize("case", sorted(SMALL_EQUIVALENT))
+def test_a_six_row_table_passes_equivalent_rewrites(small_engine: Engine, case: str) -> None:
+    truth, agent = SMALL_EQUIVALENT[case]
+    assert _passes_on_original(small_engine, truth, agent)
+    suite = _suite(small_engine, truth, count=6)
+    assert suite.variants  # the check below is not vacuous
+    found = check(
+        suite, agent, truth, truth_dialect="duckdb", options=CompareOptions(), settings=SETTINGS
+    )
+    assert found.variant is None, (case, found.comparison and found.comparison.reason)
+
+
+def _rows(count: int) -> str:
+    owners = ", ".join(f"({i}, 'o{i}', 'city{i}')" for i in range(1, count + 1))
+    pets = ", ".join(f"({i}, 'p{i}', {i})" for i in range(1, count + 1))
+    return (
+        SMALL.split("INSERT")[0]
+        + f"INSERT INTO owners VALUES {owners};\n"
+        + SMALL.split(";", 2)[2].split("INSERT")[0]
+        + f"INSERT INTO pets VALUES {pets};\n"
+    )
+
+
+@pytest.mark.parametrize(("count", "inferred"), [(6, False), (60, True)])
+def test_never_repeats_and_never_null_are_inferred_only_from_50_rows(
+    tmp_path: Path, count: int, inferred: bool
+) -> None:
+    """Below 50 rows a copy may repeat a city and a reference may become NULL; from 50 rows
+    on, a text column that never repeats and a column that is never NULL stay so."""
+    opened = _open("sqlite_file", tmp_path, _rows(count))
+    try:
+        source = variant_source(opened, "the warehouse")
+        repeated = nulled = False
+        for number in range(40):
+            variant = {
+                t.name: t.rows
+                for t in make_variant(source.tables, TruthHints({}, set()), f"0:{number}")
+            }
+            cities = [row["city"] for row in variant["owners"]]
+            repeated |= len(cities) != len(set(cities))
+            nulled |= any(row["owner_id"] is None for row in variant["pets"])
+        assert repeated is not inferred
+        assert nulled is not inferred
+        source.close()
+    finally:
+        opened.close()
+
+
+def test_variants_equal_to_the_original_data_or_each_other_are_not_kept(
+    family_engine: Engine,
+) -> None:
+    """Each kept variant is a distinct database, none of them the original data."""
+    suite = _suite(family_engine, ACCIDENTAL["boundary"][0], count=10)
+    prints = [v.fingerprint for v in suite.variants]
+    assert len(prints) == len(set(prints))
+    assert suite.source.original_fingerprint not in prints

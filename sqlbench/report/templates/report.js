@@ -230,6 +230,13 @@
     });
     return el("div", null, [el("h3", { text: title + " (" + count(p.total_rows, "row") + ")" }), el("div", { className: "scroll" }, [table])]);
   }
+  function variantBlock(q) {
+    if (!q.variant) return null;
+    var v = q.variant;
+    var parts = [el("h3", { text: "Data variant #" + v.number + " (" + v.fingerprint + "): the tables both queries read" })];
+    v.tables.forEach(function (t) { parts.push(simplePreview(t.name, t)); });
+    return el("div", { className: "block", id: "variant" }, parts);
+  }
   function trace(q) {
     if (!q.tool_calls.length) return null;
     var ol = el("ol", { className: "trace" });
@@ -279,11 +286,31 @@
         });
       }).catch(function (err) { status.textContent = String(err.message || err); });
     }
+    function dispute() {
+      if (!note.value.trim()) { status.textContent = "say why the ground truth is wrong in the note"; return; }
+      status.textContent = "saving…";
+      fetch(DATA.viewer.review_url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-Sqlbench-Token": DATA.viewer.token },
+        body: JSON.stringify({ run: DATA.run.id, question: q.id, dispute: note.value })
+      }).then(function (response) {
+        return response.json().then(function (body) {
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          location.hash = "q=" + encodeURIComponent(q.id);
+          location.reload();
+        });
+      }).catch(function (err) { status.textContent = String(err.message || err); });
+    }
     var pass = el("button", { type: "button", id: "review-pass", text: "Decide pass" });
     var fail = el("button", { type: "button", id: "review-fail", text: "Decide fail" });
+    var disputeButton = el("button", { type: "button", id: "review-dispute", text: "Dispute the ground truth" });
     pass.addEventListener("click", function () { send("pass"); });
     fail.addEventListener("click", function () { send("fail"); });
-    return el("div", { className: "block" }, [el("h3", { text: "Your decision" }), el("div", { className: "review-box" }, [note, pass, fail, status])]);
+    disputeButton.addEventListener("click", dispute);
+    var parts = [note, pass, fail];
+    if (q.truth_sql && !q.disputed) parts.push(disputeButton);
+    parts.push(status);
+    return el("div", { className: "block" }, [el("h3", { text: "Your decision" }), el("div", { className: "review-box" }, parts)]);
   }
   function answerChange(q) {
     if (!q.answer_changed || !DATA.compare) return null;
@@ -307,6 +334,7 @@
     d.appendChild(el("h2", { text: q.id }));
     d.appendChild(el("div", null, chips));
     if (q.human) d.appendChild(el("div", { className: "block human" }, [el("strong", { text: "Decided by a person: " }), q.human.line]));
+    if (q.disputed) d.appendChild(el("div", { className: "block human", id: "disputed" }, [el("strong", { text: "Ground truth disputed, not counted: " }), q.disputed.reason + " (" + q.disputed.by + ", since " + q.disputed.since + ")"]));
     d.appendChild(el("div", { className: "block reason " + q.verdict, id: "reason", text: q.reason }));
     if (q.question) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
     if (q.trials.length > 1) d.appendChild(el("div", { className: "note", text: "Trials: " + q.trials.join(", ") + " · showing trial #" + q.trial }));
@@ -320,7 +348,7 @@
     });
     if (q.answer) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent's answer" }), el("pre", { className: "box", id: "agent-answer", text: q.answer })]));
     if (q.agent_error) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent error" }), el("pre", { className: "box", text: q.agent_error })]));
-    [previewPair(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
+    [previewPair(q), variantBlock(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
     var facts = [];
     if (q.latency_ms !== null) facts.push("latency " + Math.round(q.latency_ms) + " ms");
     if (q.input_tokens || q.output_tokens) facts.push("tokens " + (q.input_tokens || 0) + " in / " + (q.output_tokens || 0) + " out");
