@@ -8,6 +8,7 @@ from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
     accuracy_line,
     counts_line,
+    economy_lines,
     latency_text,
     question_latency,
     verdict_text,
@@ -61,7 +62,7 @@ def render(run: RunResult) -> str:
 
 
 def _metric_list(run: RunResult) -> list[str]:
-    lines = metric_lines(t for q in run.questions for t in q.trials)
+    lines = [*metric_lines(t for q in run.questions for t in q.trials), *economy_lines(run)]
     if not lines:
         return []
     return [*(f"- {cell(line)}" for line in lines), ""]

@@ -19,12 +19,14 @@ from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
     counts_line,
+    economy_lines,
     human_line,
     latency_text,
     question_latency,
     run_line,
     summary_lines,
     tokens_text,
+    trial_economy,
     usage_line,
     verdict_text,
     warehouse_lines,
@@ -136,6 +138,7 @@ def render_run(
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),
+        *economy_lines(run),
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)
@@ -370,6 +373,7 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     facts = [f"latency {latency_text(trial.latency_ms)}" if trial.latency_ms is not None else ""]
     tokens = tokens_text(trial.input_tokens, trial.output_tokens)
     facts.append(f"tokens {tokens}" if tokens else "")
+    facts += trial_economy(trial)
     facts += [f"{key} {latency_text(ms)}" for key, ms in trial.timings_ms.items()]
     parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
     return parts

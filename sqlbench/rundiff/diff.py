@@ -26,6 +26,7 @@ from fractions import Fraction
 from functools import cached_property
 
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
+from sqlbench.rundiff.economy import EconomyDiff, SideEconomy, economy_diff, side_economy
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
     Conclusion,
@@ -139,6 +140,8 @@ class RunSide:
     """True when a stored run was reused instead of running the agent again."""
     run_id: str | None = None
     """The stored run's id (None for a side without a run)."""
+    economy: SideEconomy | None = field(default=None, compare=False, repr=False)
+    """Its cost and each question's cost, partial credit and work (None without a run)."""
 
     @property
     def repeated(self) -> bool:
@@ -157,6 +160,7 @@ def side_from_run(
         reused: True when the run was found in the store rather than made for this comparison.
     """
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
+    results = list(results)
     for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
@@ -172,7 +176,17 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
-    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id)
+    passed = sum(o.passes for o in outcomes)
+    return RunSide(
+        info.name,
+        outcomes,
+        info.branch,
+        info.commit,
+        info.agent_name,
+        reused,
+        info.id,
+        side_economy(results, passed),
+    )
 
 
 def side_accuracy(side: RunSide) -> Accuracy:
@@ -240,6 +254,8 @@ class RunDiff:
     warnings: tuple[str, ...] = ()
     """What makes this comparison weaker than it looks (a repeated run against a single one)."""
     answer_changes: tuple[AnswerChange, ...] = ()
+    economy: EconomyDiff | None = None
+    """Cost, partial credit on shared failures and work ratios (docs/cost.md)."""
     """Questions whose ground-truth result differs between the sides, whatever the verdicts
     (``sqlbench.rundiff.answers``)."""
 
@@ -278,7 +294,9 @@ class RunDiff:
 _ORDER = list(ChangeKind)
 
 
-def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
+def diff_runs(
+    base: RunSide, head: RunSide, alpha: float = 0.05, max_work_ratio: float | None = None
+) -> RunDiff:
     """Compare two runs question by question (see the module docstring for the rules).
 
     Raises:
@@ -325,6 +343,7 @@ def diff_runs(base: RunSide, head: RunSide, alpha: float = 0.05) -> RunDiff:
                 {(o.space, o.name): o.truth for o in head.outcomes},
             )
         ),
+        economy_diff(base.economy, head.economy, max_work_ratio),
     )
 
 

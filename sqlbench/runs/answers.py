@@ -31,6 +31,7 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.batch import SharedSql
+from sqlbench.runs.credit import credit_of
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -409,6 +410,7 @@ def _trial(
         matched_truth=graded.matched_truth,
         agent_sql=answer.sql,
         difference=difference_of(graded.comparison),
+        partial_credit=credit_of(graded.comparison, expected is not None),
         expected_preview=expected_preview,
         actual_preview=actual_preview,
         truth_fingerprint=fingerprint,
