@@ -68,6 +68,10 @@ class JudgeReply:
     text: str
     tokens: int | None
     cached: bool
+    input_tokens: int | None = None
+    """Prompt tokens the call spent (None when the endpoint did not say, or the reply came
+    from the cache and cost nothing)."""
+    output_tokens: int | None = None
 
 
 def resolve_judge(
@@ -174,7 +178,10 @@ class Judge:
         text, tokens = _content(reply)
         if self.cache is not None and (keep is None or keep(text)):
             self.cache.cache_judge_reply(key, json.dumps({"text": text, "tokens": tokens}))
-        return JudgeReply(text, tokens, cached=False)
+        spent_in, spent_out = _split_usage(reply)
+        return JudgeReply(
+            text, tokens, cached=False, input_tokens=spent_in, output_tokens=spent_out
+        )
 
     def _post(self, messages: list[dict[str, str]]) -> Any:
         endpoint = self.endpoint
@@ -247,3 +254,15 @@ def _content(reply: Any) -> tuple[str, int | None]:
     usage = reply.get("usage") if isinstance(reply, dict) else None
     tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
     return text, tokens if isinstance(tokens, int) else None
+
+
+def _split_usage(reply: Any) -> tuple[int | None, int | None]:
+    """The reply's prompt and completion tokens (None where not reported)."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    prompt, completion = usage.get("prompt_tokens"), usage.get("completion_tokens")
+    return (
+        prompt if isinstance(prompt, int) and prompt >= 0 else None,
+        completion if isinstance(completion, int) and completion >= 0 else None,
+    )

@@ -139,6 +139,31 @@ class CompareOverrides(_Strict):
     variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
 
 
+class Budget(_Strict):
+    """``run.budget``: what a run may spend, in dollars (``usd``, priced with ``pricing:``) or
+    in tokens; the run stops asking before the next question would pass it (docs/cost.md)."""
+
+    usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    tokens: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_unit(self) -> Budget:
+        if (self.usd is None) == (self.tokens is None):
+            raise PydanticCustomError(
+                "budget", "give exactly one of usd or tokens, e.g. {usd: 5} or {tokens: 200000}"
+            )
+        return self
+
+
+class ModelPrice(_Strict):
+    """One model's prices in ``pricing:``, in dollars per million tokens."""
+
+    input: float = Field(ge=0, allow_inf_nan=False)
+    output: float = Field(ge=0, allow_inf_nan=False)
+    cached: float | None = Field(None, ge=0, allow_inf_nan=False)
+    """Input tokens served from the endpoint's cache; None: priced as ``input``."""
+
+
 class RunSettings(_Strict):
     """``run:`` defaults for ``sqlbench run``. Every number has a range (a timeout of ``.inf``
     or 10^12 is refused, naming the key and the range): limits only bound anything if they are
@@ -157,6 +182,8 @@ class RunSettings(_Strict):
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
     """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
+    budget: Budget | None = None
+    """What the run may spend (docs/cost.md); None: no limit."""
     processes: int | Literal["auto"] = "auto"
     """Processes grading a batch of replayed answers (``run --agent a,b``, see
     ``runs/forked.py``): ``auto`` uses up to 4 cores when it is safe and worth it, 1 keeps one
@@ -376,6 +403,8 @@ class Settings(_Strict):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     metrics: list[CustomMetric] = Field(default_factory=list)
     """Custom judged metrics (SPEC section 6)."""
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Dollars per million tokens by model name (docs/cost.md); none built in."""
 
     @field_validator("warehouses", mode="before")
     @classmethod

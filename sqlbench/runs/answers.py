@@ -442,6 +442,8 @@ def _trace(answer: Answer) -> dict[str, Any]:
         "latency_ms": answer.latency_ms,
         "input_tokens": usage.input_tokens if usage is not None else None,
         "output_tokens": usage.output_tokens if usage is not None else None,
+        "cached_tokens": usage.cached_tokens or None if usage is not None else None,
+        "usage_model": usage.model if usage is not None else None,
     }
 
 

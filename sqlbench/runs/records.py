@@ -111,6 +111,10 @@ class MetricResult(_Model):
     judge_model: str | None = None
     prompt_hash: str | None = None
     judge_tokens: int | None = None
+    judge_input_tokens: int | None = None
+    """Prompt tokens this metric's judge calls spent (None: answered from the cache, or not
+    reported), priced with ``pricing:`` (docs/cost.md)."""
+    judge_output_tokens: int | None = None
 
 
 class AssertionResult(_Model):

@@ -33,6 +33,7 @@ from sqlbench.project.files import Project, Question, RunSettings
 from sqlbench.runs import locate
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
 from sqlbench.runs.batch import Batch, SharedSql, named
+from sqlbench.runs.budget import BudgetGuard
 from sqlbench.runs.events import (
     ProgressCallback,
     ProgressEvent,
@@ -51,6 +52,7 @@ from sqlbench.runs.plan import (
     plan_run,
     with_variants,
 )
+from sqlbench.runs.pricing import priced, settings_model
 from sqlbench.runs.records import RunStatus, TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL, PartlyReplayedAgent, ReplayedAgent
 from sqlbench.runs.scores import RunResult
@@ -161,6 +163,11 @@ def run_benchmarks_stored(
         raise SqlbenchError("no agent to run")
     if options.resume is not None:
         raise SqlbenchError("--resume finishes one run; give it without several agents")
+    if project.settings.run.budget is not None and len(agent_names) > 1:
+        raise SqlbenchError(
+            "run.budget is kept for one agent at a time; run the agents one by one "
+            "(sqlbench run --agent NAME)"
+        )
     project = with_variants(project, options.variants)
     for name in agent_names:
         agent_config(project, name)  # unknown names fail before anything runs
@@ -243,6 +250,8 @@ class _Run:
         self.settings = project.settings.run
         self.judge: Judge | None = None
         self.judge_note = ""
+        self.budget: BudgetGuard | None = None
+        """Keeps ``run.budget`` (docs/cost.md); None: no budget."""
 
     def _emit(self, event: ProgressEvent) -> None:
         if self._progress is not None:
@@ -259,6 +268,9 @@ class _Run:
         if self.plan.resumed:
             counts.update(t.verdict for t in self.store.trials(self.info.id))
         done = total - len(items)
+        if self.settings.budget is not None:
+            spent = self.store.trials(self.info.id) if self.plan.resumed else ()
+            self.budget = BudgetGuard(self.settings.budget, spent)
         try:
             warehouses, agent = self._prepare(items)
         except KeyboardInterrupt:
@@ -288,6 +300,16 @@ class _Run:
             raise
         if self.shared is None:
             warehouses.close()
+        stopped = self.budget.stopped if self.budget is not None else None
+        if stopped is not None:
+            # Stopped asking, everything graded kept: Interrupted, so --resume continues.
+            sentence = (
+                f"{stopped}; run '{self.info.name}' kept what it graded: `sqlbench run "
+                f"--resume {self.info.name}` with a larger run.budget continues it"
+            )
+            self._emit(RunNotice(sentence))
+            self.store.finish(self.info.id, RunStatus.INTERRUPTED, error=sentence)
+            return self.store.load_run(self.info.id)
         self.store.finish(self.info.id, RunStatus.COMPLETED)
         return self.store.load_run(self.info.id)
 
@@ -398,6 +420,8 @@ class _Run:
                     kind, payload = self._events.get(timeout=0.5)
                 except queue.Empty:
                     if not any(w.is_alive() for w in workers):
+                        if self.budget is not None and self.budget.stopped is not None:
+                            break  # the budget stopped the workers: what they graded is kept
                         raise RuntimeError(
                             "the run's workers stopped before every question was graded"
                         ) from None
@@ -429,9 +453,15 @@ class _Run:
 
     def _worker(self, warehouses: RunWarehouses, agent: Agent) -> None:
         while not self._stop.is_set():
+            if self._work.empty():
+                return
+            if self.budget is not None and not self.budget.admit(self._stop.is_set):
+                return
             try:
                 item = self._work.get_nowait()
             except queue.Empty:
+                if self.budget is not None:
+                    self.budget.settle(None)
                 return
             with self._window:
                 self._taken += 1
@@ -450,6 +480,8 @@ class _Run:
             except BaseException as err:  # handed to the caller's thread, which re-raises it
                 self._events.put(("crash", err))
                 return
+            if self.budget is not None:
+                self.budget.settle(result)
             self._events.put(("graded", result))
 
     def _record(self, result: TrialResult) -> TrialResult:
@@ -510,7 +542,7 @@ class _Run:
         shared: SharedSql | None = None,
     ) -> TrialResult:
         warehouse = warehouses.of(item.question)
-        return grade_answer(
+        graded = grade_answer(
             Asking(item.question, item.trial, item.position),
             GradingContext(
                 engine=warehouse.engine,
@@ -526,6 +558,9 @@ class _Run:
                 variants=warehouse.variants,
                 shared=shared,
             ),
+        )
+        return priced(
+            graded, self.project.settings.pricing, settings_model(self.info.agent_settings)
         )
 
 

@@ -58,3 +58,46 @@ def write_replay(root: Path, name: str, usage: dict[str, Any] | None = None) -> 
         lines.append(json.dumps(record))
     (root / "agents" / f"{name}.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return f"  - name: {name}\n    kind: replay\n    path: {name}.jsonl\n"
+
+
+class AgentServer:
+    """A real HTTP agent on 127.0.0.1: answers each question with ``ANSWERS`` and the same
+    ``usage``, and counts the questions it was asked."""
+
+    def __init__(self, usage: dict[str, Any]) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.asked: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                server.asked.append(request["name"])
+                body = json.dumps({"sql": ANSWERS[request["name"]], "usage": usage}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/answer"
+
+    def __enter__(self) -> AgentServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -30,9 +30,7 @@ def test_each_answer_and_the_run_carry_partial_credit(invoke, tmp_path: Path) ->
     assert "Partial credit F1 0.62 (precision 0.67, recall 0.58) over 3 answers" in text
     detail = invoke("show", "-C", str(root), "latest", "by_region").stdout
     assert "partial credit F1 0.86 (precision 1.00, recall 0.75)" in detail
-    markdown = invoke(
-        "run", "-C", str(root), "--agent", "replayed", "--format", "markdown"
-    ).stdout
+    markdown = invoke("run", "-C", str(root), "--agent", "replayed", "--format", "markdown").stdout
     assert "Partial credit F1 0.62" in markdown
 
 
@@ -41,8 +39,10 @@ def test_compare_shows_partial_credit_where_both_sides_fail(invoke, tmp_path: Pa
     make_project(root)
     agents = write_replay(root, "before")
     # After: by_region now misses two rows instead of one; top still wrong.
-    after = (root / "agents" / "before.jsonl").read_text(encoding="utf-8").replace(
-        "WHERE region <> 'US'", "WHERE region NOT IN ('US', 'EU')"
+    after = (
+        (root / "agents" / "before.jsonl")
+        .read_text(encoding="utf-8")
+        .replace("WHERE region <> 'US'", "WHERE region NOT IN ('US', 'EU')")
     )
     (root / "agents" / "after.jsonl").write_text(after, encoding="utf-8")
     agents += "  - name: after\n    kind: replay\n    path: after.jsonl\n"
