@@ -17,6 +17,8 @@ import pyarrow as pa
 if TYPE_CHECKING:  # imported where used: the DuckDB query process never loads pandas
     import pandas as pd
 
+    from sqlbench.engines.work import Work
+
 
 @dataclass(frozen=True)
 class ResultSet:
@@ -24,6 +26,8 @@ class ResultSet:
 
     table: pa.Table
     """Arrow table; column names may repeat."""
+    work: Work | None = None
+    """What the query read, where the engine measured it as it ran (``engines.work``)."""
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame for ``compare_results``: decimals stay ``Decimal``, dates stay
@@ -120,6 +124,13 @@ class Engine(ABC):
     @abstractmethod
     def tables(self) -> list[TableInfo]:
         """Tables and views agent SQL may read (after setup)."""
+
+    def work_of(self, sql: str) -> Work | None:
+        """What ``sql`` would read, from the planner, without running it (``engines.work``);
+        None where the engine reports nothing so (or measures it as the query runs, in
+        ``ResultSet.work``)."""
+        del sql
+        return None
 
     @abstractmethod
     def close(self) -> None:

@@ -117,6 +117,9 @@ class CompareOptions(_Strict):
     variants: int = Field(0, ge=0, le=MAX_VARIANTS)
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: int = Field(0, ge=0, le=2**31 - 1)
+    max_work_ratio: float | None = Field(None, gt=0, allow_inf_nan=False)
+    """A check rule when set: a head question whose agent SQL read more than this many times
+    what its ground truth read fails ``sqlbench check`` (docs/cost.md); never a verdict."""
     """The seed the variants are generated from (recorded with the run)."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:

@@ -185,8 +185,14 @@ def side_from_run(
         info.agent_name,
         reused,
         info.id,
-        side_economy(results, passed),
+        side_economy(results, passed, _max_work_ratio(info)),
     )
+
+
+def _max_work_ratio(info: RunInfo) -> float | None:
+    """The run's ``compare: {max_work_ratio: N}`` (None: unset)."""
+    value = info.compare.get("max_work_ratio")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def side_accuracy(side: RunSide) -> Accuracy:

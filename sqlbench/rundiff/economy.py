@@ -119,9 +119,13 @@ class SideEconomy:
     cost: RunCost | None
     questions: dict[str, tuple[Verdict, QuestionEconomy]]
     """By ``space/name``: the question's verdict and economy."""
+    max_work_ratio: float | None = None
+    """The run's ``compare: {max_work_ratio: N}``, if set."""
 
 
-def side_economy(results: Iterable[TrialResult], passed: int) -> SideEconomy:
+def side_economy(
+    results: Iterable[TrialResult], passed: int, max_work_ratio: float | None = None
+) -> SideEconomy:
     """One side's cost and per-question economy from its trials."""
     trials = list(results)
     grouped: dict[str, list[TrialResult]] = {}
@@ -134,7 +138,7 @@ def side_economy(results: Iterable[TrialResult], passed: int) -> SideEconomy:
             continue
         verdict = Verdict.PASS if all(v is Verdict.PASS for v in verdicts) else Verdict.FAIL
         questions[name] = (verdict, question_economy(group))
-    return SideEconomy(run_cost(trials, passed), questions)
+    return SideEconomy(run_cost(trials, passed), questions, max_work_ratio)
 
 
 def economy_diff(
@@ -143,6 +147,8 @@ def economy_diff(
     """The economy of a comparison; None when neither side carries one (a side with no run)."""
     if base is None and head is None:
         return None
+    if max_work_ratio is None and head is not None:
+        max_work_ratio = head.max_work_ratio  # the head run's own compare: settings
     base_q = base.questions if base is not None else {}
     head_q = head.questions if head is not None else {}
     both = []

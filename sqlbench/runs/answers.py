@@ -31,7 +31,7 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.runs.batch import SharedSql
-from sqlbench.runs.credit import credit_of
+from sqlbench.runs.credit import credit_of, work_record
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -191,6 +191,10 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 agent_error=answer.error,
                 timings_ms=timings,
             )
+        truth = truths[graded.compared_truth or 0] if truths else None
+        work = work_record(context.engine, truth, context.truth_dialect, outcome, answer.sql)
+        if work is not None:
+            trial = trial.model_copy(update={"work": work})
         trial = with_metrics(question, trial)
         if context.judge is not None:
             trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)

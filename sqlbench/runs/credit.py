@@ -1,9 +1,15 @@
-"""An answer's partial credit as stored (docs/verdicts.md, "Partial credit")."""
+"""What an answer stores beside its verdict: its partial credit (docs/verdicts.md, "Partial
+credit") and the warehouse work of its ground truth and SQL (docs/cost.md)."""
 
 from __future__ import annotations
 
 from sqlbench.compare import Comparison
-from sqlbench.runs.records import PartialCreditRecord
+from sqlbench.engines.base import Engine, ResultSet
+from sqlbench.engines.work import ratio
+from sqlbench.errors import QueryError
+from sqlbench.grading import AgentOutcome, TruthOutcome
+from sqlbench.runs.records import PartialCreditRecord, WorkRecord
+from sqlbench.truth import transpile_truth
 
 NO_CREDIT = PartialCreditRecord(precision=0.0, recall=0.0, f1=0.0)
 """The credit of an answer with no result to compare (no SQL, SQL that did not run, an agent
@@ -23,3 +29,34 @@ def credit_of(comparison: Comparison | None, truth_result: bool) -> PartialCredi
             f1=round(found.f1, 6),
         )
     return NO_CREDIT if truth_result else None
+
+
+def work_record(
+    engine: Engine,
+    truth: TruthOutcome | None,
+    truth_dialect: str,
+    outcome: AgentOutcome,
+    agent_sql: str | None,
+) -> WorkRecord | None:
+    """What the ground truth and the agent's SQL read (as the query ran where the engine
+    measures that, else from its planner) and their ratio; None unless both produced a
+    result; a record with every field None where the engine reports nothing."""
+    if truth is None or truth.result is None or not isinstance(outcome, ResultSet):
+        return None
+    truth_work = truth.result.work
+    if truth_work is None:
+        try:
+            truth_work = engine.work_of(transpile_truth(truth.sql, truth_dialect, engine.dialect))
+        except QueryError:
+            truth_work = None
+    agent_work = outcome.work
+    if agent_work is None and agent_sql is not None:
+        agent_work = engine.work_of(agent_sql)
+    reported = truth_work if truth_work is not None else agent_work
+    unit = reported.unit if reported is not None else None
+    return WorkRecord(
+        truth=truth_work.amount if truth_work is not None else None,
+        agent=agent_work.amount if agent_work is not None else None,
+        ratio=ratio(truth_work, agent_work),
+        unit=unit,
+    )
