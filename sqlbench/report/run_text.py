@@ -28,6 +28,7 @@ from sqlbench.report.run_format import (
     tokens_text,
     trial_economy,
     usage_line,
+    usd_text,
     verdict_text,
     warehouse_lines,
     when_text,
@@ -190,6 +191,7 @@ def render_runs(
     if not runs:
         return "No runs yet: `sqlbench run` makes one.\n"
     rows = []
+    any_cost = any(run.cost_usd is not None for run in runs)
     for run in runs:
         info = run.info
         status = run.status.label
@@ -206,6 +208,11 @@ def render_runs(
                 "Agent": f"{info.agent_name} ({info.agent_kind})",
                 "Status": status,
                 "Accuracy": accuracy,
+                **(
+                    {"Cost": usd_text(run.cost_usd) if run.cost_usd is not None else "–"}
+                    if any_cost
+                    else {}
+                ),
                 "Created by": info.created_by,
                 "Last updated": when_text(info.updated_at),
             }

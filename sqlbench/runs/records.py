@@ -404,6 +404,9 @@ class RunSummary(_Model):
     """Graded trials, skipped ones included (progress of a running run)."""
     human: int = 0
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
+    cost_usd: float | None = None
+    """What the run's answers cost (``pricing:``); None when none recorded a cost or some
+    usage has no price (docs/cost.md)."""
 
     @property
     def accuracy(self) -> Accuracy:

@@ -41,6 +41,9 @@ def test_pricing_a_hand_counted_run(invoke, tmp_path: Path) -> None:
     assert abs(run["per_answer_usd"] - 0.003) < 1e-12
     text = invoke("show", "-C", str(root), "latest").stdout
     assert "Cost $0.009 · $0.009 per correct answer · 3,600 tokens" in text
+    listed = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
+    assert listed[0]["cost_usd"] == 0.009
+    assert "$0.009" in invoke("runs", "-C", str(root)).stdout
     assert "cost $0.003" in invoke("show", "-C", str(root), "latest", "total").stdout
 
 
