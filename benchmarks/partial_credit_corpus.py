@@ -1,7 +1,8 @@
 """Partial credit (docs/verdicts.md) and warehouse work (docs/cost.md) on ../shared/benchmarks.
 
 ``--bird``: for every BIRD system with published predictions, the mean of sqlbench's partial
-credit F1 (``compare_results(..., rows="set")``, the BIRD profile) beside BIRD's Soft-F1 as its
+credit F1 (``compare_results(..., rows="set")``, with ``columns`` superset and exact: BIRD's
+evaluator fails extra columns) beside BIRD's Soft-F1 as its
 definition states it (an implementation of that definition written here from the description
 in docs/verdicts.md: rows deduplicated in order, paired by position, a value of a row counted
 when the other row holds it anywhere, errors 0), both over the BIRD questions of this corpus,
@@ -75,6 +76,7 @@ def bird_soft_f1(predicted: Sequence[tuple[Any, ...]], gold: Sequence[tuple[Any,
 def bird(root: Path) -> None:
     runner = Runner(root, 30.0)
     ours: dict[str, list[float]] = defaultdict(list)
+    exact: dict[str, list[float]] = defaultdict(list)
     theirs: dict[str, list[float]] = defaultdict(list)
     ex: dict[str, list[bool]] = defaultdict(list)
     for record in records(root, "bird", None):
@@ -86,19 +88,22 @@ def bird(root: Path) -> None:
             continue
         if pred.frame is None:
             ours[model].append(0.0)
+            exact[model].append(0.0)
             theirs[model].append(0.0)
             continue
-        comparison = compare_results(gold.frame, pred.frame, rows="set")
-        credit = comparison.details.partial_credit
-        ours[model].append(credit.f1 if credit is not None else 0.0)
+        for columns, scores in (("superset", ours), ("exact", exact)):
+            comparison = compare_results(gold.frame, pred.frame, rows="set", columns=columns)
+            credit = comparison.details.partial_credit
+            scores[model].append(credit.f1 if credit is not None else 0.0)
         rows_p = [tuple(r) for r in pred.frame.itertuples(index=False, name=None)]
         rows_g = [tuple(r) for r in gold.frame.itertuples(index=False, name=None)]
         theirs[model].append(bird_soft_f1(rows_p, rows_g))
     print(
         "| system | split | questions | EX (official) | Soft-F1, BIRD's definition | "
-        "sqlbench partial credit F1 | published Soft-F1 (500 mini-dev questions) |"
+        "sqlbench F1, columns: superset | sqlbench F1, columns: exact | "
+        "published Soft-F1 (500 mini-dev questions) |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for model in sorted(ours, key=lambda m: statistics.fmean(ours[m])):
         split = "mini_dev" if model in PUBLISHED_SOFT_F1 or "prompt" in model else "dev"
         published = PUBLISHED_SOFT_F1.get(model)
@@ -106,6 +111,7 @@ def bird(root: Path) -> None:
             f"| {model} | {split} | {len(ours[model])} | {100 * statistics.fmean(ex[model]):.1f} | "
             f"{100 * statistics.fmean(theirs[model]):.1f} | "
             f"{100 * statistics.fmean(ours[model]):.1f} | "
+            f"{100 * statistics.fmean(exact[model]):.1f} | "
             f"{'none published' if published is None else f'{published:.2f}'} |"
         )
 

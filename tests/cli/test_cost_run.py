@@ -123,3 +123,21 @@ def test_a_bad_budget_is_one_sentence(invoke, tmp_path: Path) -> None:
     result = invoke("run", "-C", str(root), exit_code=2)
     assert "sqlbench.yml:4: error: run.budget: give exactly one of usd or tokens" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_the_report_shows_cost_per_correct_answer_work_and_accuracy_against_cost(
+    invoke, tmp_path: Path
+) -> None:
+    with AgentServer(USAGE) as server:
+        root = make_project(tmp_path / "p", PRICING, "agents:\n" + http_agent("a", server.url))
+        invoke("run", "-C", str(root), "--agent", "a", "--name", "first")
+        invoke("run", "-C", str(root), "--agent", "a", "--name", "second")
+    page = tmp_path / "report.html"
+    invoke("report", "-C", str(root), "second", "-o", str(page))
+    html = page.read_text(encoding="utf-8")
+    assert '<td id="cost-per-correct">$0.009</td>' in html
+    assert "Accuracy against cost" in html and 'id="cost-chart"' in html
+    assert "second (a): 33% (1/3), $0.009" in html
+    # Each question's facts (drawn by the page's script) carry its cost and work ratio.
+    assert '"economy":["cost $0.003",' in html
+    assert "work 1x the ground truth" in html
