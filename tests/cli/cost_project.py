@@ -62,9 +62,10 @@ def write_replay(root: Path, name: str, usage: dict[str, Any] | None = None) -> 
 
 class AgentServer:
     """A real HTTP agent on 127.0.0.1: answers each question with ``ANSWERS`` and the same
-    ``usage``, and counts the questions it was asked."""
+    ``usage``, and counts the questions it was asked; with ``reply``, answers every request
+    with that body instead (an OpenAI-compatible judge)."""
 
-    def __init__(self, usage: dict[str, Any]) -> None:
+    def __init__(self, usage: dict[str, Any], reply: dict[str, Any] | None = None) -> None:
         import threading
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -74,8 +75,12 @@ class AgentServer:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.asked.append(request["name"])
-                body = json.dumps({"sql": ANSWERS[request["name"]], "usage": usage}).encode()
+                if reply is not None:
+                    server.asked.append("judge")
+                    body = json.dumps(reply).encode()
+                else:
+                    server.asked.append(request["name"])
+                    body = json.dumps({"sql": ANSWERS[request["name"]], "usage": usage}).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))

@@ -141,3 +141,28 @@ def test_the_report_shows_cost_per_correct_answer_work_and_accuracy_against_cost
     # Each question's facts (drawn by the page's script) carry its cost and work ratio.
     assert '"economy":["cost $0.003",' in html
     assert "work 1x the ground truth" in html
+
+
+JUDGE_REPLY = {
+    "model": "judge-m",
+    "choices": [{"message": {"content": '{"score": 1, "explanation": "fine"}'}}],
+    "usage": {"prompt_tokens": 1000, "completion_tokens": 100, "total_tokens": 1100},
+}
+
+
+def test_judge_usage_is_priced_as_the_judge_model(invoke, tmp_path: Path) -> None:
+    metric = (
+        "metrics:\n  - name: tidy\n    prompt: 'Is this SQL tidy? {{sql}}'\n"
+        "    score_ranges: {min_score: [0, 0.3], median_score: [0.3, 0.7], "
+        "max_score: [0.7, 1]}\n"
+    )
+    with AgentServer(USAGE) as agent, AgentServer({}, JUDGE_REPLY) as judge:
+        settings = PRICING + "  judge-m: {input: 1.0, output: 10.0}\n" + metric
+        settings += f"judge: {{base_url: '{judge.url.removesuffix('/answer')}', model: judge-m}}\n"
+        root = make_project(tmp_path / "p", settings, "agents:\n" + http_agent("a", agent.url))
+        data = json.loads(invoke("run", "-C", str(root), "--agent", "a", "--format", "json").stdout)
+    cost = next(r["cost"] for r in data["results"] if r["name"] == "total")
+    # Judge by hand: 1,000 in at $1/M + 100 out at $10/M = $0.002; the agent's $0.003 besides.
+    assert cost["judge_usd"] == 0.002 and cost["usd"] == 0.005
+    assert cost["tokens"] == 1200 + 1100
+    assert data["cost"]["judge_usd"] == 0.006
