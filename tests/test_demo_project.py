@@ -408,7 +408,7 @@ def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, 
     options = (
         _settings()
         .compare.merged(item.question.compare)
-        .model_dump(exclude={"variants", "variants_seed"})
+        .model_dump(exclude={"variants", "variants_seed", "max_work_ratio"})
     )
     actual = _run(warehouse, ANSWERS[name]["sql"]).to_pandas()
     verdicts = [
