@@ -26,8 +26,6 @@ class ResultSet:
 
     table: pa.Table
     """Arrow table; column names may repeat."""
-    work: Work | None = None
-    """What the query read, where the engine measured it as it ran (``engines.work``)."""
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame for ``compare_results``: decimals stay ``Decimal``, dates stay
@@ -127,8 +125,7 @@ class Engine(ABC):
 
     def work_of(self, sql: str) -> Work | None:
         """What ``sql`` would read, from the planner, without running it (``engines.work``);
-        None where the engine reports nothing so (or measures it as the query runs, in
-        ``ResultSet.work``)."""
+        None where the engine reports nothing so."""
         del sql
         return None
 

@@ -38,20 +38,16 @@ def work_record(
     outcome: AgentOutcome,
     agent_sql: str | None,
 ) -> WorkRecord | None:
-    """What the ground truth and the agent's SQL read (as the query ran where the engine
-    measures that, else from its planner) and their ratio; None unless both produced a
-    result; a record with every field None where the engine reports nothing."""
+    """What the ground truth and the agent's SQL read, from the engine's planner, and their
+    ratio; None unless both produced a result; a record with every field None where the
+    engine reports nothing."""
     if truth is None or truth.result is None or not isinstance(outcome, ResultSet):
         return None
-    truth_work = truth.result.work
-    if truth_work is None:
-        try:
-            truth_work = engine.work_of(transpile_truth(truth.sql, truth_dialect, engine.dialect))
-        except QueryError:
-            truth_work = None
-    agent_work = outcome.work
-    if agent_work is None and agent_sql is not None:
-        agent_work = engine.work_of(agent_sql)
+    try:
+        truth_work = engine.work_of(transpile_truth(truth.sql, truth_dialect, engine.dialect))
+    except QueryError:
+        truth_work = None
+    agent_work = engine.work_of(agent_sql) if agent_sql is not None else None
     reported = truth_work if truth_work is not None else agent_work
     unit = reported.unit if reported is not None else None
     return WorkRecord(
