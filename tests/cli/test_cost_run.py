@@ -166,3 +166,12 @@ def test_judge_usage_is_priced_as_the_judge_model(invoke, tmp_path: Path) -> Non
     assert cost["judge_usd"] == 0.002 and cost["usd"] == 0.005
     assert cost["tokens"] == 1200 + 1100
     assert data["cost"]["judge_usd"] == 0.006
+
+
+def test_regrade_keeps_the_answers_cost(invoke, tmp_path: Path) -> None:
+    with AgentServer(USAGE) as server:
+        root = make_project(tmp_path / "p", PRICING, "agents:\n" + http_agent("a", server.url))
+        invoke("run", "-C", str(root), "--agent", "a", "--name", "asked")
+    invoke("regrade", "-C", str(root), "asked", "--name", "again")
+    data = json.loads(invoke("show", "-C", str(root), "again", "--format", "json").stdout)
+    assert data["cost"]["usd"] == 0.009  # cached tokens and the model carried over
