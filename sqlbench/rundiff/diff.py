@@ -34,6 +34,7 @@ from functools import cached_property
 from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.records.run import HumanReview, RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
+from sqlbench.rundiff.economy import EconomyDiff, SideEconomy, economy_diff, side_economy
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
     Conclusion,
@@ -191,6 +192,8 @@ class RunSide:
     """The stored run's id (None for a side without a run)."""
     dirty: bool = False
     """True when the run evaluated a working tree with uncommitted edits (``+dirty``)."""
+    economy: SideEconomy | None = field(default=None, compare=False, repr=False)
+    """Its cost and each question's cost, partial credit and work (None without a run)."""
 
     @property
     def repeated(self) -> bool:
@@ -215,6 +218,7 @@ def side_from_run(
     """
     reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
+    results = list(results)
     for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
@@ -232,6 +236,7 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
+    passed = sum(o.counted().passes for o in outcomes)
     return RunSide(
         info.name,
         outcomes,
@@ -241,7 +246,14 @@ def side_from_run(
         reused,
         info.id,
         info.dirty,
+        side_economy(results, passed, _max_work_ratio(info)),
     )
+
+
+def _max_work_ratio(info: RunInfo) -> float | None:
+    """The run's ``compare: {max_work_ratio: N}`` (None: unset)."""
+    value = info.compare.get("max_work_ratio")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def side_from_result(result: RunResult, *, reused: bool = False) -> RunSide:
@@ -337,6 +349,9 @@ class RunDiff:
     """True when the automatic verdicts alone were counted (``--automatic-only``)."""
     decisions_left_out: int = 0
     """With ``automatic_only``: the questions on either side a person decided, not counted."""
+    economy: EconomyDiff | None = None
+    """Cost, partial credit on shared failures and work ratios (docs/cost.md), with the
+    questions' verdicts as accuracy counts them (``automatic_only`` too)."""
 
     @property
     def difference(self) -> float | None:
@@ -380,7 +395,12 @@ _ORDER = list(ChangeKind)
 
 
 def diff_runs(
-    base: RunSide, head: RunSide, alpha: float = 0.05, *, automatic_only: bool = False
+    base: RunSide,
+    head: RunSide,
+    alpha: float = 0.05,
+    max_work_ratio: float | None = None,
+    *,
+    automatic_only: bool = False,
 ) -> RunDiff:
     """Compare two runs question by question (see the module docstring for the rules).
 
@@ -447,6 +467,7 @@ def diff_runs(
         ),
         automatic_only,
         left_out,
+        economy_diff(base.economy, head.economy, max_work_ratio),
     )
 
 
@@ -454,7 +475,27 @@ def _counted_side(side: RunSide, automatic_only: bool) -> RunSide:
     """The side as accuracy counts it: people's decisions in place of the automatic verdicts,
     or (``automatic_only``) the automatic verdicts alone."""
     outcomes = tuple(o.machine() if automatic_only else o.counted() for o in side.outcomes)
-    return replace(side, outcomes=outcomes)
+    return replace(side, outcomes=outcomes, economy=_counted_economy(side.economy, outcomes))
+
+
+def _counted_economy(
+    economy: SideEconomy | None, outcomes: tuple[QuestionOutcome, ...]
+) -> SideEconomy | None:
+    """``economy`` with the verdicts ``outcomes`` count (a person's decision, or the automatic
+    verdicts alone) for its passes per correct answer and its failures on both sides; questions
+    not asked are no failure."""
+    if economy is None:
+        return None
+    verdicts = {o.full_name: o.verdict for o in outcomes if not o.uncounted}
+    questions = {
+        name: (verdicts[name], found)
+        for name, (_, found) in economy.questions.items()
+        if name in verdicts
+    }
+    cost = economy.cost
+    if cost is not None:
+        cost = replace(cost, passed=sum(o.passes for o in outcomes if not o.uncounted))
+    return replace(economy, cost=cost, questions=questions)
 
 
 def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:
