@@ -410,7 +410,7 @@ def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, 
     options = (
         _settings()
         .compare.merged(item.question.compare)
-        .model_dump(exclude={"variants", "variants_seed", "constant_answers"})
+        .model_dump(exclude={"variants", "variants_seed", "constant_answers", "max_work_ratio"})
     )
     actual = _run(warehouse, ANSWERS[name]["sql"]).to_pandas()
     verdicts = [

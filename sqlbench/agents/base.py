@@ -48,6 +48,11 @@ class Usage(BaseModel):
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0
+    """Of ``input_tokens``, those the endpoint served from its prompt cache (priced as
+    ``cached`` in ``pricing:``)."""
+    model: str | None = None
+    """The model that answered, as the endpoint names it (the key into ``pricing:``)."""
 
 
 class Answer(BaseModel):

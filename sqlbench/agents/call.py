@@ -186,8 +186,13 @@ def _checked(answer: Answer, *, as_recorded: bool = False) -> Answer:
         if found is not None:
             answer = answer.model_copy(update={"sql": found})
     usage = answer.usage
-    if usage is not None and (usage.input_tokens < 0 or usage.output_tokens < 0):
+    if usage is not None and min(usage.input_tokens, usage.output_tokens, usage.cached_tokens) < 0:
         raise AgentError("the answer's `usage` has a negative token count")
+    if usage is not None and usage.cached_tokens > usage.input_tokens:
+        raise AgentError(
+            "the answer's `usage.cached_tokens` is more than its `input_tokens` (cached tokens "
+            "are counted among the input tokens)"
+        )
     if answer.error is not None and not answer.error.strip():
         # An empty `error` carries no reason: treat it as no error (APIs send "" for none).
         answer = answer.model_copy(update={"error": None})

@@ -120,7 +120,7 @@ class LlmAgent:
         sql_calls = 0
         for _ in range(self.max_tool_calls + _EXTRA_TURNS):
             reply = self._chat(messages)
-            usage = _add_usage(usage, reply.get("usage"))
+            usage = _add_usage(usage, reply.get("usage"), reply.get("model"))
             message = _message(reply)
             content = message.get("content") or ""
             if not isinstance(content, str):
@@ -279,16 +279,20 @@ def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
 
 
-def _add_usage(total: Usage | None, reported: Any) -> Usage | None:
+def _add_usage(total: Usage | None, reported: Any, model: Any = None) -> Usage | None:
     if not isinstance(reported, dict):
         return total
     prompt, completion = reported.get("prompt_tokens"), reported.get("completion_tokens")
     if not isinstance(prompt, int) and not isinstance(completion, int):
         return total
+    details = reported.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, dict) else None
     base = total or Usage()
     return Usage(
         input_tokens=base.input_tokens + (prompt if isinstance(prompt, int) else 0),
         output_tokens=base.output_tokens + (completion if isinstance(completion, int) else 0),
+        cached_tokens=base.cached_tokens + (cached if isinstance(cached, int) else 0),
+        model=model if isinstance(model, str) and model else base.model,
     )
 
 

@@ -93,13 +93,24 @@ def validate_agent_config(config: AgentConfig) -> list[Problem]:
     kind = get_kind(config.kind)
     if kind is None:
         return [problem(config, _unknown_kind_message(config.kind))]
+    model = config.options.get("model")
+    if model is not None and not (isinstance(model, str) and model.strip()):
+        return [problem(config, "model must be the model's name as pricing: lists it (text)")]
     try:
-        options = kind.options.model_validate(config.options)
+        options = kind.options.model_validate(kind_options(kind, config))
     except ValidationError as err:
         return _option_problems(config, kind, err)
     if kind.check is None:
         return []
     return list(kind.check(config, options))
+
+
+def kind_options(kind: AgentKind, config: AgentConfig) -> dict[str, Any]:
+    """The agent's keys its kind reads: all of them, less ``model:`` where the kind has no
+    such key of its own (any agent may name its model, for ``pricing:``; docs/cost.md)."""
+    if "model" in config.options and "model" not in kind.options.model_fields:
+        return {k: v for k, v in config.options.items() if k != "model"}
+    return dict(config.options)
 
 
 def build_agent(config: AgentConfig | str, context: AgentContext) -> Agent:
@@ -124,7 +135,7 @@ def build_agent(config: AgentConfig | str, context: AgentContext) -> Agent:
         raise ProjectInvalid(problems)
     kind = get_kind(config.kind)
     assert kind is not None  # validated above
-    options = kind.options.model_validate(config.options)
+    options = kind.options.model_validate(kind_options(kind, config))
     try:
         return kind.build(config, options, context)
     except SqlbenchError:

@@ -10,6 +10,7 @@ from sqlbench.compare.model import (
     Finding,
     NearMiss,
     NearMissKind,
+    PartialCredit,
 )
 from sqlbench.errors import CompareOptionError, InputError
 
@@ -23,5 +24,6 @@ __all__ = [
     "InputError",
     "NearMiss",
     "NearMissKind",
+    "PartialCredit",
     "compare_results",
 ]

@@ -28,6 +28,7 @@ from sqlbench.compare.nearmiss import Analysis, best_mapping, near_misses
 from sqlbench.compare.normalize import normalize
 from sqlbench.compare.order import OrderPlan, plan_order, tie_groups
 from sqlbench.compare.pairs import RowMatch
+from sqlbench.compare.partial import full_credit, partial_credit
 from sqlbench.compare.reasons import build_reason
 from sqlbench.compare.views import ResultRole, Tolerance, ViewSet, pair_domain
 from sqlbench.errors import CompareOptionError
@@ -252,24 +253,28 @@ def _decide(
         )
         tried = result.tried + second.tried
         if second.status is SearchStatus.FOUND:
+            mapping = dict(enumerate(second.mapping or ()))
             return _finish(
                 Verdict.REVIEW,
                 replace(
                     base,
                     problem=Finding.ORDER_UNDECIDABLE,
                     mappings_tried=tried,
-                    column_mapping=dict(enumerate(second.mapping or ())),
+                    column_mapping=mapping,
                     mapping_matches=False,
+                    partial_credit=full_credit(matcher, mapping),  # every row, out of order
                 ),
             )
         result = replace(second, tried=tried, failed=None)  # rows under other criteria
     if result.status is SearchStatus.FOUND:
         assert result.mapping is not None
+        mapping = dict(enumerate(result.mapping))
         details = replace(
             base,
-            column_mapping=dict(enumerate(result.mapping)),
+            column_mapping=mapping,
             mapping_matches=True,
             mappings_tried=result.tried,
+            partial_credit=full_credit(matcher, mapping),
         )
         if result.swapped:
             return _finish(
@@ -283,6 +288,8 @@ def _decide(
     if result.status in (SearchStatus.BUDGET, SearchStatus.UNDECIDED):
         problem = Finding.BUDGET if result.status is SearchStatus.BUDGET else Finding.UNDECIDED
         mapping, _ = _best(analysis)
+        # Undecided: the tolerant pairing was too large to settle, so the cells are not counted.
+        credit = partial_credit(matcher, mapping) if problem is Finding.BUDGET else None
         return _finish(
             Verdict.REVIEW,
             replace(
@@ -290,6 +297,7 @@ def _decide(
                 problem=problem,
                 mappings_tried=min(result.tried, budget),
                 column_mapping=mapping,
+                partial_credit=credit,
             ),
         )
     problem = Finding.NO_PARTNER if result.unpartnered else Finding.ROWS_DIFFER
@@ -340,12 +348,15 @@ def _extra_columns(superset: Comparison) -> Comparison:
         if passes
         else ()
     )
+    extra = tuple(j for j in range(len(d.actual_columns)) if j not in mapped)
+    credit = d.partial_credit
     details = replace(
         d,
         problem=Finding.EXTRA_COLUMNS,
         superset_problem=d.problem,
-        extra_columns=tuple(j for j in range(len(d.actual_columns)) if j not in mapped),
+        extra_columns=extra,
         near_misses=misses,
+        partial_credit=credit.with_extra_columns(len(extra)) if credit is not None else None,
     )
     return _finish(Verdict.FAIL, details)
 
@@ -376,7 +387,12 @@ def _fail(
     if problem is Finding.ROWS_DIFFER and any(m.kind is NearMissKind.ORDER_ONLY for m in misses):
         problem = Finding.ORDER
     details = replace(
-        base, problem=problem, column_mapping=mapping, column_gaps=gaps, near_misses=misses
+        base,
+        problem=problem,
+        column_mapping=mapping,
+        column_gaps=gaps,
+        near_misses=misses,
+        partial_credit=partial_credit(matcher, mapping, rows),
     )
     if rows is not None:
         e_examples, a_examples = examples(matcher, mapping, rows)

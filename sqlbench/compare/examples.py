@@ -59,7 +59,7 @@ def _partners(
     columns (the first in value order among equals); then the rest, in value order."""
     if not len(candidates):
         return []
-    ordered = candidates[_value_order(matcher, mapping, candidates)]
+    ordered = candidates[value_order(matcher, mapping, candidates)]
     pairs = [matcher.pair(i, mapping[i]) for i in sorted(mapping)]
     taken = np.zeros(len(ordered), dtype=bool)
     chosen: list[int] = []
@@ -68,7 +68,7 @@ def _partners(
             break
         agree = np.zeros(len(ordered), dtype=np.int64)
         for pair in pairs:
-            agree += _agrees(matcher, pair, e, ordered)
+            agree += agrees(matcher, pair, e, ordered)
         agree[taken] = -1
         best = int(np.argmax(agree))  # the first of the best, in value order
         taken[best] = True
@@ -77,7 +77,7 @@ def _partners(
     return chosen + [int(r) for r in rest]
 
 
-def _agrees(matcher: Matcher, pair: Pair, e: int, a_rows: np.ndarray) -> np.ndarray:
+def agrees(matcher: Matcher, pair: Pair, e: int, a_rows: np.ndarray) -> np.ndarray:
     """Per agent row: does its value in this pair equal expected row ``e``'s (NULL = NULL)?"""
     e_null = bool(pair.expected.null[e])
     a_null: np.ndarray = pair.actual.null[a_rows]
@@ -93,17 +93,24 @@ def _agrees(matcher: Matcher, pair: Pair, e: int, a_rows: np.ndarray) -> np.ndar
     return agreed
 
 
-def _value_order(matcher: Matcher, mapping: dict[int, int], rows: np.ndarray) -> np.ndarray:
-    """The order that sorts ``rows`` of the agent's result by their values in the mapped
-    columns (expected-column order; NULLs last), independent of where the rows stand."""
+def value_order(
+    matcher: Matcher,
+    mapping: dict[int, int],
+    rows: np.ndarray,
+    side: ResultRole = ResultRole.ACTUAL,
+) -> np.ndarray:
+    """The order that sorts ``rows`` of one side's result (the agent's by default) by their
+    values in the mapped columns (expected-column order; NULLs last), independent of where the
+    rows stand."""
     keys: list[np.ndarray] = []
     for i in sorted(mapping):
         j = mapping[i]
         domain = matcher.views.domain(i, j)
         assert domain is not None
-        column = matcher.views.column(ResultRole.ACTUAL, j)
+        pos = j if side is ResultRole.ACTUAL else i
+        column = matcher.views.column(side, pos)
         keys.append(column.null[rows].astype(np.int64))
-        keys.append(_sort_key(matcher, column, domain, j, rows))
+        keys.append(_sort_key(matcher, column, domain, pos, rows, side))
     if not keys:
         return np.arange(len(rows))
     # lexsort sorts by its last key first; the first mapped column leads.
@@ -112,13 +119,18 @@ def _value_order(matcher: Matcher, mapping: dict[int, int], rows: np.ndarray) ->
 
 
 def _sort_key(
-    matcher: Matcher, column: Column, domain: Domain, j: int, rows: np.ndarray
+    matcher: Matcher,
+    column: Column,
+    domain: Domain,
+    j: int,
+    rows: np.ndarray,
+    side: ResultRole = ResultRole.ACTUAL,
 ) -> np.ndarray:
     """Keys that sort a column's values by value. Numbers, instants, times and durations
     have value-derived codes; text, bytes and mixed values get codes in order of first
     appearance, so those are ranked by value here."""
     if domain is Domain.FLOAT:
-        view = matcher.views.view(ResultRole.ACTUAL, j, domain)
+        view = matcher.views.view(side, j, domain)
         assert view.floats is not None
         return np.where(view.null[rows], 0.0, view.floats[rows])
     if domain in (Domain.TEXT, Domain.BYTES):
@@ -138,7 +150,7 @@ def _sort_key(
         picked = np.array([tagged[int(r)] for r in rows], dtype=object)
         _, inverse = np.unique(picked, return_inverse=True)
         return np.asarray(inverse, dtype=np.int64).reshape(-1)
-    codes: np.ndarray = matcher.views.view(ResultRole.ACTUAL, j, domain).codes[rows]
+    codes: np.ndarray = matcher.views.view(side, j, domain).codes[rows]
     return codes
 
 

@@ -191,6 +191,11 @@ class Matcher:
             distinct_rows=self._distinct_rows,
         )
 
+    def distinct_rows(self, views: list[View], count: int) -> np.ndarray:
+        """One side's distinct rows (each one's first occurrence) over ``views``, remembered
+        for the view set."""
+        return self._distinct_rows(views, count)
+
     def _distinct_rows(self, views: list[View], count: int) -> np.ndarray:
         """``rows.distinct_rows``, remembered for the view set (its views live as long as it
         does, so their ids name them)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 from sqlbench.verdicts import Verdict
@@ -86,6 +86,47 @@ class ColumnGap:
 
 
 @dataclass(frozen=True)
+class PartialCredit:
+    """Cell-level precision, recall and F1 of the agent's result against the expected one
+    (``sqlbench.compare.partial``; docs/verdicts.md, "Partial credit"). Never a verdict."""
+
+    matched_cells: int
+    """True positives: expected cells the agent's result holds."""
+    agent_cells: int
+    """Cells of the agent's result that count (mapped columns, and under ``columns: exact`` its
+    extra ones, on the rows compared)."""
+    expected_cells: int
+    """Cells of the expected result (every column, on the rows compared)."""
+    agent_rows: int = 0
+    """Rows of the agent's result that count (distinct ones under ``rows: set``)."""
+
+    @property
+    def precision(self) -> float:
+        """Matched cells over the agent's cells (1 when both results are empty)."""
+        if not self.agent_cells:
+            return 1.0 if not self.expected_cells else 0.0
+        return self.matched_cells / self.agent_cells
+
+    @property
+    def recall(self) -> float:
+        """Matched cells over the expected cells (1 when both results are empty)."""
+        if not self.expected_cells:
+            return 1.0 if not self.agent_cells else 0.0
+        return self.matched_cells / self.expected_cells
+
+    @property
+    def f1(self) -> float:
+        """The harmonic mean of precision and recall (0 when both are 0)."""
+        p, r = self.precision, self.recall
+        return 2 * p * r / (p + r) if p + r > 0 else 0.0
+
+    def with_extra_columns(self, extra: int) -> PartialCredit:
+        """The same credit with ``extra`` more agent columns counted as false positives on each
+        counted agent row (``columns: exact``)."""
+        return replace(self, agent_cells=self.agent_cells + extra * self.agent_rows)
+
+
+@dataclass(frozen=True)
 class ComparisonDetails:
     """Everything the comparison found; the reason is built from these fields only."""
 
@@ -140,6 +181,9 @@ class ComparisonDetails:
     comparison."""
     mappings_tried: int = 0
     budget: int = 0
+    partial_credit: PartialCredit | None = None
+    """How many of the expected cells the agent's result holds under ``column_mapping``
+    (``sqlbench.compare.partial``); it never changes the verdict."""
     notes: tuple[str, ...] = field(default=())
     """Other facts worth a mention (empty ground truth, unparseable SQL, ...)."""
 

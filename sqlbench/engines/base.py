@@ -19,6 +19,8 @@ import pyarrow as pa
 if TYPE_CHECKING:  # imported where used: the DuckDB query process never loads pandas
     import pandas as pd
 
+    from sqlbench.engines.work import Work
+
 
 @dataclass(frozen=True)
 class ResultSet:
@@ -125,6 +127,12 @@ class Engine(ABC):
     @abstractmethod
     def tables(self) -> list[TableInfo]:
         """Tables and views agent SQL may read (after setup)."""
+
+    def work_of(self, sql: str) -> Work | None:
+        """What ``sql`` would read, from the planner, without running it (``engines.work``);
+        None where the engine reports nothing so."""
+        del sql
+        return None
 
     @abstractmethod
     def close(self) -> None:

@@ -55,6 +55,7 @@ from sqlbench.engines.fetch import (
 from sqlbench.engines.guard import unchecked_syntax
 from sqlbench.engines.limits import duckdb_memory_limit_mb, duckdb_query_process_mb
 from sqlbench.engines.registry import WarehouseTarget
+from sqlbench.engines.work import Work, duckdb_plan_work, duckdb_table_rows
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.dialect import url_location, url_scheme
 from sqlbench.tempdirs import make_temp
@@ -176,6 +177,8 @@ class DuckDBEngine(AgentSqlEngine):
         self._wrappers: set[tuple[str, str]] = set()
         """The in-memory views that expose the attached file's tables and views."""
         self._database = database
+        self._table_rows: dict[str, int] | None = None
+        """Rows per table, for the work of plans (read once: the data is fixed once locked)."""
         self._query_process: QueryProcess | None = None
         if query_process_mb is not None and sys.platform == "linux":
             # Agent SQL runs in a child process under an address-space limit (see
@@ -338,6 +341,24 @@ class DuckDBEngine(AgentSqlEngine):
             max_bytes=limits.max_bytes,
             spent_s=limits.spent_s,
         )
+
+    def work_of(self, sql: str) -> Work | None:
+        """The rows DuckDB's plan of ``sql`` scans (``engines.work``), planned here (where the
+        setup ran too) and never run; None when it does not plan or scans what has no known
+        size."""
+        self.lock()
+        with self._cursor_lock:
+            cursor = self._con.cursor()
+        try:
+            cursor.execute("BEGIN TRANSACTION READ ONLY")
+            if self._table_rows is None:
+                self._table_rows = duckdb_table_rows(cursor)
+            rows = cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}").fetchall()
+            return duckdb_plan_work(str(rows[0][1]), self._table_rows) if rows else None
+        except duckdb.Error:
+            return None
+        finally:
+            cursor.close()
 
     def _syntax_error(self, sql: str, guard_error: QueryError, limits: QueryLimits) -> QueryError:
         """SQL sqlglot cannot parse: DuckDB's own parser (which runs nothing) says what is

@@ -40,6 +40,7 @@ from sqlbench.engines.limits import server_query_process_mb
 from sqlbench.engines.profiles import MySqlProfile, Profile, profile_for
 from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.engines.setup_sql import SetupStatement, temporary_setup
+from sqlbench.engines.work import Work, explain_statement, explained_work
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.dialect import (
     is_known_scheme,
@@ -98,6 +99,10 @@ def open_warehouse(target: WarehouseTarget) -> SqlAlchemyEngine:
         pool_size=settings.run.concurrency,
         query_process_mb=server_query_process_mb(settings.run),
     )
+
+
+_EXPLAIN_TIMEOUT_S = 5.0
+"""How long asking the planner for a query's work may take."""
 
 
 class SqlAlchemyEngine(AgentSqlEngine):
@@ -283,6 +288,30 @@ class SqlAlchemyEngine(AgentSqlEngine):
 
     def _run_checked(self, sql: str, limits: QueryLimits) -> ResultSet:
         return self._run(sql, limits, agent=True)
+
+    def work_of(self, sql: str) -> Work | None:
+        """The planner's account of ``sql`` (PostgreSQL's plan cost, SQLite's full table
+        scans; ``engines.work``), run behind the same read-only session and timeout as agent
+        SQL; None on other databases, or when the planner refuses it."""
+        statement = explain_statement(self.dialect, sql)
+        if statement is None:
+            return None
+        try:
+            raw = self._checkout()
+        except _ConnectionLost:
+            return None
+        cursor: Any = None
+        try:
+            self._profile.begin(
+                raw.dbapi_connection, timeout_s=_EXPLAIN_TIMEOUT_S, max_rows=1000, agent=True
+            )
+            cursor = raw.dbapi_connection.cursor()
+            cursor.execute(statement)
+            return explained_work(self.dialect, cursor.fetchall())
+        except Exception:  # the work is extra information: never the answer's failure
+            return None
+        finally:
+            self._release(raw, cursor, drop=False, agent=True)
 
     def _sqlite_syntax_error(
         self, sql: str, guard_error: QueryError, limits: QueryLimits

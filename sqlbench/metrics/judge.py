@@ -73,6 +73,10 @@ class JudgeReply:
     text: str
     tokens: int | None
     cached: bool
+    input_tokens: int | None = None
+    """Prompt tokens the call spent (None when the endpoint did not say, or the reply came
+    from the cache and cost nothing)."""
+    output_tokens: int | None = None
 
 
 def resolve_judge(
@@ -187,7 +191,10 @@ class Judge:
             raise JudgeError(self._safe(f"the judge failed: {type(err).__name__}: {err}")) from err
         if self.cache is not None and accepted:
             self.cache.cache_judge_reply(key, json.dumps({"text": text, "tokens": tokens}))
-        return JudgeReply(text, tokens, cached=False)
+        spent_in, spent_out = _split_usage(reply)
+        return JudgeReply(
+            text, tokens, cached=False, input_tokens=spent_in, output_tokens=spent_out
+        )
 
     def _redacted(self, text: str) -> str:
         """The reply's text with the key (and any registered secret) masked: a judge may echo
@@ -360,3 +367,11 @@ def _content(reply: Any) -> tuple[str, int | None]:
     usage = reply.get("usage") if isinstance(reply, dict) else None
     tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
     return text, _tokens(tokens)
+
+
+def _split_usage(reply: Any) -> tuple[int | None, int | None]:
+    """The reply's prompt and completion tokens (None where not reported or not believable)."""
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    return _tokens(usage.get("prompt_tokens")), _tokens(usage.get("completion_tokens"))

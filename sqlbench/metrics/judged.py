@@ -82,6 +82,9 @@ class Verdicts:
     band: str
     explanation: str
     tokens: int | None
+    input_tokens: int | None = None
+    """Prompt tokens spent on this call (None: from the cache, or not reported)."""
+    output_tokens: int | None = None
 
 
 def placeholder_values(question: Question | None, trial: TrialResult) -> dict[str, str]:
@@ -186,7 +189,7 @@ def tool_execution_accuracy(
     scores: list[float] = []
     detail: list[dict[str, Any]] = []
     errors: list[str] = []
-    tokens = 0
+    tokens = spent_in = spent_out = 0
     for entry, index in pairs:
         item: dict[str, Any] = {"tool_name": entry.tool_name, "call": index}
         if index is None:
@@ -214,6 +217,8 @@ def tool_execution_accuracy(
                 item[f"{aspect}_error"] = str(err)
                 continue
             tokens += verdict.tokens or 0
+            spent_in += verdict.input_tokens or 0
+            spent_out += verdict.output_tokens or 0
             scores.append(verdict.score)
             item[f"{aspect}_score"] = verdict.score
             item[f"{aspect}_explanation"] = verdict.explanation
@@ -233,6 +238,8 @@ def tool_execution_accuracy(
         judge_model=judge.model,
         prompt_hash=prompt_hash(TOOL_INPUT_PROMPT + TOOL_OUTPUT_PROMPT),
         judge_tokens=tokens or None,
+        judge_input_tokens=spent_in or None,
+        judge_output_tokens=spent_out or None,
         detail={"pairs": detail},
     )
 
@@ -255,6 +262,8 @@ def _judged(
         band=verdict.band,
         explanation=verdict.explanation,
         judge_tokens=verdict.tokens,
+        judge_input_tokens=verdict.input_tokens,
+        judge_output_tokens=verdict.output_tokens,
         **common,
     )
 
@@ -294,7 +303,9 @@ def _ask(
             level = band(score)  # a gap between ranges: the position on the scale decides
     else:
         level = band(score)
-    return Verdicts(score, level, explanation, reply.tokens)
+    return Verdicts(
+        score, level, explanation, reply.tokens, reply.input_tokens, reply.output_tokens
+    )
 
 
 def parse_reply(text: str, lowest: float = 0.0, highest: float = 1.0) -> tuple[float, str]:

@@ -54,6 +54,10 @@ VariantCount = Annotated[int, Field(ge=0, le=MAX_VARIANTS)]
 """Data variants a question is graded on besides the original data."""
 VariantSeed = Annotated[int, Field(ge=0, le=2**31 - 1)]
 """The seed data variants are generated from."""
+WorkRatio = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+"""How many times what the ground truth read the agent SQL may read (a check rule)."""
+Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""Dollars per million tokens."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -139,6 +143,9 @@ class CompareOptions(_Strict):
     """Also grade on this many generated data variants (0: only the original data)."""
     variants_seed: VariantSeed = 0
     """The seed the variants are generated from (recorded with the run)."""
+    max_work_ratio: WorkRatio | None = None
+    """A check rule when set: a head question whose agent SQL read more than this many times
+    what its ground truth read fails ``sqlbench check`` (docs/cost.md); never a verdict."""
     constant_answers: ConstantAnswers = "review"
     """Agent SQL whose result cannot depend on the data (it reads no table or view, or only
     literals make its output) where the ground truth reads the data: review, fail, or allow
@@ -152,10 +159,15 @@ class CompareOptions(_Strict):
         return self.model_copy(update=changes)
 
 
+RUN_WIDE_COMPARE_KEYS = frozenset({"max_work_ratio"})
+"""``compare:`` keys that are check rules over a whole run, not how a question is compared:
+set per project only (a question's ``compare:`` refuses them)."""
+
+
 class CompareOverrides(_Strict):
     """Per-question ``compare:`` keys; unset keys fall back to the project's. Each key has the
     type and range of its ``CompareOptions`` namesake (``tests/project/test_settings.py``
-    checks that they accept and refuse the same values)."""
+    checks that they accept and refuse the same values), ``RUN_WIDE_COMPARE_KEYS`` aside."""
 
     order: OrderMode | None = None
     rows: RowsMode | None = None
@@ -166,6 +178,31 @@ class CompareOverrides(_Strict):
     variants: VariantCount | None = None
     variants_seed: VariantSeed | None = None
     constant_answers: ConstantAnswers | None = None
+
+
+class Budget(_Strict):
+    """``run.budget``: what a run may spend, in dollars (``usd``, priced with ``pricing:``) or
+    in tokens; the run stops asking before the next question would pass it (docs/cost.md)."""
+
+    usd: float | None = Field(None, gt=0, allow_inf_nan=False)
+    tokens: int | None = Field(None, gt=0)
+
+    @model_validator(mode="after")
+    def _one_unit(self) -> Budget:
+        if (self.usd is None) == (self.tokens is None):
+            raise PydanticCustomError(
+                "budget", "give exactly one of usd or tokens, e.g. {usd: 5} or {tokens: 200000}"
+            )
+        return self
+
+
+class ModelPrice(_Strict):
+    """One model's prices in ``pricing:``, in dollars per million tokens."""
+
+    input: Price
+    output: Price
+    cached: Price | None = None
+    """Input tokens served from the endpoint's cache; None: priced as ``input``."""
 
 
 class RunSettings(_Strict):
@@ -186,6 +223,8 @@ class RunSettings(_Strict):
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
     """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
+    budget: Budget | None = None
+    """What the run may spend (docs/cost.md); None: no limit."""
     processes: int | Literal["auto"] = "auto"
     """Processes grading a batch of replayed answers (``run --agent a,b``, see
     ``runs/forked.py``): ``auto`` uses up to 4 cores when it is safe and worth it, 1 keeps one
@@ -434,6 +473,8 @@ class Settings(_Strict):
     """Custom judged metrics (docs/agent-behaviour.md)."""
     dbt: DbtSettings | None = None
     """The data model as a dbt project (docs/dbt.md); None: ``setup`` SQL only."""
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """Dollars per million tokens by model name (docs/cost.md); none built in."""
 
     @field_validator("warehouses", mode="before")
     @classmethod

@@ -111,6 +111,10 @@ class MetricResult(_Model):
     judge_model: str | None = None
     prompt_hash: str | None = None
     judge_tokens: int | None = None
+    judge_input_tokens: int | None = None
+    """Prompt tokens this metric's judge calls spent (None: answered from the cache, or not
+    reported), priced with ``pricing:`` (docs/cost.md)."""
+    judge_output_tokens: int | None = None
 
 
 class AssertionResult(_Model):
@@ -205,6 +209,48 @@ class VariantsRecord(_Model):
     """Of those, how many the kept variants tell from the ground truth."""
 
 
+class PartialCreditRecord(_Model):
+    """How many of the expected result's cells the agent's result holds (docs/verdicts.md,
+    "Partial credit"): never a verdict."""
+
+    precision: float
+    """Matched cells over the agent's cells."""
+    recall: float
+    """Matched cells over the expected cells."""
+    f1: float
+
+
+class CostRecord(_Model):
+    """What an answer cost (docs/cost.md): the agent's tokens and, where judged, the judge's,
+    priced with ``pricing:``."""
+
+    usd: float | None = None
+    """Agent and judge usage priced; None when some of it has no price (``unpriced``) or no
+    usage was reported."""
+    tokens: int | None = None
+    """Agent input and output tokens plus judge tokens; None when none were reported."""
+    model: str | None = None
+    """The model the agent's usage was priced as (``usage.model``, else the agent's
+    ``model:``)."""
+    judge_usd: float | None = None
+    """The judge's share of ``usd``."""
+    unpriced: list[str] = Field(default_factory=list)
+    """Why ``usd`` is None: the models (or "the agent's model") with usage but no price."""
+
+
+class WorkRecord(_Model):
+    """What the warehouse reported each query read (docs/cost.md, "Warehouse work")."""
+
+    truth: float | None = None
+    """The ground truth's work; None where the engine reports nothing."""
+    agent: float | None = None
+    """The agent SQL's work."""
+    ratio: float | None = None
+    """agent / truth; None where either is unknown or the truth's is 0."""
+    unit: str | None = None
+    """What the numbers count (``rows scanned``, ``plan cost``, ``table scans``)."""
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -253,6 +299,17 @@ class TrialResult(_Model):
     """The agent call's latency (retries included)."""
     input_tokens: int | None = None
     output_tokens: int | None = None
+    cached_tokens: int | None = None
+    """Input tokens the agent's endpoint served from its cache (part of ``input_tokens``)."""
+    usage_model: str | None = None
+    """The model the agent said it used (``usage.model``)."""
+    cost: CostRecord | None = None
+    """What the answer cost; None in runs stored before it was recorded."""
+    work: WorkRecord | None = None
+    """What the ground truth and the agent's SQL read; None where not recorded."""
+    partial_credit: PartialCreditRecord | None = None
+    """Cells of the expected result the agent's result holds; None where there was no ground
+    truth result to hold (no ground truth, it failed, the question was skipped)."""
     timings_ms: dict[str, float] = Field(default_factory=dict)
     """Harness timings: ``truth``, ``agent_sql``, ``compare``, ``variants`` (milliseconds)."""
     variants: VariantsRecord | None = None
@@ -388,6 +445,9 @@ class RunSummary(_Model):
     """Graded trials, skipped ones included (progress of a running run)."""
     human: int = 0
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
+    cost_usd: float | None = None
+    """What the run's answers cost (``pricing:``); None when none recorded a cost or some
+    usage has no price (docs/cost.md)."""
 
     @property
     def accuracy(self) -> Accuracy:

@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from sqlbench.records.run import RunSummary
 from sqlbench.report.html_data import report_data
+from sqlbench.report.run_format import usd_text
 from sqlbench.runs.scores import RunResult
 
 if TYPE_CHECKING:
@@ -71,6 +72,7 @@ def render(
         breakdowns=data["breakdowns"],
         compare=data["compare"],
         trend=trend_chart(data["trend"]),
+        cost_chart=cost_chart(history, run.info.id),
         nonce=secrets.token_urlsafe(16),
         connect=Markup("'self'" if viewer else "'none'"),
         viewer=viewer,
@@ -97,6 +99,43 @@ def _asset(name: str) -> Markup:
     if "</" in text.replace("<\\/", ""):
         raise ValueError(f"{name} must not contain '</' (it is inlined in the page)")
     return Markup(text)
+
+
+def cost_chart(history: Sequence[RunSummary], current: str) -> dict[str, Any] | None:
+    """Accuracy against cost over the stored runs priced in full (docs/cost.md): one dot per
+    run, cost rightwards from $0, accuracy 0–100% upwards; None with fewer than two."""
+    runs = [
+        s
+        for s in history
+        if s.cost_usd is not None and s.accuracy.value is not None and s.info.shard is None
+    ]
+    if len(runs) < 2:
+        return None
+    top = max(s.cost_usd or 0.0 for s in runs) or 1.0
+    inner_w = _TREND_WIDTH - 2 * _TREND_PAD
+    inner_h = _TREND_HEIGHT - 2 * _TREND_PAD
+    dots = [
+        {
+            "x": round(_TREND_PAD + (s.cost_usd or 0.0) / top * inner_w, 1),
+            "y": round(_TREND_PAD + (1 - (s.accuracy.value or 0.0)) * inner_h, 1),
+            "title": f"{s.info.name} ({s.info.agent_name}): {s.accuracy.label()}, "
+            f"{usd_text(s.cost_usd)}",
+            "current": s.info.id == current,
+        }
+        for s in runs
+    ]
+    grid = [
+        {"y": round(_TREND_PAD + (1 - v) * inner_h, 1), "label": f"{v:.0%}"}
+        for v in (0.0, 0.5, 1.0)
+    ]
+    return {
+        "width": _TREND_WIDTH,
+        "height": _TREND_HEIGHT,
+        "pad": _TREND_PAD,
+        "dots": dots,
+        "grid": grid,
+        "right": usd_text(top),
+    }
 
 
 def trend_chart(series: list[dict[str, Any]]) -> dict[str, Any] | None:

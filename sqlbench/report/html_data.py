@@ -12,7 +12,14 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlbench.records.run import HumanReview, Preview, RunSummary
-from sqlbench.report.run_format import counts_line, human_line, verdict_text
+from sqlbench.report.run_format import (
+    counts_line,
+    economy_lines,
+    human_line,
+    trial_economy,
+    usd_text,
+    verdict_text,
+)
 from sqlbench.report.rundiff_format import counting_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_result
@@ -93,7 +100,21 @@ def _run(run: RunResult) -> dict[str, Any]:
         "latency_p95": _percentile(latencies, 0.95),
         "input_tokens": sum(input_tokens) if input_tokens else None,
         "output_tokens": sum(output_tokens) if output_tokens else None,
+        "cost": _cost(run),
+        "economy": economy_lines(run),
         "error": info.error,
+    }
+
+
+def _cost(run: RunResult) -> dict[str, str] | None:
+    """The run's cost as the report shows it (docs/cost.md); None when none was recorded."""
+    cost = run.cost()
+    if cost is None:
+        return None
+    return {
+        "total": usd_text(cost.usd),
+        "per_correct": usd_text(cost.per_correct) if cost.usd is not None else "not priced",
+        "tokens": f"{cost.tokens:,}" if cost.tokens is not None else "–",
     }
 
 
@@ -164,6 +185,8 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "latency_ms": shown.latency_ms,
         "input_tokens": shown.input_tokens,
         "output_tokens": shown.output_tokens,
+        "economy": trial_economy(shown),
+        "work_ratio": shown.work.ratio if shown.work is not None else None,
         "trials": [t.verdict.value for t in question.trials],
         "trial": shown.trial,
         "change": change,

@@ -6,7 +6,7 @@ from collections import Counter
 from datetime import datetime
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod
-from sqlbench.records.run import HumanReview, RunInfo, utc_now
+from sqlbench.records.run import HumanReview, RunInfo, TrialResult, utc_now
 from sqlbench.runs.scores import QuestionResult, RunResult, not_asked_summary
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
@@ -193,7 +193,7 @@ def summary_lines(run: RunResult) -> list[str]:
     facts = usage_line(run)
     if facts:
         lines.append(facts)
-    return lines
+    return lines + economy_lines(run)
 
 
 def usage_line(run: RunResult) -> str:
@@ -206,3 +206,112 @@ def usage_line(run: RunResult) -> str:
     if tokens is not None:
         facts.append(f"tokens {tokens[0]} in / {tokens[1]} out")
     return " · ".join(facts)
+
+
+def usd_text(usd: float | None) -> str:
+    """Dollars as people read a small bill: ``$0.0042``, ``$1.23``, ``$1,234``; ``not priced``
+    for None.
+
+    Example:
+        >>> usd_text(0.0041666), usd_text(1.234), usd_text(1234.5), usd_text(None)
+        ('$0.00417', '$1.23', '$1,234', 'not priced')
+    """
+    if usd is None:
+        return "not priced"
+    if usd >= 1000:
+        return f"${usd:,.0f}"
+    if usd >= 1 or usd == 0:
+        return f"${usd:,.2f}"
+    return f"${usd:.3g}"
+
+
+def ratio_text(ratio: float | None) -> str:
+    """A work ratio: ``40x``, ``1.2x``, ``0.05x``; ``not reported`` for None.
+
+    Example:
+        >>> ratio_text(40.0), ratio_text(1.234), ratio_text(0.0512), ratio_text(None)
+        ('40x', '1.2x', '0.051x', 'not reported')
+    """
+    if ratio is None:
+        return "not reported"
+    return f"{ratio:.2g}x" if ratio < 10 else f"{ratio:,.0f}x"
+
+
+def cost_line(run: RunResult) -> str:
+    """``Cost $0.042 · $0.0105 per correct answer · 12,345 tokens`` (empty when no answer
+    recorded a cost); names the models without a price."""
+    cost = run.cost()
+    if cost is None:
+        return ""
+    facts = [f"Cost {usd_text(cost.usd)}"]
+    if cost.usd is not None:
+        facts.append(
+            f"{usd_text(cost.per_correct)} per correct answer"
+            if cost.per_correct is not None
+            else "no correct answer"
+        )
+        if cost.judge_usd:
+            facts.append(f"judge {usd_text(cost.judge_usd)}")
+    elif cost.unpriced:
+        facts.append(f"no price for {', '.join(cost.unpriced)} in pricing:")
+    if cost.tokens is not None:
+        facts.append(f"{cost.tokens:,} tokens")
+    return " · ".join(facts)
+
+
+def credit_line(run: RunResult) -> str:
+    """``Partial credit F1 0.73 (precision 0.80, recall 0.70) over 30 answers``; empty when
+    no answer has one."""
+    credit = run.partial_credit()
+    if credit is None:
+        return ""
+    return (
+        f"Partial credit F1 {credit.f1:.2f} (precision {credit.precision:.2f}, recall "
+        f"{credit.recall:.2f}) over {credit.answers} answer{'s' if credit.answers != 1 else ''}"
+    )
+
+
+def work_line(run: RunResult) -> str:
+    """``Work (rows scanned): agent/truth median 1.2x, max 40x over 28 answers; 2 above
+    10x``; empty when no answer recorded work."""
+    work = run.work()
+    if work is None:
+        return ""
+    if not work.ratios:
+        return f"Work: {work.unit}"
+    line = (
+        f"Work ({work.unit}): agent/truth median {ratio_text(work.median)}, max "
+        f"{ratio_text(work.ratios[-1])} over {len(work.ratios)} answers"
+    )
+    above = work.above(10)
+    return line + (f"; {above} above 10x" if above else "")
+
+
+def economy_lines(run: RunResult) -> list[str]:
+    """The cost, partial-credit and work lines that apply to the run."""
+    return [line for line in (cost_line(run), credit_line(run), work_line(run)) if line]
+
+
+def trial_economy(trial: TrialResult) -> list[str]:
+    """An answer's cost, partial credit and work, as ``show`` lists its facts."""
+    facts = []
+    if trial.cost is not None and (trial.cost.usd is not None or trial.cost.unpriced):
+        facts.append(f"cost {usd_text(trial.cost.usd)}")
+    if trial.partial_credit is not None:
+        credit = trial.partial_credit
+        facts.append(
+            f"partial credit F1 {credit.f1:.2f} (precision {credit.precision:.2f}, recall "
+            f"{credit.recall:.2f})"
+        )
+    if trial.work is not None:
+        work = trial.work
+        if work.ratio is not None:
+            facts.append(
+                f"work {ratio_text(work.ratio)} the ground truth's ({work.unit}: "
+                f"{work.agent:,.0f} vs {work.truth:,.0f})"
+                if work.agent is not None and work.truth is not None
+                else f"work {ratio_text(work.ratio)}"
+            )
+        elif work.unit is None:
+            facts.append("work not reported")
+    return facts

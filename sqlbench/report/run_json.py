@@ -50,10 +50,46 @@ def run_to_json(
         "by_tag": {name: _acc(acc) for name, acc in run.by_tag().items()},
         "latency_ms": None if latency is None else {"p50": latency[0], "p95": latency[1]},
         "tokens": None if tokens is None else {"input": tokens[0], "output": tokens[1]},
+        **economy_json(run),
         "results": [
             _question(q, run.info.repeat)
             for q in (run.questions if questions is None else questions)
         ],
+    }
+
+
+def economy_json(run: RunResult) -> dict[str, Any]:
+    """The run's ``cost`` (sums, per answer, per correct answer), mean ``partial_credit`` and
+    ``work`` ratios (docs/cost.md); each None when no answer recorded it."""
+    cost, credit, work = run.cost(), run.partial_credit(), run.work()
+    return {
+        "cost": None
+        if cost is None
+        else {
+            "usd": cost.usd,
+            "tokens": cost.tokens,
+            "per_answer_usd": cost.per_answer,
+            "per_correct_usd": cost.per_correct,
+            "judge_usd": cost.judge_usd,
+            "unpriced": list(cost.unpriced),
+        },
+        "partial_credit": None
+        if credit is None
+        else {
+            "precision": credit.precision,
+            "recall": credit.recall,
+            "f1": credit.f1,
+            "answers": credit.answers,
+        },
+        "work": None
+        if work is None
+        else {
+            "unit": work.unit,
+            "answers": len(work.ratios),
+            "median_ratio": work.median if work.ratios else None,
+            "max_ratio": work.ratios[-1] if work.ratios else None,
+            "not_reported": work.not_reported,
+        },
     }
 
 

@@ -9,6 +9,7 @@ from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
     accuracy_line,
     counts_line,
+    economy_lines,
     latency_text,
     not_asked_line,
     question_latency,
@@ -63,7 +64,7 @@ def render(run: RunResult) -> str:
 
 
 def _metric_list(run: RunResult) -> list[str]:
-    lines = metric_lines(t for q in run.questions for t in q.trials)
+    lines = [*metric_lines(t for q in run.questions for t in q.trials), *economy_lines(run)]
     if not lines:
         return []
     return [*(f"- {cell(line)}" for line in lines), ""]

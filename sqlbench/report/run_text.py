@@ -21,6 +21,7 @@ from sqlbench.report.run_format import (
     VERDICT_STYLES,
     accuracy_line,
     counts_line,
+    economy_lines,
     human_line,
     latency_text,
     not_asked_line,
@@ -28,7 +29,9 @@ from sqlbench.report.run_format import (
     run_line,
     summary_lines,
     tokens_text,
+    trial_economy,
     usage_line,
+    usd_text,
     verdict_text,
     warehouse_lines,
     when_text,
@@ -143,6 +146,7 @@ def render_run(
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),
+        *economy_lines(run),
         Text(run_line(run.info), style="dim"),
         *([] if per_question else [Text(show_hint([run.info.name]), style="dim")]),
     ]
@@ -211,6 +215,7 @@ def render_runs(
         return "No runs yet: `sqlbench run` makes one.\n"
     runs, folded = _fold_unasked(runs)
     rows = []
+    any_cost = any(run.cost_usd is not None for run in runs)
     for run in runs:
         info = run.info
         status = run.status.label
@@ -229,6 +234,11 @@ def render_runs(
                 "Agent": f"{info.agent_name} ({info.agent_kind})",
                 "Status": status,
                 "Accuracy": accuracy,
+                **(
+                    {"Cost": usd_text(run.cost_usd) if run.cost_usd is not None else "–"}
+                    if any_cost
+                    else {}
+                ),
                 "Created by": info.created_by,
                 "Last updated": when_text(info.updated_at),
             }
@@ -435,6 +445,9 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     ]
     tokens = tokens_text(trial.input_tokens, trial.output_tokens)
     facts.append(f"tokens {tokens}" if tokens else "")
+    economy = trial_economy(trial)  # its own line: the timings' meanings make theirs long
+    if economy:
+        parts.append(Text(" · ".join(economy), style="dim"))
     facts += [
         f"{key} {latency_text(ms)}"
         + (f" ({TIMING_MEANINGS[key]})" if key in TIMING_MEANINGS else "")

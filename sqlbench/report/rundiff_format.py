@@ -8,9 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod
+from sqlbench.report.run_format import ratio_text, usd_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import Change, ChangeKind, QuestionOutcome, RunDiff, RunSide
 from sqlbench.rundiff.stats import Conclusion, format_p, min_questions
+from sqlbench.runs.spend import RunCost
 from sqlbench.text import percent
 
 SECTION_TITLES: dict[ChangeKind, str] = {
@@ -276,3 +278,61 @@ def comparison_header(diff: RunDiff) -> ComparisonHeader:
 
 def _side_summary(role: str, side: RunSide, accuracy: Accuracy) -> SideSummary:
     return SideSummary(role, side_text(side), accuracy_text(accuracy), interval_text(accuracy))
+
+
+def _signed_usd(value: float) -> str:
+    """A dollar delta with its sign: ``+$0.012``, ``-$1.50``, ``$0.00``."""
+    if not value:
+        return "$0.00"
+    return ("+" if value > 0 else "-") + usd_text(abs(value))
+
+
+def economy_delta_lines(diff: RunDiff) -> list[str]:
+    """Cost on each side with the delta beside the accuracy's, partial credit on the
+    questions failing on both sides, work ratios and the questions past ``max_work_ratio``
+    (docs/cost.md); empty when the runs carry none of these."""
+    economy = diff.economy
+    if economy is None or economy.empty:
+        return []
+    lines = []
+    base, head = economy.base_cost, economy.head_cost
+    if base is not None or head is not None:
+
+        def side(cost: RunCost | None) -> str:
+            if cost is None:
+                return "no cost recorded"
+            if cost.usd is None:
+                unpriced = f" (no price for {', '.join(cost.unpriced)})" if cost.unpriced else ""
+                return f"not priced{unpriced}"
+            return f"{usd_text(cost.usd)} ({usd_text(cost.per_correct)} per correct answer)"
+
+        line = f"Cost: base {side(base)} → head {side(head)}"
+        if economy.usd_delta is not None:
+            line += f": {_signed_usd(economy.usd_delta)}"
+            if economy.per_correct_delta is not None:
+                line += f" ({_signed_usd(economy.per_correct_delta)} per correct answer)"
+            if diff.difference is not None:
+                line += f", accuracy {points(diff.difference)}"
+        lines.append(line)
+    means = economy.credit_means
+    if means is not None:
+        count = len(economy.both_failing)
+        lines.append(
+            f"Partial credit on the {count} question{'s' if count != 1 else ''} failing on "
+            f"both sides: F1 base {means[0]:.2f} → head {means[1]:.2f}"
+        )
+        moved = sorted(economy.both_failing, key=lambda p: -abs(p.head - p.base))[:5]
+        lines += [f"  {p.full_name} {p.base:.2f} → {p.head:.2f}" for p in moved if p.head != p.base]
+    if economy.base_work_median is not None or economy.head_work_median is not None:
+        lines.append(
+            f"Work ({economy.work_unit}): median agent/truth base "
+            f"{ratio_text(economy.base_work_median)} → head "
+            f"{ratio_text(economy.head_work_median)}"
+        )
+    if economy.max_work_ratio is not None:
+        over = economy.over_work_ratio
+        lines.append(
+            f"Over max_work_ratio {economy.max_work_ratio:g} on head: "
+            + (", ".join(f"{o.full_name} {ratio_text(o.ratio)}" for o in over) or "none")
+        )
+    return lines

@@ -9,6 +9,7 @@ from sqlbench.records.accuracy import Accuracy
 from sqlbench.records.run import Preview
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
+from sqlbench.runs.spend import RunCost
 
 SCHEMA_VERSION = 1
 """Version of this document's shape; bumped on any incompatible change."""
@@ -54,6 +55,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
             }
             for change in diff.answer_changes
         ],
+        "economy": _economy(diff),
         "metrics": {
             delta.name: {
                 "base_mean": delta.base_mean,
@@ -137,4 +139,50 @@ def _outcome(outcome: QuestionOutcome | None) -> dict[str, Any] | None:
         if outcome.decided and outcome.human
         else None,
         "automatic": [v.value for v in outcome.automatic] if outcome.automatic else None,
+    }
+
+
+def _economy(diff: RunDiff) -> dict[str, Any] | None:
+    """Cost per side with deltas, partial credit on questions failing on both sides, work
+    ratios (docs/cost.md); None when neither side has a run."""
+    economy = diff.economy
+    if economy is None:
+        return None
+
+    def cost(side: RunCost | None) -> dict[str, Any] | None:
+        if side is None:
+            return None
+        return {
+            "usd": side.usd,
+            "tokens": side.tokens,
+            "per_correct_usd": side.per_correct,
+            "unpriced": list(side.unpriced),
+        }
+
+    means = economy.credit_means
+    return {
+        "cost": {
+            "base": cost(economy.base_cost),
+            "head": cost(economy.head_cost),
+            "usd_delta": economy.usd_delta,
+            "per_correct_usd_delta": economy.per_correct_delta,
+        },
+        "partial_credit_both_failing": {
+            "questions": [
+                {"question": p.full_name, "base_f1": p.base, "head_f1": p.head}
+                for p in economy.both_failing
+            ],
+            "base_f1": means[0] if means else None,
+            "head_f1": means[1] if means else None,
+        },
+        "work": {
+            "unit": economy.work_unit,
+            "base_median_ratio": economy.base_work_median,
+            "head_median_ratio": economy.head_work_median,
+            "max_work_ratio": economy.max_work_ratio,
+            "over": [
+                {"question": o.full_name, "ratio": o.ratio, "unit": o.unit}
+                for o in economy.over_work_ratio
+            ],
+        },
     }

@@ -9,6 +9,7 @@ from sqlbench.report.rundiff_format import (
     SECTION_TITLES,
     SIDE_COLUMNS,
     comparison_header,
+    economy_delta_lines,
     metric_delta_lines,
     reason_text,
     section_count,
@@ -75,6 +76,13 @@ def _body(diff: RunDiff) -> list[str]:
         f"**Paired test:** {header.test}  ",
         f"**Conclusion:** {cell(header.conclusion)}",
     ]
+    economy = economy_delta_lines(diff)
+    if economy:
+        lines += ["", "#### Cost, partial credit and work", ""]
+        lines += [
+            f"  - {cell(line.strip())}" if line.startswith("  ") else f"- {cell(line)}"
+            for line in economy
+        ]
     metric_lines = metric_delta_lines(diff)
     if metric_lines:
         lines += ["", "#### Metrics (means on each side; paired over shared questions)", ""]

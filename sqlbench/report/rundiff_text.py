@@ -7,6 +7,7 @@ from sqlbench.report.rundiff_format import (
     SECTION_TITLES,
     SIDE_COLUMNS,
     comparison_header,
+    economy_delta_lines,
     metric_delta_lines,
     reason_text,
     section_count,
@@ -63,6 +64,9 @@ def render(diff: RunDiff) -> str:
     if metric_lines:
         lines += ["", "Metrics (means on each side; paired over shared questions):"]
         lines += [f"  {line}" for line in metric_lines]
+    economy = economy_delta_lines(diff)
+    if economy:
+        lines += ["", *economy]
     lines += ["", f"Paired test: {header.test}", f"Conclusion: {header.conclusion}"]
     return "\n".join(lines) + "\n"
 

@@ -30,6 +30,7 @@ def runs_to_json(runs: list[RunSummary]) -> str:
                 "human": s.human,
                 "graded": s.graded,
                 "accuracy": s.accuracy.value,
+                "cost_usd": s.cost_usd,
                 "repeat": s.info.repeat,
                 "shard": s.info.shard,
                 "select": s.info.select,

@@ -35,6 +35,7 @@ from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.records.hashes import trial_dispute_hash
 from sqlbench.records.run import HumanReview, RunInfo, TrialResult
 from sqlbench.rundiff.answers import AnswerChange, TruthAnswer, changes_between, truth_answer
+from sqlbench.rundiff.economy import EconomyDiff, SideEconomy, economy_diff, side_economy
 from sqlbench.rundiff.metrics import MetricDelta, metric_deltas, question_scores
 from sqlbench.rundiff.stats import (
     Conclusion,
@@ -195,6 +196,8 @@ class RunSide:
     disputed: frozenset[tuple[str, str]] = frozenset()
     """``(space, name)`` of the questions whose ground truth, as this run graded them, a
     person disputes (``review --dispute``): a comparison leaves them out of both sides."""
+    economy: SideEconomy | None = field(default=None, compare=False, repr=False)
+    """Its cost and each question's cost, partial credit and work (None without a run)."""
 
     @property
     def repeated(self) -> bool:
@@ -222,6 +225,7 @@ def side_from_run(
     """
     reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
+    results = list(results)
     for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
@@ -246,6 +250,7 @@ def side_from_run(
             for key, trials in grouped.items()
             if (*key, trial_dispute_hash(trials[0])) in disputes
         )
+    passed = sum(o.counted().passes for o in outcomes)
     return RunSide(
         info.name,
         outcomes,
@@ -256,7 +261,14 @@ def side_from_run(
         info.id,
         dirty=info.dirty,
         disputed=disputed,
+        economy=side_economy(results, passed, _max_work_ratio(info)),
     )
+
+
+def _max_work_ratio(info: RunInfo) -> float | None:
+    """The run's ``compare: {max_work_ratio: N}`` (None: unset)."""
+    value = info.compare.get("max_work_ratio")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 def side_from_result(
@@ -365,6 +377,9 @@ class RunDiff:
     """True when the automatic verdicts alone were counted (``--automatic-only``)."""
     decisions_left_out: int = 0
     """With ``automatic_only``: the questions on either side a person decided, not counted."""
+    economy: EconomyDiff | None = None
+    """Cost, partial credit on shared failures and work ratios (docs/cost.md), with the
+    questions' verdicts as accuracy counts them (``automatic_only`` too)."""
 
     @property
     def difference(self) -> float | None:
@@ -408,7 +423,12 @@ _ORDER = list(ChangeKind)
 
 
 def diff_runs(
-    base: RunSide, head: RunSide, alpha: float = 0.05, *, automatic_only: bool = False
+    base: RunSide,
+    head: RunSide,
+    alpha: float = 0.05,
+    max_work_ratio: float | None = None,
+    *,
+    automatic_only: bool = False,
 ) -> RunDiff:
     """Compare two runs question by question (see the module docstring for the rules).
 
@@ -481,6 +501,7 @@ def diff_runs(
         ),
         automatic_only,
         left_out,
+        economy_diff(base.economy, head.economy, max_work_ratio),
     )
 
 
@@ -488,7 +509,27 @@ def _counted_side(side: RunSide, automatic_only: bool) -> RunSide:
     """The side as accuracy counts it: people's decisions in place of the automatic verdicts,
     or (``automatic_only``) the automatic verdicts alone."""
     outcomes = tuple(o.machine() if automatic_only else o.counted() for o in side.outcomes)
-    return replace(side, outcomes=outcomes)
+    return replace(side, outcomes=outcomes, economy=_counted_economy(side.economy, outcomes))
+
+
+def _counted_economy(
+    economy: SideEconomy | None, outcomes: tuple[QuestionOutcome, ...]
+) -> SideEconomy | None:
+    """``economy`` with the verdicts ``outcomes`` count (a person's decision, or the automatic
+    verdicts alone) for its passes per correct answer and its failures on both sides; questions
+    not asked are no failure."""
+    if economy is None:
+        return None
+    verdicts = {o.full_name: o.verdict for o in outcomes if not o.uncounted}
+    questions = {
+        name: (verdicts[name], found)
+        for name, (_, found) in economy.questions.items()
+        if name in verdicts
+    }
+    cost = economy.cost
+    if cost is not None:
+        cost = replace(cost, passed=sum(o.passes for o in outcomes if not o.uncounted))
+    return replace(economy, cost=cost, questions=questions)
 
 
 def _warnings(base: RunSide, head: RunSide) -> tuple[str, ...]:

@@ -262,6 +262,21 @@ def _evaluate(
         )
     )
     results += [_metric_gate(diff, name, gate, policy.alpha) for name, gate in policy.metric_gates]
+    economy = diff.economy
+    if economy is not None and economy.max_work_ratio is not None:
+        # Enforced whenever configured, like a metric gate (docs/cost.md).
+        over = economy.over_work_ratio
+        results.append(
+            RuleResult(
+                "work_ratio",
+                True,
+                bool(over),
+                f"{len(over)} head question{'s' if len(over) != 1 else ''} read more than "
+                f"{economy.max_work_ratio:g}x what the ground truth read"
+                + (": " + ", ".join(f"{o.full_name} {o.ratio:.3g}x" for o in over) if over else ""),
+                tuple(o.full_name for o in over),
+            )
+        )
     return tuple(results)
 
 

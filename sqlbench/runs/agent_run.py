@@ -24,8 +24,10 @@ from sqlbench.project.files import Project, Question, RunSettings
 from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs.agenttrust import require_trusted_agent
 from sqlbench.runs.answers import Asking, GradingContext, grade_answer
+from sqlbench.runs.budget import BudgetGuard
 from sqlbench.runs.faults import fault_reason
 from sqlbench.runs.plan import RunOptions, RunPlan
+from sqlbench.runs.pricing import priced, settings_model
 from sqlbench.runs.regrade import REUSED_LABEL, PartlyReplayedAgent, ReplayedAgent
 from sqlbench.runs.shared_sql import SharedSql
 from sqlbench.runs.store import RunStore
@@ -73,6 +75,31 @@ class AgentRun:
         self.settings = project.settings.run
         self.judge: Judge | None = None
         self.judge_note = ""
+        self.budget: BudgetGuard | None = None
+        """Keeps ``run.budget`` (docs/cost.md) once ``start_budget`` made it; None: no
+        budget."""
+
+    def start_budget(self) -> BudgetGuard | None:
+        """The guard of ``run.budget`` (None: no budget), counting what a resumed run's
+        stored answers spent already."""
+        budget = self.settings.budget
+        if budget is None:
+            self.budget = None
+            return None
+        spent = self.store.trials(self.info.id) if self.plan.resumed else ()
+        self.budget = BudgetGuard(budget, spent)
+        return self.budget
+
+    def budget_stop(self) -> str | None:
+        """Why ``run.budget`` stopped this run asking, as the sentence stored with it
+        (Interrupted, so ``--resume`` continues it); None when it did not."""
+        stopped = self.budget.stopped if self.budget is not None else None
+        if stopped is None:
+            return None
+        return (
+            f"{stopped}; run '{self.info.name}' kept what it graded: `sqlbench run "
+            f"--resume {self.info.name}` with a larger run.budget continues it"
+        )
 
     def items(self) -> Items:
         """The answers still to grade (a resumed run's stored ones left out)."""
@@ -142,7 +169,7 @@ class AgentRun:
         item: Item,
         shared: SharedSql | None = None,
     ) -> TrialResult:
-        """Grade one answer (a reused one's reason says so)."""
+        """Grade one answer (a reused one's reason says so), priced with ``pricing:``."""
         warehouse = warehouses.of(item.question)
         result = grade_answer(
             Asking(item.question, item.trial, item.position),
@@ -164,7 +191,9 @@ class AgentRun:
         reuse = self.options.reuse
         if reuse is not None and (result.space, result.name) in reuse.answers:
             result = result.model_copy(update={"reason": f"{REUSED_LABEL}: {result.reason}"})
-        return result
+        return priced(
+            result, self.project.settings.pricing, settings_model(self.info.agent_settings)
+        )
 
     def stored(self, result: TrialResult) -> Stored:
         """Store one result, with its JSON text; one whose content cannot be stored (a value

@@ -31,6 +31,7 @@ from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
 from sqlbench.records.run import ToolCallRecord, TrialResult, VariantsRecord
+from sqlbench.runs.credit import credit_of, work_record
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
 from sqlbench.runs.previews import (
@@ -192,6 +193,10 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
                 flags=list(graded.flags),
                 retries=answer.retries,
             )
+        truth = truths[graded.compared_truth or 0] if truths else None
+        work = work_record(context.engine, truth, context.truth_dialect, outcome, answer.sql)
+        if work is not None:
+            trial = trial.model_copy(update={"work": work})
         trial = with_metrics(question, trial)
         if context.judge is not None:
             trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)
@@ -417,6 +422,7 @@ def _trial(
         matched_truth=graded.matched_truth,
         agent_sql=answer.sql,
         difference=difference_of(graded.comparison),
+        partial_credit=credit_of(graded.comparison, expected is not None),
         expected_preview=expected_preview,
         actual_preview=actual_preview,
         truth_fingerprint=fingerprint,
@@ -448,6 +454,8 @@ def _trace(answer: Answer) -> dict[str, Any]:
         "latency_ms": answer.latency_ms,
         "input_tokens": usage.input_tokens if usage is not None else None,
         "output_tokens": usage.output_tokens if usage is not None else None,
+        "cached_tokens": usage.cached_tokens or None if usage is not None else None,
+        "usage_model": usage.model if usage is not None else None,
     }
 
 

@@ -17,6 +17,11 @@ The runs of a batch are independent: an agent that cannot be built (a missing pr
 file, a command that is not found) or a run that breaks fails alone, with one sentence, and the
 others complete. A batch of one raises its run's failure to the caller once the run is stored
 as Failed (a store that fails: Interrupted, which ``--resume`` finishes).
+
+``run.budget`` (docs/cost.md) is kept for a batch of one run (several agents are refused
+before the batch is made): each worker asks its guard (``runs/budget.py``) before it takes the
+next answer, and settles it once graded. A run the budget stopped is stored Interrupted, with
+everything graded kept and the sentence saying so, and ``--resume`` continues it.
 """
 
 from __future__ import annotations
@@ -40,6 +45,7 @@ from sqlbench.errors import StoreError
 from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
 from sqlbench.runs.agent_run import AgentRun, Item, describe_error
+from sqlbench.runs.budget import BudgetGuard
 from sqlbench.runs.events import (
     ProgressCallback,
     QuestionGraded,
@@ -197,6 +203,8 @@ class Batch:
         """With stand-ins: the worker found nothing left to grade."""
         self._parent_lock = threading.Lock()
         """In a forked process: held by the grader reading the parent's messages."""
+        self._budget: BudgetGuard | None = None
+        """The guard of the one run's ``run.budget``; None: no budget."""
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -236,6 +244,9 @@ class Batch:
                         self._release_truths(item)
                     continue
                 rid = run.info.id
+                budget = run.start_budget()
+                if budget is not None:  # one run: several agents are refused a budget
+                    self._budget = budget
                 agents[rid] = agent
                 items[rid] = todo
                 started.append(run)
@@ -266,7 +277,14 @@ class Batch:
             self._finish_unfinished(RunStatus.FAILED, describe_error(err))
             raise
         for run in started:
-            if run.info.id not in self._failed:
+            if run.info.id in self._failed:
+                continue
+            stopped = run.budget_stop()
+            if stopped is not None:
+                # Stopped asking, everything graded kept: Interrupted, so --resume continues.
+                self._emit(RunNotice(stopped))
+                self.store.finish(run.info.id, RunStatus.INTERRUPTED, error=stopped)
+            else:
                 self.store.finish(run.info.id, RunStatus.COMPLETED)
         if self.alone:
             self._raise_failure()
@@ -321,6 +339,8 @@ class Batch:
 
     def _fork_refusal(self) -> str | None:
         """Why this batch cannot be graded in forked processes (see ``runs/forked.py``)."""
+        if self.project.settings.run.budget is not None:
+            return "run.budget is kept in one process"
         if self.options.variants:
             return "--variants grades on data variants"
         if self.options.regrade is not None or self.options.reuse is not None:
@@ -351,7 +371,9 @@ class Batch:
                     kind, run, payload = self._events.get(timeout=0.5)
                 except queue.Empty:
                     if not any(w.is_alive() for w in workers):
-                        break  # every remaining item belonged to a failed run
+                        # Every remaining item belonged to a failed run, or run.budget
+                        # stopped the workers (what they graded is kept).
+                        break
                     self._emit(RunWaiting())
                     continue
                 if kind == "notice":
@@ -739,7 +761,21 @@ class Batch:
 
     def _next_work(self) -> _Work | None:
         """The next answer to grade, taking the next group (``_Claims``) when none is queued;
-        None when none is left."""
+        None when none is left, or when ``run.budget`` would be passed by asking it (the guard
+        counts a taken answer in flight until ``_graded`` settles it)."""
+        budget = self._budget
+        if budget is None:
+            return self._take_work()
+        if self._work.empty() and self._claims is None:
+            return None
+        if not budget.admit(self._stop.is_set):
+            return None
+        work = self._take_work()
+        if work is None:
+            budget.settle(None)
+        return work
+
+    def _take_work(self) -> _Work | None:
         claims = self._claims
         while True:
             try:
@@ -761,6 +797,7 @@ class Batch:
         held = self._held if slot is not None else None
         if held is not None and slot is not None:
             held[slot] = time.monotonic()
+        spent: TrialResult | None = None  # the stored result, for run.budget (None: not graded)
         try:
             if run.info.id in self._failed:
                 self._release_truths(item)
@@ -777,6 +814,7 @@ class Batch:
                         self._event("skipped", run, None)
                         return True
                     stored = run.stored(result)
+                    spent = stored.result
             except BaseException as err:  # this run's failure; the others go on
                 # Failed here, not when the loop reads the event: a worker must not grade
                 # and store this run's next answers in between.
@@ -795,6 +833,8 @@ class Batch:
         finally:
             if held is not None and slot is not None:
                 held[slot] = None
+            if self._budget is not None:
+                self._budget.settle(spent)
             self._release(key)
 
     def _release_truths(self, item: Item) -> None:

@@ -110,6 +110,7 @@ def compare_hash(compare: CompareOptions) -> str:
     only when set away from their default (whose behaviour those runs had), so a stored run
     keeps its identity and stays reusable."""
     options = compare.model_dump(mode="json")
+    options.pop("max_work_ratio", None)  # a check rule: no result depends on it
     for key, default in _LATER_COMPARE_KEYS.items():
         if options.get(key) == default:
             del options[key]

@@ -16,6 +16,7 @@ from sqlbench.errors import SqlbenchError
 from sqlbench.metrics.judge import Judge, resolve_judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import Project
+from sqlbench.runs.pricing import priced, settings_model
 from sqlbench.runs.scores import RunResult
 from sqlbench.runs.store import RunStore
 
@@ -54,12 +55,14 @@ def judge_run(
     custom = tuple(project.settings.metrics)
     judged = 0
     missing: list[str] = []
+    model = settings_model(info.agent_settings)
     for trial in store.trials(info.id):
         question = questions.get(trial.full_name)
         if question is None and trial.full_name not in missing:
             missing.append(trial.full_name)
         updated = with_judged_metrics(question, trial, judge, custom)
         if updated is not trial:
+            updated = priced(updated, project.settings.pricing, model)
             store.replace_result(info.id, updated)
             judged += 1
     return JudgeOutcome(store.load_run(info.id), judged, judge.requests, tuple(missing))

@@ -114,8 +114,24 @@ def _tables(metadata: sa.MetaData, version: int) -> tuple[sa.Table, sa.Table]:
         sa.Column("output_tokens", sa.Integer(), nullable=True),
         sa.Column("graded_at", UtcDateTime(), nullable=False),
         sa.Column("data", _long_text(), nullable=False),
+        *_later_result_columns(version),
     )
     return runs, results
+
+
+def _later_result_columns(version: int) -> list[sa.Column[Any]]:
+    """Results columns added by migrations after the first, as of migration ``version``."""
+    return _result_cost_columns() if version >= _COST_VERSION else []
+
+
+def _result_cost_columns() -> list[sa.Column[Any]]:
+    """``0006``: what each answer cost, so the run list sums it without reading the results'
+    JSON: ``cost_usd`` (None: no cost recorded, or not priced) and ``cost_priced`` (None: no
+    cost recorded; False: usage with no price in ``pricing:``)."""
+    return [
+        sa.Column("cost_usd", sa.Float(), nullable=True),
+        sa.Column("cost_priced", sa.Boolean(), nullable=True),
+    ]
 
 
 def reviews_table(metadata: sa.MetaData) -> sa.Table:
@@ -200,6 +216,15 @@ def _m0005_create_disputes(conn: Connection) -> None:
     disputes_table(metadata).create(conn)
 
 
+def _m0006_add_result_cost(conn: Connection) -> None:
+    # Results stored before this have no cost columns: NULL, read as "no cost recorded". The
+    # step also tells an older sqlbench that results now carry cost, work and partial credit
+    # it cannot read, so it refuses the store instead of marking those runs corrupt.
+    for column in _result_cost_columns():
+        kind = column.type.compile(dialect=conn.dialect)
+        conn.execute(sa.text(f"ALTER TABLE {RESULTS_TABLE} ADD COLUMN {column.name} {kind}"))
+
+
 class Migration(NamedTuple):
     """One named step of the schema's history."""
 
@@ -213,7 +238,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0003_create_judge_cache", _m0003_create_judge_cache),
     Migration("0004_add_warehouse_hash", _m0004_add_warehouse_hash),
     Migration("0005_create_disputes", _m0005_create_disputes),
+    Migration("0006_add_result_cost", _m0006_add_result_cost),
 )
+_COST_VERSION = [m.name for m in MIGRATIONS].index("0006_add_result_cost") + 1
+"""The schema version whose migration added the results' cost columns
+(``_m0006_add_result_cost``): its place in ``MIGRATIONS``, which a migration merged in before it
+(``0005``) moves."""
 SCHEMA_VERSION = len(MIGRATIONS)
 """The schema version this sqlbench writes: the number of migrations it knows."""
 

@@ -56,7 +56,12 @@ def stored_answer(trial: TrialResult) -> Answer:
     """The agent's answer as the run stored it (SQL, text answer, error, trace, tokens)."""
     usage = None
     if trial.input_tokens is not None or trial.output_tokens is not None:
-        usage = Usage(input_tokens=trial.input_tokens or 0, output_tokens=trial.output_tokens or 0)
+        usage = Usage(
+            input_tokens=trial.input_tokens or 0,
+            output_tokens=trial.output_tokens or 0,
+            cached_tokens=trial.cached_tokens or 0,
+            model=trial.usage_model,
+        )
     return Answer(
         sql=trial.agent_sql,
         answer=trial.answer,

@@ -17,6 +17,14 @@ from sqlbench.records.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.records.hashes import trial_dispute_hash
 from sqlbench.records.rates import is_flaky, pass_at_k, pass_hat_k
 from sqlbench.records.run import Dispute, HumanReview, RunInfo, RunStatus, TrialResult
+from sqlbench.runs.spend import (
+    CreditMean,
+    RunCost,
+    WorkSummary,
+    credit_mean,
+    run_cost,
+    work_summary,
+)
 from sqlbench.text import suggest
 from sqlbench.verdicts import ResultFlag, Verdict, across_trials
 
@@ -130,6 +138,19 @@ class RunResult(BaseModel):
             sum(t.input_tokens or 0 for t in trials),
             sum(t.output_tokens or 0 for t in trials),
         )
+
+    def cost(self) -> RunCost | None:
+        """What the run's answers cost (``pricing:``), or None when none recorded a cost."""
+        trials = [t for q in self.questions for t in q.trials]
+        return run_cost(trials, sum(q.passed for q in self.questions))
+
+    def partial_credit(self) -> CreditMean | None:
+        """The mean partial credit of the run's answers, or None when none has one."""
+        return credit_mean(t for q in self.questions for t in q.trials)
+
+    def work(self) -> WorkSummary | None:
+        """The agent-to-ground-truth work ratios, or None when no answer recorded work."""
+        return work_summary(t for q in self.questions for t in q.trials)
 
     def question(self, full_name: str) -> QuestionResult | None:
         """The question named ``space/name`` (or a bare name when unique), or None."""

@@ -450,12 +450,23 @@ class RunStore:
                 sa.func.sum(sa.case((r.verdict == Verdict.PASS.value, 1), else_=0)).label("passed"),
                 sa.func.sum(sa.case((counted, 1), else_=0)).label("total"),
                 sa.func.count().label("graded"),
+                sa.func.sum(r.cost_usd).label("cost_usd"),
+                sa.func.count(r.cost_priced).label("costed"),
+                sa.func.sum(sa.case((r.cost_priced.is_(False), 1), else_=0)).label("unpriced"),
             )
             .group_by(r.run_id)
             .subquery()
         )
         query = (
-            sa.select(self._runs, totals.c.passed, totals.c.total, totals.c.graded)
+            sa.select(
+                self._runs,
+                totals.c.passed,
+                totals.c.total,
+                totals.c.graded,
+                totals.c.cost_usd,
+                totals.c.costed,
+                totals.c.unpriced,
+            )
             .select_from(self._runs.outerjoin(totals, totals.c.run_id == self._runs.c.id))
             .order_by(self._runs.c.created_at.desc(), self._runs.c.name.desc())
         )
@@ -485,6 +496,11 @@ class RunStore:
                     total=int(row.total or 0),
                     graded=int(row.graded or 0),
                     human=human,
+                    cost_usd=(
+                        round(float(row.cost_usd or 0.0), 10)
+                        if int(row.costed or 0) and not int(row.unpriced or 0)
+                        else None
+                    ),
                 )
             )
         return summaries
@@ -1273,6 +1289,8 @@ def _result_row(run_id: str, result: TrialResult) -> dict[str, Any]:
         "latency_ms": result.latency_ms,
         "input_tokens": result.input_tokens,
         "output_tokens": result.output_tokens,
+        "cost_usd": result.cost.usd if result.cost is not None else None,
+        "cost_priced": (result.cost.usd is not None) if result.cost is not None else None,
         "graded_at": result.graded_at,
         "data": data,
     }

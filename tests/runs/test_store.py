@@ -21,6 +21,7 @@ from sqlbench.runs import migrations
 from sqlbench.runs.database import store_url
 from sqlbench.runs.identity import RunIdentity, compare_hash, identity_of
 from sqlbench.runs.migrations import (
+    MIGRATIONS,
     Migration,
     applied_migrations,
     migrate,
@@ -407,8 +408,9 @@ def test_a_version_1_store_is_migrated_and_its_runs_are_never_reused(
     url = f"sqlite:///{tmp_path / 'v1.db'}"
     info = _store_of_version_1(url, make_info, make_trial)
     store = RunStore(url)
-    assert applied_migrations(store._engine)[-1] == "0005_create_disputes"
+    assert applied_migrations(store._engine) == [m.name for m in MIGRATIONS]
     old = store.load_run("old-run")
+    assert store.list_runs()[0].cost_usd is None  # no cost recorded before 0006
     assert old.accuracy.label() == "100% (1/1)" and old.info.warehouse_hash is None
     # The same run made today, against whatever warehouse: the old one is not reused.
     assert store.find_completed_run(identity_of(info)) is None

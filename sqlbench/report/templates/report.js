@@ -352,6 +352,7 @@
     var facts = [];
     if (q.latency_ms !== null) facts.push("latency " + Math.round(q.latency_ms) + " ms");
     if (q.input_tokens || q.output_tokens) facts.push("tokens " + (q.input_tokens || 0) + " in / " + (q.output_tokens || 0) + " out");
+    (q.economy || []).forEach(function (fact) { facts.push(fact); });
     if (q.tags.length) facts.push("tags " + q.tags.join(", "));
     if (facts.length) d.appendChild(el("div", { className: "note", text: facts.join(" · ") }));
   }
