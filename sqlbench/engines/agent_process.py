@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -152,6 +153,19 @@ class _Solo:
                 self._changed.notify_all()
 
 
+_STARTUP = threading.local()
+"""Per thread: milliseconds its queries spent waiting for a query process to start."""
+
+
+def take_startup_ms() -> float:
+    """The milliseconds this thread's queries spent waiting for a query process to start
+    since the last call (0 when none started): the part of an answer's ``agent_sql`` time
+    that was sqlbench's own start-up (docs/runs.md), not the query."""
+    spent = float(getattr(_STARTUP, "ms", 0.0))
+    _STARTUP.ms = 0.0
+    return spent
+
+
 class QueryProcess:
     """The parent's handle on one query process; started on first use, restarted when lost.
 
@@ -169,6 +183,8 @@ class QueryProcess:
         self._closed = False
         self._finalizer: Any = None
         self._solo = _Solo()
+        self._starts = 0
+        """How many times a query process was started (a lost one is started again)."""
 
     def run_agent(
         self,
@@ -250,11 +266,16 @@ class QueryProcess:
         raise RuntimeError(f"in sqlbench's {self.spec.label} query process: {reply[1]}")
 
     def _submit(self) -> tuple[Connection, _Pending, int]:
+        began = time.monotonic()
+        starts = self._starts
         with self._lock:
             if self._closed:
                 raise EngineError(f"the {self.spec.label} engine is closed")
             if self._conn is None:
                 self._start()
+                self._starts += 1
+            if self._starts != starts:  # this call started the process, or waited on its start
+                _STARTUP.ms = getattr(_STARTUP, "ms", 0.0) + (time.monotonic() - began) * 1000.0
             assert self._conn is not None
             self._next_id += 1
             pending = _Pending()
