@@ -205,9 +205,34 @@ class QueryProcess:
                 otherwise while running it alone.
             EngineError: the query process cannot start (its setup failed).
         """
+        return self._query(sql, timeout_s, max_rows, max_bytes, variant, truth=False)
+
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
+    ) -> pa.Table:
+        """Run ground truth in the query process (the engine's ``run_truth``: no guard), under
+        the same memory bound as agent SQL: ground truth is a ref's text too, and one that
+        takes too much memory is stopped there (TOO_LARGE) instead of taking sqlbench's.
+
+        Raises:
+            QueryError: as ``run_agent``.
+            EngineError: the query process cannot start (its setup failed).
+        """
+        return self._query(sql, timeout_s, max_rows, max_bytes, None, truth=True)
+
+    def _query(
+        self,
+        sql: str,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        variant: VariantData | None,
+        *,
+        truth: bool,
+    ) -> pa.Table:
         try:
             with self._solo.shared():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant, truth)
         except _ProcessLost as lost:
             if lost.alone:
                 raise self._lost_error(lost) from lost
@@ -215,7 +240,7 @@ class QueryProcess:
         # that takes the query process down, only it is told so.
         try:
             with self._solo.alone():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant, truth)
         except _ProcessLost as lost:
             raise self._lost_error(lost) from lost
 
@@ -240,11 +265,12 @@ class QueryProcess:
         max_rows: int,
         max_bytes: int | None,
         variant: VariantData | None,
+        truth: bool = False,
     ) -> pa.Table:
         conn, pending, request = self._submit()
         try:
             with self._send_lock:
-                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes, variant))
+                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes, variant, truth))
         except (OSError, EOFError, ValueError) as err:
             self._forget(request)
             raise _ProcessLost(str(err), over_memory=False, alone=False) from err
