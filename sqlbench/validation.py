@@ -12,7 +12,7 @@ in, so the Python API and every command validate the same way:
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,18 +25,26 @@ from sqlbench.project.load import ProjectCheck
 from sqlbench.project.validate import count_problems
 
 
-def check_project(path: Path | str = ".", *, branch: str | None = None) -> ProjectCheck:
+def check_project(
+    path: Path | str = ".", *, branch: str | None = None, trusted_refs: Sequence[str] = ()
+) -> ProjectCheck:
     """``project.load.check_project`` with the agents' kind and key checks.
 
     Raises:
         ProjectError: ``path`` holds no project.
         GitError: ``branch`` cannot be read.
     """
-    return load.check_project(path, branch=branch, validate_agent=validate_agent_config)
+    return load.check_project(
+        path, branch=branch, validate_agent=validate_agent_config, trusted_refs=trusted_refs
+    )
 
 
 def load_project(
-    path: Path | str = ".", *, branch: str | None = None, sql_warnings: bool = True
+    path: Path | str = ".",
+    *,
+    branch: str | None = None,
+    sql_warnings: bool = True,
+    trusted_refs: Sequence[str] = (),
 ) -> Project:
     """Load a project (``project.load.load_project``) with the agents' kind and key checks.
 
@@ -45,6 +53,8 @@ def load_project(
         branch: A git ref to load the project as committed there, the checkout untouched.
         sql_warnings: False leaves the ground-truth SQL warnings out of ``project.warnings``
             (see ``project.load.check_project``).
+        trusted_refs: Refs named with ``--trust-ref`` (a ref's dbt project is built only
+            when trusted: ``project.load.load_project``).
 
     Raises:
         ProjectInvalid: Any validation error (carries every problem).
@@ -52,7 +62,11 @@ def load_project(
         GitError: ``branch`` cannot be read.
     """
     return load.load_project(
-        path, branch=branch, validate_agent=validate_agent_config, sql_warnings=sql_warnings
+        path,
+        branch=branch,
+        validate_agent=validate_agent_config,
+        sql_warnings=sql_warnings,
+        trusted_refs=trusted_refs,
     )
 
 
@@ -87,6 +101,7 @@ def validate_project(
     branch: str | None = None,
     execute: bool = False,
     env: Mapping[str, str] | None = None,
+    trusted_refs: Sequence[str] = (),
 ) -> Validation:
     """Every problem ``sqlbench validate`` prints: the files', an ``llm`` agent without an
     endpoint (in its keys, ``sqlbench.yml`` or ``env``), and with ``execute`` the ground truth
@@ -103,7 +118,7 @@ def validate_project(
         ProjectError: ``path`` holds no project.
         GitError: ``branch`` cannot be read.
     """
-    check = check_project(path, branch=branch)
+    check = check_project(path, branch=branch, trusted_refs=trusted_refs)
     notes = [f"{check.source.dev_mode_note}."] if check.source.dev_mode_note else []
     problems = list(check.problems)
     project = check.project

@@ -253,15 +253,17 @@ def head_option(func: F) -> F:
 
 
 def trust_ref_option(func: F) -> F:
-    """``--trust-ref REF`` (repeatable): run the ``command``/``python`` agents of REF's tree
-    although REF is not in the working tree's history; passed as ``trusted_refs``."""
+    """``--trust-ref REF`` (repeatable): run the ``command``/``python`` agents and build the
+    dbt project of REF's tree although REF is not in the working tree's history; passed as
+    ``trusted_refs``."""
     return click.option(
         "--trust-ref",
         "trusted_refs",
         multiple=True,
         metavar="REF",
-        help="Run the command/python agents defined in REF's tree although REF is not in the "
-        "working tree's history (read the change first; docs/security.md). Repeatable.",
+        help="Run the command/python agents and build the dbt project of REF's tree although "
+        "REF is not in the working tree's history (read the change first; docs/security.md). "
+        "Repeatable.",
     )(func)
 
 

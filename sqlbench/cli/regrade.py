@@ -11,6 +11,7 @@ from sqlbench.cli.options import (
     needs_project,
     progress_display,
     stdout_to_stderr,
+    trust_ref_option,
 )
 from sqlbench.exitcodes import ExitCode
 from sqlbench.report import run_text
@@ -23,9 +24,15 @@ from sqlbench.validation import load_project
 @click.argument("run_ref", metavar="RUN")
 @branch_option
 @click.option("--name", "run_name", default=None, help="Name of the new run.")
+@trust_ref_option
 @click.pass_context
 def regrade_command(
-    ctx: click.Context, project_dir: Path, run_ref: str, branch: str | None, run_name: str | None
+    ctx: click.Context,
+    project_dir: Path,
+    run_ref: str,
+    branch: str | None,
+    run_name: str | None,
+    trusted_refs: tuple[str, ...],
 ) -> None:
     """Grade RUN's stored agent answers again under the current (or --branch REF's) ground
     truth, compare options and warehouse, without asking the agent: a new run that names RUN
@@ -33,7 +40,7 @@ def regrade_command(
     tolerance changes, at zero agent cost."""
     from sqlbench.runs.runner import regrade_run
 
-    project = load_project(project_dir, branch=branch)
+    project = load_project(project_dir, branch=branch, trusted_refs=trusted_refs)
     with (
         open_project_store(project_dir) as store,
         stdout_to_stderr(),

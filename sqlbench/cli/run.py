@@ -178,7 +178,9 @@ def run_command(
     # Errors stop the run; warnings are `validate`'s to show (the ground-truth SQL ones parse
     # every ground truth: 0.7 s for Spider's 972).
     with gcpolicy.long_lived():  # the project is kept to the end
-        project = load_project(project_dir, branch=branch, sql_warnings=False)
+        project = load_project(
+            project_dir, branch=branch, sql_warnings=False, trusted_refs=trusted_refs
+        )
     if project.source.dev_mode_note:
         note(f"{project.source.dev_mode_note}.")
     names = expand_agents(project, agent_name) if agent_name is not None else []

@@ -12,6 +12,7 @@ from sqlbench.cli.options import (
     needs_project,
     note,
     output_option,
+    trust_ref_option,
     write_output,
 )
 from sqlbench.exitcodes import ExitCode
@@ -29,6 +30,7 @@ from sqlbench.validation import validate_project
     "error; empty, NULL-only or non-deterministic results are warnings.",
 )
 @format_option(*formats.choices("validation"))
+@trust_ref_option
 @output_option
 @click.pass_context
 def validate_command(
@@ -36,6 +38,7 @@ def validate_command(
     project_dir: Path,
     branch: str | None,
     execute: bool,
+    trusted_refs: tuple[str, ...],
     fmt: str,
     output: Path | None,
 ) -> None:
@@ -43,7 +46,9 @@ def validate_command(
 
     Exit 0 when there is no error (warnings allowed), 1 when there is any.
     """
-    validation = validate_project(project_dir, branch=branch, execute=execute)
+    validation = validate_project(
+        project_dir, branch=branch, execute=execute, trusted_refs=trusted_refs
+    )
     for text in validation.notes:
         note(text)
     text = formats.render("validation", fmt, validation, branch=branch)

@@ -86,10 +86,15 @@ def parse_ref(settings: DbtSettings, root: Path, cache_dir: Path | None = None) 
     """The dbt project of ``settings`` at ``root`` (a ref's files), parsed by dbt, or read from
     ``cache_dir`` when its files did not change since.
 
+    Every dbt invocation on a ref's project starts here (a build parses first), so this is
+    where a ref that is not trusted is refused (``DbtSettings.untrusted``).
+
     Raises:
-        DbtError: dbt is not installed, or the project does not parse (missing ``dbt deps``
-            packages: one sentence saying so).
+        DbtError: the ref is not trusted, dbt is not installed, or the project does not parse
+            (missing ``dbt deps`` packages: one sentence saying so).
     """
+    if settings.untrusted is not None:
+        raise DbtError(settings.untrusted)
     project = read_project(settings, root)
     inputs = _inputs_hash(project, settings)
     cached = _PARSED.get(inputs) or _read_cached(cache_dir, inputs)

@@ -31,6 +31,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -152,6 +153,19 @@ class _Solo:
                 self._changed.notify_all()
 
 
+_STARTUP = threading.local()
+"""Per thread: milliseconds its queries spent waiting for a query process to start."""
+
+
+def take_startup_ms() -> float:
+    """The milliseconds this thread's queries spent waiting for a query process to start
+    since the last call (0 when none started): the part of an answer's ``agent_sql`` time
+    that was sqlbench's own start-up (docs/runs.md), not the query."""
+    spent = float(getattr(_STARTUP, "ms", 0.0))
+    _STARTUP.ms = 0.0
+    return spent
+
+
 class QueryProcess:
     """The parent's handle on one query process; started on first use, restarted when lost.
 
@@ -169,6 +183,8 @@ class QueryProcess:
         self._closed = False
         self._finalizer: Any = None
         self._solo = _Solo()
+        self._starts = 0
+        """How many times a query process was started (a lost one is started again)."""
 
     def run_agent(
         self,
@@ -189,9 +205,34 @@ class QueryProcess:
                 otherwise while running it alone.
             EngineError: the query process cannot start (its setup failed).
         """
+        return self._query(sql, timeout_s, max_rows, max_bytes, variant, truth=False)
+
+    def run_truth(
+        self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
+    ) -> pa.Table:
+        """Run ground truth in the query process (the engine's ``run_truth``: no guard), under
+        the same memory bound as agent SQL: ground truth is a ref's text too, and one that
+        takes too much memory is stopped there (TOO_LARGE) instead of taking sqlbench's.
+
+        Raises:
+            QueryError: as ``run_agent``.
+            EngineError: the query process cannot start (its setup failed).
+        """
+        return self._query(sql, timeout_s, max_rows, max_bytes, None, truth=True)
+
+    def _query(
+        self,
+        sql: str,
+        timeout_s: float,
+        max_rows: int,
+        max_bytes: int | None,
+        variant: VariantData | None,
+        *,
+        truth: bool,
+    ) -> pa.Table:
         try:
             with self._solo.shared():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant, truth)
         except _ProcessLost as lost:
             if lost.alone:
                 raise self._lost_error(lost) from lost
@@ -199,7 +240,7 @@ class QueryProcess:
         # that takes the query process down, only it is told so.
         try:
             with self._solo.alone():
-                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant)
+                return self._attempt(sql, timeout_s, max_rows, max_bytes, variant, truth)
         except _ProcessLost as lost:
             raise self._lost_error(lost) from lost
 
@@ -224,11 +265,12 @@ class QueryProcess:
         max_rows: int,
         max_bytes: int | None,
         variant: VariantData | None,
+        truth: bool = False,
     ) -> pa.Table:
         conn, pending, request = self._submit()
         try:
             with self._send_lock:
-                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes, variant))
+                conn.send(("query", request, sql, timeout_s, max_rows, max_bytes, variant, truth))
         except (OSError, EOFError, ValueError) as err:
             self._forget(request)
             raise _ProcessLost(str(err), over_memory=False, alone=False) from err
@@ -250,11 +292,16 @@ class QueryProcess:
         raise RuntimeError(f"in sqlbench's {self.spec.label} query process: {reply[1]}")
 
     def _submit(self) -> tuple[Connection, _Pending, int]:
+        began = time.monotonic()
+        starts = self._starts
         with self._lock:
             if self._closed:
                 raise EngineError(f"the {self.spec.label} engine is closed")
             if self._conn is None:
                 self._start()
+                self._starts += 1
+            if self._starts != starts:  # this call started the process, or waited on its start
+                _STARTUP.ms = getattr(_STARTUP, "ms", 0.0) + (time.monotonic() - began) * 1000.0
             assert self._conn is not None
             self._next_id += 1
             pending = _Pending()

@@ -322,6 +322,12 @@ class DuckDBEngine(AgentSqlEngine):
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
         sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
         _check_one_select(sql, agent=False)
+        process = self._agent_query_process()
+        if process is not None:
+            # Under the query process's memory bound, as agent SQL (docs/security.md).
+            return ResultSet(
+                process.run_truth(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+            )
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
     def _agent_query_process(self) -> QueryProcess | None:

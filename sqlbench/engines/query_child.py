@@ -100,9 +100,14 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
         rows: int,
         size: int | None,
         variant: VariantData | None = None,
+        truth: bool = False,
     ) -> None:
         try:
-            if variant is None:
+            if truth:
+                table = engine.run_truth(
+                    sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size
+                ).table
+            elif variant is None:
                 table = engine.run_agent(
                     sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size
                 ).table

@@ -273,6 +273,13 @@ class SqlAlchemyEngine(AgentSqlEngine):
     ) -> ResultSet:
         """Run ground truth (trusted) read-only; see ``Engine.run_truth``."""
         sql = resolve_refs(sql, self.relations) if has_refs(sql) else sql
+        process = self._query_process
+        if process is not None:
+            # Under the query process's memory bound, as agent SQL (docs/security.md): the
+            # driver holds a whole row of a ref's ground truth too before it can be counted.
+            return ResultSet(
+                process.run_truth(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+            )
         limits = QueryLimits(timeout_s, max_rows, max_bytes)
         return self._run(sql, limits, agent=False)
 

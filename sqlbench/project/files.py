@@ -438,6 +438,18 @@ class DbtSettings(_Strict):
     """``--vars`` for the build."""
     test: bool = False
     """Also run the project's data tests (``dbt build``); a failing test fails the build."""
+    _untrusted: str | None = PrivateAttr(None)
+
+    @property
+    def untrusted(self) -> str | None:
+        """Why this ref's dbt project may not run (its macros, SQL and Python models are its
+        author's code: docs/security.md); None when it may. Set by the loader
+        (``project.load.load_project``), never from sqlbench.yml."""
+        return self._untrusted
+
+    def mark_untrusted(self, why: str) -> None:
+        """Refuse every dbt invocation on this ref's project, with ``why``."""
+        self._untrusted = why
 
     @field_validator("select", "exclude", mode="before")
     @classmethod

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from sqlbench.errors import Problem, ProjectError, ProjectInvalid, Severity
-from sqlbench.project import gitfs, rules
+from sqlbench.project import gitfs, reftrust, rules
 from sqlbench.project.confine import outside_message, outside_project
 from sqlbench.project.dialect import (
     unknown_dialect_message,
@@ -286,6 +286,7 @@ def check_project(
     branch: str | None = None,
     validate_agent: AgentValidator | None = None,
     sql_warnings: bool = True,
+    trusted_refs: Sequence[str] = (),
 ) -> ProjectCheck:
     """Read and check a project, collecting every problem in one pass.
 
@@ -297,6 +298,8 @@ def check_project(
         sql_warnings: False leaves out the warnings about ground-truth SQL (sqlglot cannot
             parse it; it depends on today's date), which parse every ground truth (0.7 s of
             CPU for Spider's 972): for a caller that never shows warnings (``run``).
+        trusted_refs: Refs named with ``--trust-ref``: a ref's dbt project is built only when
+            the ref is trusted (``project.reftrust``); otherwise every dbt call on it says so.
 
     Raises:
         ProjectError: ``path`` is not a folder or holds no project (at ``branch``).
@@ -316,7 +319,7 @@ def check_project(
     elif branch is not None:
         extracted = gitfs.extract_project(folder, branch)
     try:
-        return _check(folder, extracted, note, validate_agent, sql_warnings)
+        return _check(folder, extracted, note, validate_agent, sql_warnings, trusted_refs)
     except BaseException:
         if extracted is not None:
             extracted.cleanup()
@@ -329,6 +332,7 @@ def _check(
     note: str | None,
     validate_agent: AgentValidator | None,
     sql_warnings: bool = True,
+    trusted_refs: Sequence[str] = (),
 ) -> ProjectCheck:
     root = extracted.root if extracted is not None else folder
     if not is_project_dir(root):
@@ -368,6 +372,7 @@ def _check(
             folder=folder,
             warnings=[p for p in problems if p.severity is Severity.WARNING],
         )
+        _gate_dbt(project, trusted_refs)
         if extracted is not None:
             _CLEANUPS[id(project)] = weakref.finalize(project, _release, extracted, id(project))
     if project is None and extracted is not None:
@@ -478,6 +483,7 @@ def load_project(
     branch: str | None = None,
     validate_agent: AgentValidator | None = None,
     sql_warnings: bool = True,
+    trusted_refs: Sequence[str] = (),
 ) -> Project:
     """Load a project; see the module docstring for where its files come from.
     ``sqlbench.load_project`` (``sqlbench.validation``) is this with every agent check.
@@ -488,6 +494,8 @@ def load_project(
             committed there, the checkout untouched; None for the working tree.
         validate_agent: See ``check_project``.
         sql_warnings: See ``check_project``.
+        trusted_refs: Refs named with ``--trust-ref``: a ref's dbt project is built only when
+            the ref is trusted (``project.reftrust``); otherwise every dbt call on it says so.
 
     Returns:
         The project; warnings are on ``project.warnings``.
@@ -498,11 +506,37 @@ def load_project(
         GitError: ``branch`` cannot be read.
     """
     result = check_project(
-        path, branch=branch, validate_agent=validate_agent, sql_warnings=sql_warnings
+        path,
+        branch=branch,
+        validate_agent=validate_agent,
+        sql_warnings=sql_warnings,
+        trusted_refs=trusted_refs,
     )
     if result.project is None:
         raise ProjectInvalid(result.problems)
     return result.project
+
+
+def _gate_dbt(project: Project, trusted_refs: Sequence[str]) -> None:
+    """Mark a ref's dbt project untrusted unless ``reftrust.ref_trust`` trusts the ref for
+    its dbt files (docs/security.md): building or parsing it runs its author's code."""
+    dbt = project.settings.dbt
+    if dbt is None or project.checkout is None:
+        return
+    decision = reftrust.ref_trust(
+        project.checkout,
+        project.source.commit,
+        trusted_refs=trusted_refs,
+        ref_root=project.root,
+        files=sorted(
+            {
+                *reftrust.tree_files(project.root, dbt.project_dir),
+                *reftrust.tree_files(project.checkout, dbt.project_dir),
+            }
+        ),
+    )
+    if not decision.trusted:
+        dbt.mark_untrusted(reftrust.untrusted_dbt_sentence(project.source.branch))
 
 
 def close_project(project: Project) -> None:

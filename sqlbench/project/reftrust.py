@@ -84,6 +84,16 @@ def untrusted_sentence(what: str, ref: str) -> str:
     )
 
 
+def untrusted_dbt_sentence(ref: str) -> str:
+    """The one sentence refusing to build or parse ``ref``'s dbt project."""
+    return (
+        f"the dbt project comes from {ref}'s tree, which is not trusted: it is not the working "
+        "tree nor in its history, and its dbt files differ from the working tree's, so building "
+        f"it would run that ref's author's code (macros, SQL, Python models); read the change, "
+        f"then pass {TRUST_OPTION} {ref} to build it"
+    )
+
+
 def tree_files(root: Path, folder: str) -> list[str]:
     """Project-relative paths of the files under ``root/folder`` (none when it is missing)."""
     base = root / folder

@@ -448,10 +448,17 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     economy = trial_economy(trial)  # its own line: the timings' meanings make theirs long
     if economy:
         parts.append(Text(" · ".join(economy), style="dim"))
+    startup = trial.timings_ms.get(STARTUP_TIMING)
     facts += [
         f"{key} {latency_text(ms)}"
         + (f" ({TIMING_MEANINGS[key]})" if key in TIMING_MEANINGS else "")
+        + (
+            f", of which {latency_text(startup)} starting sqlbench's query process"
+            if key == "agent_sql" and startup is not None
+            else ""
+        )
         for key, ms in trial.timings_ms.items()
+        if key != STARTUP_TIMING
     ]
     parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
     return parts
@@ -459,12 +466,15 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
 
 TIMING_MEANINGS = {
     "truth": "running the ground truth, or reading it from the run's cache",
-    "agent_sql": "checking and running the agent's SQL; a run's first query on a DuckDB file "
-    "or a server also starts sqlbench's query process",
+    "agent_sql": "checking and running the agent's SQL",
     "compare": "comparing the two results",
     "variants": "grading the pass on the data variants",
 }
 """What each of a trial's harness timings (``timings_ms``) measures, as ``show`` says it."""
+
+STARTUP_TIMING = "query_process_start"
+"""The timing that is part of ``agent_sql``: waiting for sqlbench's query process to start
+(the run's first queries on a DuckDB file or a server), said with it, not beside it."""
 
 
 def _sql_parts(title: str, sql: str | None, missing: str) -> list[RenderableType]:

@@ -145,7 +145,7 @@ def load_side_project(
             return RunSide(f"{name} (no sqlbench project)", (), branch=name, commit=commit)
     from sqlbench.validation import load_project
 
-    project = load_project(options.project_dir, branch=ref)
+    project = load_project(options.project_dir, branch=ref, trusted_refs=options.trusted_refs)
     if project.source.dev_mode_note and notify is not None:
         notify(project.source.dev_mode_note)
     return project
@@ -295,7 +295,7 @@ def affected_reuse(
             "question"
         )
         return None
-    loaded = load_project(options.project_dir, branch=base_ref)
+    loaded = load_project(options.project_dir, branch=base_ref, trusted_refs=options.trusted_refs)
     try:
         if head.settings.dbt is not None:
             # Each ref has its own dbt build (docs/dbt.md): the base run must have read the

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlbench.agents.base import Agent, Answer, Request
 from sqlbench.agents.call import ask
+from sqlbench.engines.agent_process import take_startup_ms
 from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.engines.limits import run_agent_sql
 from sqlbench.errors import QueryError, QueryProcessError
@@ -132,11 +133,11 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         shared = context.shared
         if shared is not None and answer.error is None and (answer.sql or "").strip():
             # Same question, same SQL text, same database: the same outcome.
-            outcome, sql_ms = shared.once(
+            outcome, sql_ms, startup_ms = shared.once(
                 answer.sql or "", lambda: _run_agent_sql(context.engine, answer, context.settings)
             )
         else:
-            outcome, sql_ms = _run_agent_sql(context.engine, answer, context.settings)
+            outcome, sql_ms, startup_ms = _run_agent_sql(context.engine, answer, context.settings)
         if shared is not None and isinstance(outcome, ResultSet):
             # Another SQL text with exactly the same result (names, types, rows in order) is
             # graded the same: the grade reads the result, never the SQL.
@@ -150,6 +151,9 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
             "agent_sql": round(sql_ms, 3),
             "compare": round(compare_ms, 3),
         }
+        if startup_ms >= 0.001:
+            # Of agent_sql, the time spent starting sqlbench's query process (docs/runs.md).
+            timings["query_process_start"] = round(startup_ms, 3)
         options = context.compare.merged(question.compare)
         on_variant: OnVariant | None = None
         if (
@@ -359,10 +363,12 @@ def grade_on_variants(
 
 def _run_agent_sql(
     engine: Engine, answer: Answer, settings: RunSettings
-) -> tuple[AgentOutcome, float]:
-    """Run the answer's SQL (if it has any); the outcome and the milliseconds it took."""
+) -> tuple[AgentOutcome, float, float]:
+    """Run the answer's SQL (if it has any); the outcome, the milliseconds it took, and of
+    those the milliseconds spent waiting for sqlbench's query process to start."""
     if answer.error is not None or answer.sql is None or not answer.sql.strip():
-        return None, 0.0
+        return None, 0.0, 0.0
+    take_startup_ms()  # what an earlier call on this thread left is not this answer's
     start = time.perf_counter()
     try:
         outcome: AgentOutcome = run_agent_sql(engine, answer.sql, settings)
@@ -372,7 +378,7 @@ def _run_agent_sql(
         raise  # the run's fault (no query can run), not this answer's verdict
     except Exception as err:  # parse, guard, execute, fetch or convert
         outcome = stage_error("running it", err)
-    return outcome, (time.perf_counter() - start) * 1000.0
+    return outcome, (time.perf_counter() - start) * 1000.0, take_startup_ms()
 
 
 def _trial(

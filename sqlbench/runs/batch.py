@@ -41,7 +41,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from sqlbench.agents.base import Agent
 from sqlbench.agents.registry import agent_notice
-from sqlbench.errors import StoreError
+from sqlbench.errors import QueryProcessError, StoreError
 from sqlbench.records.run import RunStatus, TrialResult
 from sqlbench.runs import forked
 from sqlbench.runs.agent_run import AgentRun, Item, describe_error
@@ -873,6 +873,8 @@ class Batch:
                     sqls = ground_truths(question)
                     try:
                         truths.prefetch(sqls)
+                    except QueryProcessError:
+                        return  # the worker asking for it meets it too, and ends the run
                     except Exception as err:  # graded as its question's, not the run's end
                         truths.failed_ahead(sqls, stage_error("running it ahead", err))
         except Exception as err:  # a ground truth's failure is graded with its question

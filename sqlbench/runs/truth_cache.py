@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from sqlbench.engines.base import Engine
-from sqlbench.errors import QueryError
+from sqlbench.errors import QueryError, QueryProcessError
 from sqlbench.grading import TruthOutcome
 from sqlbench.runs.faults import stage_error
 from sqlbench.runs.previews import result_fingerprint
@@ -153,6 +153,8 @@ class TruthCache:
                 outcome = TruthOutcome(sql=sql, result=result)
             except QueryError as err:
                 outcome = TruthOutcome(sql=sql, error=err)
+            except QueryProcessError:
+                raise  # no query can run (the query process cannot start): the run's fault
             except Exception as err:  # one ground truth's fault is its question's
                 outcome = TruthOutcome(sql=sql, error=stage_error("running it", err))
             entry.outcome = outcome

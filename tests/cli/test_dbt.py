@@ -125,6 +125,8 @@ def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer
         "main",
         "--head",
         "filter",
+        "--trust-ref",
+        "filter",
         "--affected",
         "--markdown",
         str(root.parent / "filter.md"),
@@ -159,7 +161,18 @@ def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
     shop: GitRepo, invoke: Invoke
 ) -> None:
     root = shop.root
-    broken = invoke("check", "-C", str(root), "--base", "main", "--head", "broken", exit_code=2)
+    broken = invoke(
+        "check",
+        "-C",
+        str(root),
+        "--base",
+        "main",
+        "--head",
+        "broken",
+        "--trust-ref",
+        "broken",
+        exit_code=2,
+    )
     message = broken.stderr.strip().splitlines()[-1]
     assert "dbt could not build model 'stg_payments' at broken:" in message
     assert "Traceback" not in broken.stderr
@@ -174,7 +187,16 @@ def test_a_change_to_a_macro_a_model_calls_through_another_asks_what_reads_it(
     root = shop.root
     invoke("run", "-C", str(root), "--branch", "main")
     checked = invoke(
-        "check", "-C", str(root), "--base", "main", "--head", "macro", "--affected"
+        "check",
+        "-C",
+        str(root),
+        "--base",
+        "main",
+        "--head",
+        "macro",
+        "--trust-ref",
+        "macro",
+        "--affected",
     )  # the agent reads the models, so its answers follow the change: no regression
     assert "reads changed stg_payments" in checked.stderr  # card_payments, average_payment
     assert "asking shop/june_orders" in checked.stderr  # orders reads stg_payments
@@ -185,7 +207,16 @@ def test_a_model_that_does_not_compile_names_the_side_the_ref_and_the_model(
     shop: GitRepo, invoke: Invoke
 ) -> None:
     checked = invoke(
-        "check", "-C", str(shop.root), "--base", "main", "--head", "badref", exit_code=2
+        "check",
+        "-C",
+        str(shop.root),
+        "--base",
+        "main",
+        "--head",
+        "badref",
+        "--trust-ref",
+        "badref",
+        exit_code=2,
     )
     line = checked.stderr.strip().splitlines()[-1]
     assert line.startswith("Error: head badref: dbt cannot parse the project in '.': ")
@@ -198,7 +229,16 @@ def test_a_change_to_a_model_no_question_reads_asks_nothing_and_says_so(
     root = shop.root
     invoke("run", "-C", str(root), "--branch", "main")
     checked = invoke(
-        "check", "-C", str(root), "--base", "main", "--head", "unrelated", "--affected"
+        "check",
+        "-C",
+        str(root),
+        "--base",
+        "main",
+        "--head",
+        "unrelated",
+        "--trust-ref",
+        "unrelated",
+        "--affected",
     )
     assert "changed in the dbt project or setup: payment_methods" in checked.stderr
     assert "no question reads what changed; asking none" in checked.stderr
@@ -211,7 +251,17 @@ def test_base_and_head_built_side_by_side_give_each_side_its_own_answers(
     root = shop.root
     base = json.loads(invoke("run", "-C", str(root), "--branch", "main", "--format", "json").stdout)
     head = json.loads(
-        invoke("run", "-C", str(root), "--branch", "filter", "--format", "json").stdout
+        invoke(
+            "run",
+            "-C",
+            str(root),
+            "--branch",
+            "filter",
+            "--trust-ref",
+            "filter",
+            "--format",
+            "json",
+        ).stdout
     )
     verdicts = {r["name"]: r["verdict"] for r in base["results"]}
     assert verdicts["orders_by_status"] == "pass"

@@ -261,3 +261,20 @@ def test_show_prints_an_agents_stderr_with_its_line_breaks(invoke, project: Path
         "agent error: the command exited with status 1; stderr: loading model | "
         "Traceback (most recent call last): ValueError: the model returned garbage"
     )
+
+
+def test_agent_sql_time_says_how_much_was_starting_the_query_process(invoke, project: Path) -> None:
+    """The first answers of a run wait for sqlbench's query process to start (its setup runs
+    again in it): their agent_sql time says how much of it that was, apart from the query."""
+    results = json.loads(invoke("show", "-C", str(project), "r1", "--format", "json").stdout)[
+        "results"
+    ]
+    started = [r for r in results if "query_process_start" in r["timings_ms"]]
+    assert started, [r["timings_ms"] for r in results]
+    for result in started:
+        timings = result["timings_ms"]
+        assert 0 < timings["query_process_start"] <= timings["agent_sql"]
+    first = started[0]
+    shown = invoke("show", "-C", str(project), "r1", f"{first['space']}/{first['name']}").stdout
+    assert "starting sqlbench's query process" in shown
+    assert "query_process_start" not in shown

@@ -128,3 +128,30 @@ def test_the_also_accept_yaml_shows_a_bidi_override_as_an_escape(
     assert "\\u202E" in printed
     block = printed.split("\n\n")[0]
     assert yaml.safe_load(block)["also_accept"] == ["SELECT 2 AS x -- \u202e"]
+
+
+def test_ground_truth_runs_under_the_query_process_memory_bound(
+    tmp_path: Path, sb: Sqlbench
+) -> None:
+    """A ground truth (any ref's question file) that builds one 1.5 GB value is stopped in the
+    memory-watched query process, as agent SQL would be: sqlbench's own process never holds it
+    (it reached 4.5 GB when ground truth ran in sqlbench's process and was only counted while
+    fetching)."""
+    root = write_files(
+        tmp_path / "huge",
+        {
+            "sqlbench.yml": "run: {max_result_mb: 16}\n",
+            "eval_questions/q.yml": "eval_questions:\n  - name: huge\n    question: Huge?\n"
+            "    sql: SELECT repeat('x', 1500000000) AS v\n",
+        },
+    )
+    rss = tmp_path / "peak"
+    proc = sb(
+        "run", "--agent", "auto", "--format", "json", cwd=root, timeout=120, peak_rss_file=rss
+    )
+    assert proc.returncode == 0, proc.stderr
+    (result,) = json.loads(proc.stdout)["results"]
+    assert result["verdict"] == "error"
+    assert result["reason"].startswith("the ground truth is too large"), result["reason"]
+    assert "query process past the memory it may use" in result["reason"], result["reason"]
+    assert int(rss.read_text()) < 1024 * 1024  # KiB: no process of the run reached 1 GB

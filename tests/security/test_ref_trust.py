@@ -118,3 +118,61 @@ def test_a_pull_requests_agent_change_is_compared_against_its_base(
     assert marker.exists()  # the head's (working tree's) agent ran
     # main's own agent ran as the base: main is in the PR's history.
     assert "main@" in proc.stdout + proc.stderr
+
+
+# A ref's dbt project is its author's code too (macros, SQL, Python models run when dbt parses
+# and builds it): the same rule decides, over the dbt project's files.
+DBT_FILES = {
+    "sqlbench.yml": "default_agent: auto\ndbt: {project_dir: shop}\n",
+    "shop/dbt_project.yml": "name: shop\nversion: '1.0'\nprofile: shop\n",
+    "shop/profiles.yml": (
+        "shop:\n  target: dev\n  outputs:\n    dev: {type: duckdb, path: dev.duckdb}\n"
+    ),
+    "shop/models/orders.sql": "select 1 as id\n",
+}
+EVIL_MACRO = "{% macro evil() %}{% do run_query(\"COPY (SELECT 1) TO '/tmp/x'\") %}{% endmacro %}\n"
+
+
+@pytest.fixture
+def dbt_repo(tmp_path: Path) -> Path:
+    root = make_repo(tmp_path / "dbt_repo")
+    write_files(root, {**DBT_FILES, "eval_questions/q.yml": QUESTIONS})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "dbt project")
+    return root
+
+
+def _dbt_refused(proc: object, ref: str) -> bool:
+    err = proc.stdout + proc.stderr  # type: ignore[attr-defined]
+    return "the dbt project comes from" in err and f"--trust-ref {ref}" in err
+
+
+@pytest.mark.parametrize("command", ["run", "check", "validate"])
+def test_an_untrusted_refs_dbt_project_is_never_parsed_or_built(
+    dbt_repo: Path, sb: Sqlbench, command: str
+) -> None:
+    _branch(dbt_repo, "attack", {"shop/macros/evil.sql": EVIL_MACRO})
+    args = {
+        "run": ("run", "--branch", "attack"),
+        "check": ("check", "--base", "attack"),
+        "validate": ("validate", "--branch", "attack", "--execute"),
+    }[command]
+    proc = sb(*args, cwd=dbt_repo)
+    assert proc.returncode != 0, proc
+    assert _dbt_refused(proc, "attack"), proc.stderr
+    assert not (dbt_repo / ".sqlbench" / "dbt" / "builds").exists()
+
+
+def test_a_trusted_refs_dbt_project_goes_on_to_dbt(dbt_repo: Path, sb: Sqlbench) -> None:
+    """In the working tree's history, or named with --trust-ref: not refused (whether dbt
+    then builds depends on it being installed)."""
+    git(dbt_repo, "checkout", "-q", "-b", "later")
+    write_files(dbt_repo, {"shop/models/more.sql": "select 2 as id\n"})
+    git(dbt_repo, "add", "-A")
+    git(dbt_repo, "commit", "-q", "-m", "later")
+    assert not _dbt_refused(sb("run", "--branch", "main", cwd=dbt_repo), "main")
+    git(dbt_repo, "checkout", "-q", "main")
+    _branch(dbt_repo, "reviewed", {"shop/macros/evil.sql": EVIL_MACRO})
+    assert _dbt_refused(sb("run", "--branch", "reviewed", cwd=dbt_repo), "reviewed")
+    trusted = sb("run", "--branch", "reviewed", "--trust-ref", "reviewed", cwd=dbt_repo)
+    assert not _dbt_refused(trusted, "reviewed"), trusted.stderr
