@@ -36,7 +36,7 @@ from corpus import ENGINES, GOOD, Attack, attacks, file_warehouse, run_measured,
 from sqlbench.project.files import RunSettings
 
 CEILING_MB = 2048
-"""SPEC section 1: with the default limits the process stays under 2 GB peak RSS."""
+"""docs/project-files.md: with the default limits the process stays under 2 GB peak RSS."""
 
 BIG_ROWS = {  # 3,000 rows of 1 MB: 3 GB if nothing stopped it (max_result_mb 256 does)
     "duckdb": "SELECT repeat('x', 1000000) AS v FROM range(3000)",

@@ -158,7 +158,7 @@ def categorize(
                 return "both empty, agent has extra columns: official passes any two empty results"
             return "extra columns under columns: exact, official passes: inspect"
         if d.problem is Finding.NAME_SWAP:
-            return "same-named columns swapped: review (SPEC), official passes"
+            return "same-named columns swapped: review (sqlbench), official passes"
         if d.near_miss(NearMissKind.DUPLICATES) is not None:
             return "duplicates differ: official ignores them"
         if d.problem is Finding.ORDER_UNDECIDABLE:
@@ -171,7 +171,7 @@ def categorize(
     assert gold.frame is not None and pred.frame is not None
     k_e, k_a = gold.frame.shape[1], pred.frame.shape[1]
     if k_a > k_e:
-        return "agent returns extra columns: SPEC ignores them, official fails"
+        return "agent returns extra columns: sqlbench ignores them, official fails"
     if corpus == "bird" and d.column_mapping != {i: i for i in range(k_e)}:
         return "columns in another order: BIRD compares by position"
     if corpus == "spider" and "order by" in str(record["gold_sql"]).lower():

@@ -8,7 +8,8 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """What a ``sqlbench`` command's exit status means (SPEC: 0 done, 1 failed a gate, 2 error).
+    """What a ``sqlbench`` command's exit status means (docs/commands.md: 0 done, 1 failed a gate, 2
+    error).
 
     Example:
         >>> int(ExitCode.FAIL)

@@ -1,5 +1,5 @@
-"""When Python's cyclic garbage collector runs (docs/performance.md, "The main thread around the
-batch").
+"""When Python's cyclic garbage collector runs (docs/performance.md, "Public
+benchmarks beside the official evaluators").
 
 A collection of the oldest generation walks every object the collector tracks, and it is
 started by allocations alone. Importing a command's modules, loading the project and loading a

@@ -1,4 +1,5 @@
-"""From a question's ground truth and the agent's answer to a verdict and its reason (SPEC 3).
+"""From a question's ground truth and the agent's answer to a verdict and its reason
+(docs/verdicts.md).
 
 The decision, in order (the first that applies wins):
 
@@ -52,7 +53,7 @@ _NOTHING_HELD = contextlib.nullcontext()
 LIMITS_REACHED = frozenset(
     {QueryErrorKind.TIMEOUT, QueryErrorKind.TOO_MANY_ROWS, QueryErrorKind.TOO_LARGE}
 )
-"""Limits that make agent SQL ``fail`` when it reaches them (SPEC section 3)."""
+"""Limits that make agent SQL ``fail`` when it reaches them (docs/verdicts.md)."""
 
 _AGENT_SQL_PROBLEM = {
     QueryErrorKind.SYNTAX: "the agent's SQL has a syntax error",
@@ -247,7 +248,7 @@ def _compare_all(
     assert first is not None  # truths is never empty here
     if ambiguous is not None:
         # No ground truth matched, but one comparison could not decide: a person must look.
-        # Calling it fail would be a guess (SPEC 4: "never a guess").
+        # Calling it fail would be a guess (docs/verdicts.md: "never a guess").
         index, comparison = ambiguous
         which = "" if index == 0 else f"also_accept #{index}: "
         return Grade(

@@ -1,5 +1,5 @@
-"""Ground truth per question, and its transpilation to the warehouse's dialect (SPEC section 1,
-``dialect``).
+"""Ground truth per question, and its transpilation to the warehouse's dialect
+(docs/project-files.md, ``dialect``).
 
 Ground truth is written in the project's ``dialect`` (default: the warehouse's). When that differs
 from the warehouse's dialect, sqlglot transpiles it before it runs. A construct sqlglot cannot

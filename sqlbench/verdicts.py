@@ -11,7 +11,7 @@ MAX_REASON = 400
 
 
 class Verdict(StrEnum):
-    """A question's outcome (SPEC section 3). Values are the lower-case words in every output."""
+    """A question's outcome (docs/verdicts.md). Values are the lower-case words in every output."""
 
     PASS = "pass"
     """The agent's result set matches the ground truth's (or an also_accept one)."""

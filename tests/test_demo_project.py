@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -423,3 +425,46 @@ def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, 
         looser = {**options, "rel_tol": 1e-6}
         expected = _run(warehouse, item.truths[0]).to_pandas()
         assert compare_results(expected, actual, **looser).verdict == Verdict.PASS
+
+
+# --- the README's first command ------------------------------------------------------------
+
+
+def _readme_first_command_and_ending() -> tuple[list[str], list[str]]:
+    """The arguments of the README's first ``sqlbench`` command (the last step of its first
+    shell block) and the lines the README says that run ends with (the block that follows,
+    starting ``Accuracy:``)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.MULTILINE | re.DOTALL)
+    first_shell = next(i for i, (lang, _) in enumerate(blocks) if lang == "sh")
+    command = blocks[first_shell][1].strip().split("&&")[-1].split()
+    assert command[0].endswith("sqlbench"), command
+    ending = next(
+        body for _, body in blocks[first_shell + 1 :] if body.startswith("Accuracy:")
+    ).splitlines()
+    return command[1:], ending
+
+
+@pytest.mark.slow
+def test_readme_first_command_ends_as_the_readme_prints(tmp_path: Path) -> None:
+    """README's "Start here": the first command runs the demo and ends with the accuracy and
+    summary it prints (run on a copy, so the run store is not written into the repository)."""
+    args, ending = _readme_first_command_and_ending()
+    assert args == ["run", "--agent", "recorded"] and ending[0].startswith("Accuracy: ")
+    demo = tmp_path / "demo"
+    demo.mkdir()
+    for part in ("sqlbench.yml", "eval_questions", "certified_queries", "agents", "models", "data"):
+        copy = shutil.copytree if (ROOT / part).is_dir() else shutil.copy
+        copy(ROOT / part, demo / part)
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlbench", *args],
+        cwd=demo,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    printed = [line.rstrip() for line in done.stdout.splitlines()]
+    start = printed.index(ending[0]) if ending[0] in printed else -1
+    assert printed[start : start + len(ending)] == ending, done.stdout

@@ -1,4 +1,4 @@
-"""From ground truth and the agent's answer to a verdict and reason (SPEC section 3)."""
+"""From ground truth and the agent's answer to a verdict and reason (docs/verdicts.md)."""
 
 from __future__ import annotations
 

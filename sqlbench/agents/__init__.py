@@ -1,4 +1,5 @@
-"""Agents: every kind in SPEC section 1 behind one interface, and ``ask`` to call any of them.
+"""Agents: every kind in docs/project-files.md behind one interface, and ``ask`` to call any of
+them.
 
 Typical use::
 

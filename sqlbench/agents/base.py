@@ -1,4 +1,4 @@
-"""The agent interface: a request in, an answer (trace) out (SPEC section 1, Agents).
+"""The agent interface: a request in, an answer (trace) out (docs/project-files.md, Agents).
 
 A kind implements ``answer(request)`` (sync, or ``async def``). Timeouts, retries, latency and
 turning failures into verdicts belong to the caller (``sqlbench.agents.call.ask``).

@@ -21,7 +21,7 @@ from sqlbench.agents.kinds import AgentKind, KindOptions, problem
 from sqlbench.agents.traces import TraceFormat
 from sqlbench.errors import AgentError, Problem
 from sqlbench.project import envvars
-from sqlbench.project.files import AgentConfig
+from sqlbench.project.files import AgentConfig, Timeout
 from sqlbench.text import one_line, suggest
 
 if TYPE_CHECKING:
@@ -39,8 +39,9 @@ class HttpOptions(KindOptions):
     """Where the request is POSTed; may hold ``${VAR}``."""
     headers: dict[str, str] = Field(default_factory=dict)
     """Extra headers; values may hold ``${VAR}`` (resolved per call, never stored)."""
-    timeout_s: float | None = Field(None, gt=0)
-    """Socket timeout per request; default: the run's agent timeout."""
+    timeout_s: Timeout | None = None
+    """Socket timeout per request (the range of ``run.agent_timeout_s``); default: the run's
+    agent timeout."""
     response: dict[str, str] | None = None
     """Answer field -> JSONPath into the reply. None: the reply is the answer."""
     trace_format: TraceFormat = TraceFormat.SQLBENCH

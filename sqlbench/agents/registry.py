@@ -22,6 +22,7 @@ from sqlbench.agents.context import AgentContext
 from sqlbench.agents.kinds import AgentKind, problem
 from sqlbench.errors import AgentError, Problem, ProjectInvalid, Severity, SqlbenchError
 from sqlbench.project.files import AgentConfig
+from sqlbench.project.problems import RANGE_ERRORS, allowed_values
 from sqlbench.text import closest, one_line, suggest
 
 ENTRY_POINT_GROUP = "sqlbench.agents"
@@ -188,7 +189,10 @@ def _option_problems(config: AgentConfig, kind: AgentKind, err: ValidationError)
         else:
             where = ".".join(str(part) for part in item["loc"][:2] if not _is_type_name(part))
             got = one_line(repr(item.get("input")), 40)
-            message = f"key '{where}': {item['msg'].lower()} (got {got})"
+            what = item["msg"].lower()
+            if item["type"] in RANGE_ERRORS and key in kind.options.model_fields:
+                what = f"must be {allowed_values(kind.options, key)}"
+            message = f"key '{where}': {what} (got {got})"
         problems.append(problem(config, message))
     return problems
 

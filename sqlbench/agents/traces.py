@@ -1,4 +1,4 @@
-"""Trace formats: answers in a common shape turned into sqlbench's own (SPEC section 1).
+"""Trace formats: answers in a common shape turned into sqlbench's own (docs/project-files.md).
 
 ``command``, ``http`` and ``replay`` agents name their output's shape with ``trace_format:``:
 

@@ -1,4 +1,4 @@
-"""``sqlbench judge RUN``: judged metrics over a stored run's traces (SPEC section 6)."""
+"""``sqlbench judge RUN``: judged metrics over a stored run's traces (docs/agent-behaviour.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``sqlbench run``: evaluate an agent on the project's questions (SPEC section 2)."""
+"""``sqlbench run``: evaluate an agent on the project's questions (docs/commands.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``sqlbench runs``: the run list, newest first (SPEC section 2)."""
+"""``sqlbench runs``: the run list, newest first (docs/commands.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Result-set comparison (SPEC section 4): ``compare_results`` and what it returns."""
+"""Result-set comparison (docs/verdicts.md): ``compare_results`` and what it returns."""
 
 from __future__ import annotations
 

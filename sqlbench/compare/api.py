@@ -1,8 +1,7 @@
-"""``compare_results``: does the agent's result set match the ground truth's? (SPEC section 4)"""
+"""``compare_results``: does the agent's result set match the ground truth's? (docs/verdicts.md)"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -10,6 +9,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import sqlglot
+from pydantic import ValidationError
 from sqlglot.errors import SqlglotError
 
 from sqlbench.compare.examples import examples
@@ -30,14 +30,12 @@ from sqlbench.compare.pairs import RowMatch
 from sqlbench.compare.reasons import build_reason
 from sqlbench.compare.views import ResultRole, Tolerance, ViewSet, pair_domain
 from sqlbench.errors import CompareOptionError
+from sqlbench.project.files import CompareOptions
+from sqlbench.project.problems import allowed_values
 from sqlbench.verdicts import Verdict
 
 DEFAULT_BUDGET = 10_000
 """Candidate column mappings (partial and complete) a comparison may try before ``review``."""
-
-_ORDERS = ("ignore", "strict", "auto")
-_ROWS = ("bag", "set")
-_COLUMNS = ("superset", "exact")
 
 
 def compare_results(
@@ -53,7 +51,7 @@ def compare_results(
     dialect: str | None = None,
     budget: int = DEFAULT_BUDGET,
 ) -> Comparison:
-    """Compare an agent's result set with the ground truth's (SPEC section 4).
+    """Compare an agent's result set with the ground truth's (docs/verdicts.md).
 
     Column names never matter (except that swapping two columns whose names match on both
     sides gives ``review``); the agent's extra columns are ignored unless ``columns="exact"``;
@@ -75,6 +73,9 @@ def compare_results(
         expected_sql: the ground truth's SQL; needed for ``order="auto"``.
         dialect: sqlglot dialect of ``expected_sql``.
         budget: candidate column mappings to try before giving ``review``.
+
+    ``order``, ``rows``, ``abs_tol``, ``rel_tol`` and ``columns`` have the type and range of
+    their ``compare:`` keys in sqlbench.yml, checked by the same definition (``CompareOptions``).
 
     Returns:
         A :class:`Comparison` with ``verdict`` (pass, fail or review), ``reason``, ``details``.
@@ -137,22 +138,16 @@ def _check(
     dialect: object,
     budget: object,
 ) -> None:
-    if order not in _ORDERS:
-        raise CompareOptionError(f"order must be one of {', '.join(_ORDERS)}, not {order!r}")
-    if rows not in _ROWS:
-        raise CompareOptionError(f"rows must be one of {', '.join(_ROWS)}, not {rows!r}")
-    if columns not in _COLUMNS:
-        raise CompareOptionError(f"columns must be one of {', '.join(_COLUMNS)}, not {columns!r}")
-    for name, value in (("abs_tol", abs_tol), ("rel_tol", rel_tol)):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value < 0
-        ):
-            raise CompareOptionError(f"{name} must be a finite number >= 0, not {value!r}")
-    if isinstance(rel_tol, int | float) and rel_tol >= 1:
-        raise CompareOptionError(f"rel_tol must be below 1, not {rel_tol!r}")
+    options = {"order": order, "rows": rows, "columns": columns}
+    options |= {"abs_tol": abs_tol, "rel_tol": rel_tol}
+    try:
+        # The project's own definition of each option (``compare:`` in sqlbench.yml), strictly:
+        # "0.1" or True is not a tolerance here, where no YAML was read.
+        CompareOptions.model_validate(options, strict=True)
+    except ValidationError as err:
+        name = str(err.errors()[0]["loc"][0])
+        allowed = allowed_values(CompareOptions, name)
+        raise CompareOptionError(f"{name} must be {allowed}, not {options[name]!r}") from None
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
         raise CompareOptionError(f"budget must be a positive integer, not {budget!r}")
     if expected_sql is not None and not isinstance(expected_sql, str):

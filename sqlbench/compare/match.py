@@ -9,7 +9,7 @@ columns are interchangeable, so twelve identical columns of zeros take one path,
 The budget counts candidate mappings tried (partial and complete), never seconds, so a verdict
 does not depend on the machine. Names: the name-consistent mapping is tried first, and mappings
 that give an expected column the actual column that carries *another* expected column's exact
-name are only tried after every other mapping failed (SPEC: that swap is ``review``).
+name are only tried after every other mapping failed (docs/verdicts.md: that swap is ``review``).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 NUMBER_PATTERN = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?$"
-"""SPEC section 4: a plain decimal number (no leading zeros, so '007' stays text)."""
+"""docs/verdicts.md: a plain decimal number (no leading zeros, so '007' stays text)."""
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _MICRO = dt.timedelta(microseconds=1)

@@ -1,4 +1,5 @@
-"""Execution engines: where setup, ground truth and agent SQL run (SPEC sections 1 and 3).
+"""Execution engines: where setup, ground truth and agent SQL run (docs/project-files.md and
+docs/verdicts.md).
 
 ``open_engine`` / ``open_project_engine`` open the project's warehouse; ``check_read_only`` is
 the statement guard agent SQL passes first; ``preflight`` runs every ground truth for

@@ -9,8 +9,8 @@ A DB-API driver hands over Python values; each column becomes one Arrow array ty
   union with one child per kind, so each value keeps its own type: the comparison reads such a
   column value by value, numbers by value (1 equals 1.0) and text as text ('1' is not 1);
 - a TIME WITH TIME ZONE value (a ``datetime.time`` with an offset) becomes its UTC time of day;
-- DECIMAL NaN becomes NULL (SPEC: NaN counts as NULL); a DECIMAL infinity makes its column
-  float64 (Arrow decimals have no infinity);
+- DECIMAL NaN becomes NULL (docs/verdicts.md: NaN counts as NULL); a DECIMAL infinity makes its
+  column float64 (Arrow decimals have no infinity);
 - an :class:`OutOfRange` value (a date, timestamp or time of day Python cannot hold, such as
   PostgreSQL's ``'infinity'::date``) makes its column hold raw Arrow values, with DuckDB's
   conventions: ``±infinity`` dates are ``±(2^31-1)`` days, timestamps ``±(2^63-1)`` µs.

@@ -1,4 +1,5 @@
-"""Limits on one query, whatever the agent wrote (SPEC section 1 ``run:``, section 3 reasons).
+"""Limits on one query, whatever the agent wrote (docs/project-files.md ``run:``, docs/verdicts.md
+reasons).
 
 Agent SQL is bounded before anything parses it (``run.max_sql_kb`` and a parenthesis depth
 sqlglot's recursive parser survives), its check counts against ``run.query_timeout_s``, and

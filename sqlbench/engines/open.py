@@ -1,4 +1,4 @@
-"""Opening the warehouse a project names (SPEC section 1, ``warehouse``, ``setup``).
+"""Opening the warehouse a project names (docs/project-files.md, ``warehouse``, ``setup``).
 
 - no ``warehouse``: a fresh in-memory DuckDB database;
 - a path (not a URL): a DuckDB file attached read-only, or a SQLite file opened read-only when

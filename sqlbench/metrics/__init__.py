@@ -1,4 +1,4 @@
-"""Section 6 of SPEC: the agent's behaviour beyond its SQL.
+"""docs/agent-behaviour.md: the agent's behaviour beyond its SQL.
 
 Deterministic metrics (``tools``, ``trajectory``), assertions (``assertions``), how they are
 applied to a graded answer (``compute``) and summarised over a run (``summary``).

@@ -1,4 +1,4 @@
-"""Assertions over the answer record (Salesforce Agentforce semantics; SPEC section 6).
+"""Assertions over the answer record (Salesforce Agentforce semantics; docs/agent-behaviour.md).
 
 The answer record is what the agent gave plus what sqlbench measured::
 

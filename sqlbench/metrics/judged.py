@@ -1,4 +1,4 @@
-"""Judged metrics (SPEC section 6): answer correctness, logical consistency, tool execution
+"""Judged metrics (docs/agent-behaviour.md): answer correctness, logical consistency, tool execution
 accuracy and custom metrics, each scored by the LLM judge. They never change a verdict.
 
 Every judge prompt asks for one JSON object ``{"score": <number>, "explanation": "<text>"}``

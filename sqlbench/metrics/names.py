@@ -1,4 +1,4 @@
-"""The section 6 metric names, as JSON, summaries and ``check: metrics:`` spell them."""
+"""The agent-behaviour metric names, as JSON, summaries and ``check: metrics:`` spell them."""
 
 from __future__ import annotations
 

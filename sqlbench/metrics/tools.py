@@ -1,4 +1,5 @@
-"""Tool selection accuracy (Snowflake Cortex semantics) and tool call success (SPEC section 6)."""
+"""Tool selection accuracy (Snowflake Cortex semantics) and tool call success
+(docs/agent-behaviour.md)."""
 
 from __future__ import annotations
 

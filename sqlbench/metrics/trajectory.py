@@ -1,4 +1,4 @@
-"""Task navigation efficiency (Azure AI evaluation semantics; SPEC section 6).
+"""Task navigation efficiency (Azure AI evaluation semantics; docs/agent-behaviour.md).
 
 ``exact``: the agent's calls are the expected steps, in order, nothing more. ``in_order``:
 every expected step appears in order, extra calls allowed. ``any_order``: every expected step

@@ -1,4 +1,4 @@
-"""Projects (SPEC section 1): files -> typed, validated objects.
+"""Projects (docs/project-files.md): files -> typed, validated objects.
 
 - ``load``: ``load_project``, ``check_project``, ``close_project``, ``question_set_hash``,
   ``read_settings`` (the one sqlbench.yml reader); the agents' checks are passed in, so

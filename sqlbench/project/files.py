@@ -1,4 +1,4 @@
-"""Typed project files (SPEC section 1). File schemas are pydantic with ``extra="forbid"``.
+"""Typed project files (docs/project-files.md). File schemas are pydantic with ``extra="forbid"``.
 
 The loader (``sqlbench.project.load``) validates each YAML mapping against these models and
 attaches where it came from (``path``, ``line``) and, for questions, the space and resolved
@@ -11,7 +11,7 @@ import re
 from datetime import timedelta
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 from pydantic_core import PydanticCustomError
@@ -24,6 +24,8 @@ MAX_RETRIES = 20
 MAX_ROWS = 100_000_000
 MAX_RESULT_MB = 65_536
 MAX_SQL_KB = 65_536
+MAX_VARIANTS = 50
+"""Most data variants a question may be graded on."""
 
 
 class _Strict(BaseModel):
@@ -34,6 +36,24 @@ OrderMode = Literal["ignore", "strict", "auto"]
 RowsMode = Literal["bag", "set"]
 ColumnsMode = Literal["superset", "exact"]
 CheckRule = Literal["regression", "significant_drop", "below_floor", "must_pass", "answer_changed"]
+
+# Each bounded setting is defined once, here, with its range; the project-wide model
+# (``compare:``, ``run:``) and the places that override part of it (a question's ``compare:``,
+# a warehouse's ``run:``) read the same definition, and so does ``compare_results``. A key
+# overridden somewhere is thereby refused there exactly when it is refused at the top level.
+Timeout = Annotated[float, Field(gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)]
+"""Seconds a query or call may take."""
+RowLimit = Annotated[int, Field(ge=1, le=MAX_ROWS)]
+"""Rows a result may hold."""
+AbsTolerance = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+"""Absolute numeric tolerance."""
+RelTolerance = Annotated[float, Field(ge=0, lt=1, allow_inf_nan=False)]
+"""Relative numeric tolerance: below 1, or every number would match every other of its sign."""
+VariantCount = Annotated[int, Field(ge=0, le=MAX_VARIANTS)]
+"""Data variants a question is graded on besides the original data."""
+VariantSeed = Annotated[int, Field(ge=0, le=2**31 - 1)]
+"""The seed data variants are generated from."""
+
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
@@ -97,26 +117,22 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=float(match.group(1)) * _DURATION_UNITS[match.group(2)])
 
 
-MAX_VARIANTS = 50
-"""Most data variants a question may be graded on."""
-
-
 class CompareOptions(_Strict):
-    """How result sets are compared (SPEC section 4); project defaults under ``compare:``."""
+    """How result sets are compared (docs/verdicts.md); project defaults under ``compare:``."""
 
     order: OrderMode = "ignore"
     """ignore: rows are a multiset; strict: in order; auto: strict iff the gold's outer ORDER BY."""
     rows: RowsMode = "bag"
     """bag: duplicates count; set: duplicates ignored (BIRD-style)."""
-    abs_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
+    abs_tol: AbsTolerance = 1e-9
     """Absolute numeric tolerance."""
-    rel_tol: float = Field(1e-9, ge=0, allow_inf_nan=False)
+    rel_tol: RelTolerance = 1e-9
     """Relative numeric tolerance."""
     columns: ColumnsMode = "superset"
     """superset: the agent's extra columns are ignored; exact: they fail the question."""
-    variants: int = Field(0, ge=0, le=MAX_VARIANTS)
+    variants: VariantCount = 0
     """Also grade on this many generated data variants (0: only the original data)."""
-    variants_seed: int = Field(0, ge=0, le=2**31 - 1)
+    variants_seed: VariantSeed = 0
     """The seed the variants are generated from (recorded with the run)."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
@@ -128,15 +144,17 @@ class CompareOptions(_Strict):
 
 
 class CompareOverrides(_Strict):
-    """Per-question ``compare:`` keys; unset keys fall back to the project's."""
+    """Per-question ``compare:`` keys; unset keys fall back to the project's. Each key has the
+    type and range of its ``CompareOptions`` namesake (``tests/project/test_settings.py``
+    checks that they accept and refuse the same values)."""
 
     order: OrderMode | None = None
     rows: RowsMode | None = None
-    abs_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
-    rel_tol: float | None = Field(None, ge=0, allow_inf_nan=False)
+    abs_tol: AbsTolerance | None = None
+    rel_tol: RelTolerance | None = None
     columns: ColumnsMode | None = None
-    variants: int | None = Field(None, ge=0, le=MAX_VARIANTS)
-    variants_seed: int | None = Field(None, ge=0, le=2**31 - 1)
+    variants: VariantCount | None = None
+    variants_seed: VariantSeed | None = None
 
 
 class RunSettings(_Strict):
@@ -145,14 +163,14 @@ class RunSettings(_Strict):
     finite."""
 
     concurrency: int = Field(8, ge=1, le=MAX_CONCURRENCY)
-    agent_timeout_s: float = Field(120, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
-    query_timeout_s: float = Field(30, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    agent_timeout_s: Timeout = 120
+    query_timeout_s: Timeout = 30
     """Timeout for the agent's SQL; parsing and checking it count against it too."""
-    gold_timeout_s: float = Field(300, gt=0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+    gold_timeout_s: Timeout = 300
     """Timeout for ground-truth SQL."""
     retries: int = Field(2, ge=0, le=MAX_RETRIES)
     """Agent calls retried on transient errors."""
-    max_rows: int = Field(100_000, ge=1, le=MAX_ROWS)
+    max_rows: RowLimit = 100_000
     max_result_mb: float = Field(128, gt=0, le=MAX_RESULT_MB, allow_inf_nan=False)
     """Bytes fetched per result (MiB), counted while fetching: past it, ``too_large``."""
     max_sql_kb: float = Field(64, gt=0, le=MAX_SQL_KB, allow_inf_nan=False)
@@ -185,11 +203,12 @@ class RunSettings(_Strict):
 
 
 class WarehouseLimits(_Strict):
-    """A named warehouse's own ``run:`` limits; unset keys fall back to the project's."""
+    """A named warehouse's own ``run:`` limits; unset keys fall back to the project's. Each key
+    has the type and range of its ``RunSettings`` namesake."""
 
-    query_timeout_s: float | None = Field(None, gt=0)
-    gold_timeout_s: float | None = Field(None, gt=0)
-    max_rows: int | None = Field(None, ge=1)
+    query_timeout_s: Timeout | None = None
+    gold_timeout_s: Timeout | None = None
+    max_rows: RowLimit | None = None
 
 
 class WarehouseSettings(_Strict):
@@ -220,14 +239,14 @@ class LlmSettings(_Strict):
 
 
 class JudgeSettings(_Strict):
-    """``judge:``: the OpenAI-compatible endpoint that scores section 6's judged metrics."""
+    """``judge:``: the OpenAI-compatible endpoint that scores judged agent-behaviour metrics."""
 
     base_url: str | None = None
     model: str | None = None
     api_key_env: str | None = None
     """Name of the environment variable holding the key (never the key itself)."""
     temperature: float = Field(0.0, ge=0, le=2)
-    timeout_s: float = Field(60, gt=0)
+    timeout_s: Timeout = 60
     """Per judge call."""
     retries: int = Field(2, ge=0)
     """Judge calls retried on HTTP 429/5xx and refused connections."""
@@ -306,7 +325,7 @@ def _default_fail_on() -> list[CheckRule]:
 
 
 class MetricGate(_Strict):
-    """A ``check: metrics:`` gate on one section 6 metric (enforced whenever configured)."""
+    """A ``check: metrics:`` gate on one agent-behaviour metric (enforced whenever configured)."""
 
     min: float | None = Field(None, ge=0, le=1)
     """Head's mean score must be at least this (a fraction of 1)."""
@@ -324,7 +343,7 @@ class CheckSettings(_Strict):
     alpha: float = Field(0.05, gt=0, lt=1)
     must_pass_tag: str = "must-pass"
     metrics: dict[str, MetricGate] = Field(default_factory=dict)
-    """Gates on section 6 metrics, by metric name."""
+    """Gates on agent-behaviour metrics, by metric name."""
     reuse_max_age: str = "24h"
     """How old a stored run against a warehouse sqlbench does not build (a server) may be and
     still be reused by ``compare``/``check``: ``90s``, ``30m``, ``24h``, ``7d``; ``0s``
@@ -375,7 +394,7 @@ class Settings(_Strict):
     check: CheckSettings = Field(default_factory=CheckSettings)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
     metrics: list[CustomMetric] = Field(default_factory=list)
-    """Custom judged metrics (SPEC section 6)."""
+    """Custom judged metrics (docs/agent-behaviour.md)."""
 
     @field_validator("warehouses", mode="before")
     @classmethod
@@ -441,7 +460,8 @@ class TruthKind(StrEnum):
 
 
 class ExpectedTool(_Strict):
-    """One ``expected_tools`` entry (SPEC section 6; Snowflake's ground-truth invocations)."""
+    """One ``expected_tools`` entry (docs/agent-behaviour.md; Snowflake's ground-truth
+    invocations)."""
 
     tool_name: str = Field(min_length=1)
     tool_input: Any = None

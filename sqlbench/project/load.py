@@ -1,4 +1,4 @@
-"""Load a project (SPEC section 1) from the working tree or from a git ref.
+"""Load a project (docs/project-files.md) from the working tree or from a git ref.
 
 ``check_project`` reads every file, runs every rule and returns all problems at once;
 ``load_project`` returns the typed ``Project`` or raises ``ProjectInvalid``;
@@ -272,8 +272,8 @@ def _dumped(value: Any) -> Any:
 
 def question_set_hash(questions: Sequence[Question]) -> str:
     """sha256 over every question's space, name, text, ground truth (kind and resolved SQL),
-    ``also_accept``, ``compare`` overrides and ``skip``, and the trace expectations (SPEC
-    section 6) and ``warehouse`` where set; independent of file order and tags."""
+    ``also_accept``, ``compare`` overrides and ``skip``, and the trace expectations
+    (docs/agent-behaviour.md) and ``warehouse`` where set; independent of file order and tags."""
     records = sorted(
         json.dumps(_hashed_question(q), sort_keys=True, ensure_ascii=False) for q in questions
     )

@@ -8,6 +8,7 @@ import typing
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
 from sqlbench.errors import Problem, Severity
 from sqlbench.project.yamlload import YamlMap, line_of, plain
@@ -23,18 +24,21 @@ def _model_keys(model: type[BaseModel]) -> list[str]:
     return [field.alias or name for name, field in model.model_fields.items()]
 
 
-_RANGE_ERRORS = frozenset(
+RANGE_ERRORS = frozenset(
     {"finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 )
+"""pydantic's error types for a number out of its range, worded from the key's definition."""
 
 
 def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
-    """``a finite number from 0 (excluded) to 86400`` for a field with bounds; None without.
+    """``a finite number above 0 and at most 86400`` for a field with bounds; None without.
 
     Example:
         >>> from sqlbench.project.files import Settings
         >>> _allowed_range(Settings, ("run", "agent_timeout_s"))
         'a finite number above 0 and at most 86400'
+        >>> _allowed_range(Settings, ("warehouses", "lake", "run", "max_rows"))
+        'a finite number at least 1 and at most 100000000'
     """
     if model is None or not loc:
         return None
@@ -42,8 +46,23 @@ def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str |
     field = owner.model_fields.get(str(loc[-1])) if owner is not None else None
     if field is None:
         return None
+    return _range_words(field)
+
+
+def _bounds(field: FieldInfo) -> list[Any]:
+    """The constraints of ``field``: its own, or those of an ``Annotated`` type it makes
+    optional (``Timeout | None``)."""
+    found = list(field.metadata)
+    for arg in typing.get_args(field.annotation):
+        if typing.get_origin(arg) is typing.Annotated:
+            for extra in typing.get_args(arg)[1:]:
+                found.extend(getattr(extra, "metadata", [extra]))
+    return found
+
+
+def _range_words(field: FieldInfo) -> str | None:
     low = high = ""
-    for bound in field.metadata:
+    for bound in _bounds(field):
         for attr, words in (
             ("gt", "above"),
             ("ge", "at least"),
@@ -62,11 +81,32 @@ def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str |
     return "a finite number " + " and ".join(t for t in (low, high) if t)
 
 
+def allowed_values(model: type[BaseModel], name: str) -> str:
+    """What field ``name`` of ``model`` accepts, in words, from its one definition.
+
+    Example:
+        >>> from sqlbench.project.files import CompareOptions
+        >>> allowed_values(CompareOptions, "rel_tol"), allowed_values(CompareOptions, "rows")
+        ('a finite number at least 0 and below 1', 'one of bag, set')
+    """
+    field = model.model_fields[name]
+    words = _range_words(field)
+    if words is not None:
+        return words
+    choices = [a for a in typing.get_args(field.annotation) if a is not type(None)]
+    if typing.get_origin(field.annotation) is typing.Literal:
+        return "one of " + ", ".join(str(c) for c in choices)
+    return f"a {getattr(field.annotation, '__name__', field.annotation)}"
+
+
 def _submodel(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] | None:
-    """The pydantic model found at ``loc`` under ``model`` (skipping list indexes)."""
+    """The pydantic model found at ``loc`` under ``model`` (skipping list indexes and the keys
+    of a mapping of models, such as ``warehouses``)."""
     current: type[BaseModel] = model
+    keyed = False
     for part in loc:
-        if isinstance(part, int):
+        if isinstance(part, int) or keyed:
+            keyed = False
             continue
         by_key = {f.alias or n: f for n, f in current.model_fields.items()}
         field = by_key.get(str(part))
@@ -75,6 +115,7 @@ def _submodel(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
         found = _find_model(field.annotation)
         if found is None:
             return None
+        keyed = typing.get_origin(field.annotation) is dict
         current = found
     return current
 
@@ -82,7 +123,7 @@ def _submodel(model: type[BaseModel], loc: tuple[Any, ...]) -> type[BaseModel] |
 def _find_model(annotation: Any) -> type[BaseModel] | None:
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType, list):
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType, list, dict):
         for arg in typing.get_args(annotation):
             found = _find_model(arg)
             if found is not None:
@@ -135,7 +176,7 @@ def pydantic_problems(
             message = f"missing required key {str(loc[-1])!r}"
             line = line_of(data, loc[:-1])
         else:
-            allowed = _allowed_range(model, loc) if kind in _RANGE_ERRORS else None
+            allowed = _allowed_range(model, loc) if kind in RANGE_ERRORS else None
             what = f"must be {allowed}" if allowed else details["msg"]
             message = f"{dotted}: {what} (got {describe(details.get('input'))})"
             line = line_of(data, loc)

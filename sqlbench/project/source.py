@@ -2,10 +2,10 @@
 
 A ref's environment: ``prod`` for the deploy branch (``deploy_branch``, default ``main``, or
 ``master`` in a repository without ``main``), ``staging`` for ``staging_branch``, else ``dev``.
-The working tree is always ``dev`` (SPEC section 1), even a clean checkout of ``main``: it may
-hold untracked or ignored files a commit does not. Its ``SourceInfo`` still records HEAD's
-commit with ``dirty=False``, so a run's identity (commit, no working-tree hash) equals that of
-a run of the same commit by ref, and such runs can be reused for each other.
+The working tree is always ``dev`` (docs/project-files.md), even a clean checkout of ``main``: it
+may hold untracked or ignored files a commit does not. Its ``SourceInfo`` still records HEAD's
+commit with ``dirty=False``, so a run's identity (commit, no working-tree hash) equals that of a run
+of the same commit by ref, and such runs can be reused for each other.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Wording of section 6 metrics shared by the run renderers (text, Markdown, JSON, JUnit)."""
+"""Wording of agent-behaviour metrics shared by the run renderers (text, Markdown, JSON, JUnit)."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def metric_lines(trials: Iterable[TrialResult]) -> list[str]:
 
 
 def metric_json(result: MetricResult) -> dict[str, Any]:
-    """``{score, <detail...>, band?, explanation?, judge_model?, ...}`` (SPEC section 2)."""
+    """``{score, <detail...>, band?, explanation?, judge_model?, ...}`` (docs/commands.md)."""
     data: dict[str, Any] = {"score": result.score}
     data.update(result.detail)
     for key in ("error", "band", "explanation", "judge_model", "prompt_hash", "judge_tokens"):

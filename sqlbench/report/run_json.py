@@ -1,4 +1,4 @@
-"""A run as JSON for machines (SPEC section 2): ``schema_version``, the run's metadata,
+"""A run as JSON for machines (docs/commands.md): ``schema_version``, the run's metadata,
 ``accuracy: {passed, total, human}`` (``passed`` counts human decisions, ``human`` is how many
 questions a person decided) and ``results: [{space, name, verdict, reason, ...}]``."""
 

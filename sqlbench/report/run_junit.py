@@ -1,4 +1,4 @@
-"""A run as JUnit XML (SPEC section 2): one testcase per question (classname = space); fail ->
+"""A run as JUnit XML (docs/commands.md): one testcase per question (classname = space); fail ->
 failure, error -> error, review and skipped -> skipped, each with the reason."""
 
 from __future__ import annotations

@@ -145,7 +145,7 @@ def difference_text(diff: RunDiff) -> str:
 
 
 def metric_delta_lines(diff: RunDiff) -> list[str]:
-    """One line per section 6 metric (both means, the paired difference and test), then the
+    """One line per agent-behaviour metric (both means, the paired difference and test), then the
     questions whose score dropped most; empty when neither run has metrics."""
     lines = []
     for delta in diff.metrics:

@@ -1,4 +1,4 @@
-"""Answer changes (SPEC section 2, ``compare``): questions whose ground-truth result differs
+"""Answer changes (docs/commands.md, ``compare``): questions whose ground-truth result differs
 between two runs, whatever their verdicts — a data-model change that alters an expected answer
 is what a reviewer must see even when the agent kept passing (both sides read the same view).
 

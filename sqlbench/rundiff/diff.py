@@ -52,7 +52,7 @@ class QuestionOutcome:
     tags: tuple[str, ...] = ()
     """The question's tags, when the run recorded them."""
     metrics: tuple[tuple[str, float], ...] = ()
-    """``(metric, mean score over trials)`` for each section 6 metric scored."""
+    """``(metric, mean score over trials)`` for each agent-behaviour metric scored."""
     truth: TruthAnswer | None = None
     """The ground-truth result's fingerprint and preview, when the run recorded one."""
     shown: TrialResult | None = field(default=None, compare=False, repr=False)
@@ -226,7 +226,7 @@ class RunDiff:
     """Repeated runs: 95% paired bootstrap interval of the mean rate difference (head - base)."""
     alpha: float = field(default=0.05)
     metrics: tuple[MetricDelta, ...] = ()
-    """Section 6 metrics on both sides with a paired test (``sqlbench.rundiff.metrics``)."""
+    """Agent-behaviour metrics on both sides with a paired test (``sqlbench.rundiff.metrics``)."""
     shared_difference: float | None = None
     """Mean of head rate minus base rate over the paired questions; None when none."""
     warnings: tuple[str, ...] = ()

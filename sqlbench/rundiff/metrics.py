@@ -1,4 +1,4 @@
-"""Section 6 metrics between two runs: each metric's mean on both sides, a paired test over
+"""Agent-behaviour metrics between two runs: each metric's mean on both sides, a paired test over
 the questions scored on both, and the questions whose score dropped most.
 
 A question's score on one side is the mean over its trials that have one. The paired test is

@@ -1,6 +1,6 @@
 """The pull-request check policy: which differences between base and head fail the check.
 
-Rules (SPEC section 1, ``check:``; default ``[regression, must_pass]``):
+Rules (docs/project-files.md, ``check:``; default ``[regression, must_pass]``):
 
 - ``regression``: any question passing on base that does not pass on head (flaky excluded);
 - ``significant_drop``: head is significantly worse (``sqlbench.rundiff.stats`` at ``alpha``);

@@ -1,7 +1,7 @@
 """The two sides of a comparison: stored runs, or git refs run (or reused) on demand.
 
 ``compare --base REF --head REF`` and ``check`` need one run per side. A side's run is reused
-when the store holds a Completed run with the identity this run would have (SPEC section 5:
+when the store holds a Completed run with the identity this run would have (docs/runs.md:
 project commit, question-set hash, agent settings hash, sqlbench version, compare options, the
 warehouse; and the same ``--repeat``), so a pull-request check whose base was run before costs
 one run. A run against a warehouse sqlbench does not build (a server, whose data changes without

@@ -1,4 +1,4 @@
-"""Statistics for runs and run comparisons (SPEC sections 2 and 5).
+"""Statistics for runs and run comparisons (docs/commands.md and docs/runs.md).
 
 Everything here is a pure function of counts or rates. Tests that cannot reach significance say
 so (``Conclusion.TOO_FEW``) instead of printing a p-value nobody should read.

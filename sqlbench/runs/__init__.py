@@ -1,4 +1,5 @@
-"""Runs (SPEC sections 2, 3 and 5): the run loop, the durable run store, and what a run records.
+"""Runs (docs/commands.md, docs/verdicts.md and docs/runs.md): the run loop, the durable run store,
+and what a run records.
 
 - ``runner.run_benchmark(project, agent_name, options, progress=...)`` runs or resumes a run;
 - ``store.RunStore`` keeps runs and their graded results (``locate.open_project_store`` opens

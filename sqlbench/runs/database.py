@@ -194,7 +194,7 @@ def open_writer(engine: Engine) -> sqlite3.Connection:
     ``synchronous=NORMAL``, the busy timeout, foreign keys), outside its pool.
 
     ``RunStore.record`` writes each graded result through one such connection per process
-    (docs/performance.md, "The run store's writes"): SQLAlchemy's connect, begin and
+    (docs/performance.md, "The run loop"): SQLAlchemy's connect, begin and
     execution machinery cost more CPU than the one-row insert and commit it wraps. Usable
     from any thread (the caller serializes its use); never across a ``fork``.
     """

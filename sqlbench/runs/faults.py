@@ -3,7 +3,7 @@
 Every stage that touches agent output (parse, guard, execute, fetch, convert, compare, preview,
 store) can meet something sqlbench did not foresee: SQL nested past Python's recursion limit,
 a value no converter knows, memory running out on a huge result. The run loop turns whatever
-such a stage raises into a one-line reason for that question only (SPEC section 3: every
+such a stage raises into a one-line reason for that question only (docs/verdicts.md: every
 verdict has a reason a person can act on) and goes on with the others. What the agent's SQL
 caused is a query error (the question fails, as a syntax error would); what sqlbench could not
 do with a result that ran is an ``error`` verdict naming the stage.

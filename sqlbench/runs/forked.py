@@ -45,9 +45,9 @@ if sys.platform != "win32":  # POSIX: SharedLock, made on Linux only (shared_loc
 
 MIN_ANSWERS = 500
 """Answers a batch needs before ``auto`` forks: below it the fork and each process's own
-connections cost about what they save (docs/performance.md, "Grading in several processes":
-180 and 405 Spider answers graded in 0.2 and 0.4 s in one process, 0.3-0.4 and 0.5-1.0 s in
-two)."""
+connections cost about what they save (180 and 405 Spider answers graded in 0.2 and 0.4 s in
+one process, 0.3-0.4 and 0.5-1.0 s in two; docs/performance.md, "Public benchmarks beside the
+official evaluators")."""
 MAX_AUTO = 4
 """Most processes ``auto`` uses."""
 _PR_SET_PDEATHSIG = 1

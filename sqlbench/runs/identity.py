@@ -1,4 +1,4 @@
-"""What makes two runs interchangeable (SPEC section 5): stable hashes of the run's inputs.
+"""What makes two runs interchangeable (docs/runs.md): stable hashes of the run's inputs.
 
 A run's identity is the project source (commit, plus the working-tree hash when dirty), the
 hash of its question set, the agent settings hash, the sqlbench version, the compare options and

@@ -155,7 +155,7 @@ def _m0002_create_reviews(conn: Connection) -> None:
 
 
 def judge_cache_table(metadata: sa.MetaData) -> sa.Table:
-    """Judge replies by the hash of the call that produced them (SPEC section 6)."""
+    """Judge replies by the hash of the call that produced them (docs/agent-behaviour.md)."""
     return sa.Table(
         JUDGE_CACHE_TABLE,
         metadata,

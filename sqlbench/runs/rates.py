@@ -1,4 +1,4 @@
-"""Small statistics of one run (SPEC section 5): pass@k, pass^k, the Wilson interval and the
+"""Small statistics of one run (docs/runs.md): pass@k, pass^k, the Wilson interval and the
 bootstrap interval over questions.
 
 These live with the runs (``sqlbench.rundiff.stats`` holds the comparison statistics: McNemar,

@@ -1,4 +1,4 @@
-"""What a run records (SPEC section 5): the run's metadata, one result per question and trial.
+"""What a run records (docs/runs.md): the run's metadata, one result per question and trial.
 
 Everything here is JSON-safe and is what the store persists, ``sqlbench show`` prints and
 ``sqlbench export`` writes. Timestamps are timezone-aware UTC.
@@ -96,7 +96,7 @@ class ToolCallRecord(_Model):
 
 
 class MetricResult(_Model):
-    """One section 6 metric of one answer (``sqlbench.metrics``)."""
+    """One agent-behaviour metric of one answer (``sqlbench.metrics``)."""
 
     score: float | None = None
     """0–1; None where the metric does not apply (or could not be computed: ``error``)."""
@@ -230,7 +230,7 @@ class TrialResult(_Model):
     variants: VariantsRecord | None = None
     """Grading on data variants; None when ``compare: variants`` is 0 or it did not apply."""
     metrics: dict[str, MetricResult] = Field(default_factory=dict)
-    """Section 6 metrics by name (only those the question and project ask for)."""
+    """Agent-behaviour metrics by name (only those the question and project ask for)."""
     assertions: list[AssertionResult] = Field(default_factory=list)
     graded_at: datetime = Field(default_factory=utc_now)
 

@@ -1,4 +1,4 @@
-"""Human review (SPEC section 2, ``sqlbench review``): a person decides a question's verdict.
+"""Human review (docs/commands.md, ``sqlbench review``): a person decides a question's verdict.
 
 The automatic verdict is kept; the decision is stored beside it (who, when, an optional note)
 and counted in accuracy, with the number of human-decided questions said next to it. A decision

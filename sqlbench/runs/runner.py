@@ -1,5 +1,6 @@
-"""Running a benchmark (SPEC sections 2, 3 and 5): ask the agent every selected question,
-execute both SQL texts, grade, and commit each result to the store the moment it is graded.
+"""Running a benchmark (docs/commands.md, docs/verdicts.md and docs/runs.md): ask the agent every
+selected question, execute both SQL texts, grade, and commit each result to the store the moment it
+is graded.
 
 The entry points: one agent's run (``run_benchmark``), several agents' runs together
 (``run_benchmarks``), and a stored run graded again (``regrade_run``). Each plans its runs

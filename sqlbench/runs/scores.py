@@ -1,4 +1,5 @@
-"""A run's results gathered per question, with the run's accuracy (SPEC sections 3 and 5).
+"""A run's results gathered per question, with the run's accuracy (docs/verdicts.md and
+docs/runs.md).
 
 Accuracy counts every verdict except ``skipped``. Under ``--repeat K`` each question has a pass
 rate; the run's accuracy is the mean of those rates, with a bootstrap interval over questions.

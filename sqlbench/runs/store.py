@@ -1,4 +1,4 @@
-"""The durable run store (SPEC section 5): runs and their graded results in a SQL database.
+"""The durable run store (docs/runs.md): runs and their graded results in a SQL database.
 
 Default: a SQLite file ``.sqlbench/runs.db`` in the project (WAL journal, so another process can
 read a run's live progress); ``store:`` in ``sqlbench.yml`` may name any SQLAlchemy URL for a
@@ -849,7 +849,7 @@ class _ResultWriter:
     compiled once, run through one DBAPI connection of this process (``database.open_writer``)
     in a transaction of its own (``BEGIN IMMEDIATE`` ... ``COMMIT``, as ``RunStore._write``
     takes), without SQLAlchemy's connect, begin and execution machinery around each row
-    (docs/performance.md, "The run store's writes"). Stores the same values as
+    (docs/performance.md, "The run loop"). Stores the same values as
     ``conn.execute(insert, row)`` does: each column's bind processor is SQLAlchemy's own.
 
     Not thread-safe: the caller holds ``RunStore._write_lock``. Fork-safe: the connection

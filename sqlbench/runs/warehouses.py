@@ -1,4 +1,4 @@
-"""The warehouses a run uses (SPEC section 1, ``warehouses``): one engine per warehouse its
+"""The warehouses a run uses (docs/project-files.md, ``warehouses``): one engine per warehouse its
 questions name, each set up once, with its own limits, ground-truth dialect and ground-truth
 cache.
 

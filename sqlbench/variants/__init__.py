@@ -1,2 +1,2 @@
-"""Grading on generated data variants (SPEC section 4, ``variants``): catches the passes that
+"""Grading on generated data variants (docs/verdicts.md, ``variants``): catches the passes that
 are luck of the data (test-suite accuracy)."""

@@ -1,4 +1,4 @@
-"""Data variants (SPEC section 4, ``variants``): small changed copies of a warehouse's tables,
+"""Data variants (docs/verdicts.md, ``variants``): small changed copies of a warehouse's tables,
 each made deterministically from a seed.
 
 A variant starts from a sample of the original rows (at most ``MAX_ROWS`` per table: first the

@@ -1,4 +1,4 @@
-"""Near neighbours of a ground-truth query (SPEC section 4, ``variants``): small mutations a
+"""Near neighbours of a ground-truth query (docs/verdicts.md, ``variants``): small mutations a
 wrong answer typically makes. A data variant is worth keeping when one of them gives a
 different result there than the ground truth does.
 

@@ -1,4 +1,4 @@
-"""Where data variants come from and where they run (SPEC section 4, ``variants``): the tables of
+"""Where data variants come from and where they run (docs/verdicts.md, ``variants``): the tables of
 the warehouse read once, and each variant built as a database of the same kind, so the ground
 truth and the agent's SQL run there in the warehouse's own dialect.
 

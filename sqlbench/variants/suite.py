@@ -1,4 +1,4 @@
-"""The variant suite of one ground truth (SPEC section 4, ``variants``): generated data variants
+"""The variant suite of one ground truth (docs/verdicts.md, ``variants``): generated data variants
 kept, greedily, where some near neighbour of the ground truth gives a different result than the
 ground truth does (the distillation of Zhong, Yu and Klein, EMNLP 2020), and the agent's SQL
 checked on each of them.

@@ -176,7 +176,7 @@ def test_kind_auto_sets_the_threshold(tmp_path: Path, request_for: Callable[...,
         for p in validate_agent_config(
             AgentConfig(name="a", kind="auto", options={"threshold": 1.5})
         )
-    ] == ["agent 'a': key 'threshold': input should be less than or equal to 1 (got 1.5)"]
+    ] == ["agent 'a': key 'threshold': must be a finite number at least 0 and at most 1 (got 1.5)"]
 
 
 def test_the_projects_own_agent_named_auto_wins(tmp_path: Path) -> None:

@@ -335,8 +335,11 @@ def test_validation_of_http_keys() -> None:
         "NAME of letters, digits and _)"
     ]
     assert problems(url="https://x", timeout_s=0)[0].startswith(
-        "agent 'api': key 'timeout_s': input should be greater than 0"
+        "agent 'api': key 'timeout_s': must be a finite number above 0 and at most 86400"
     )
+    assert problems(url="https://x", timeout_s=float("inf")) == [
+        "agent 'api': key 'timeout_s': must be a finite number above 0 and at most 86400 (got inf)"
+    ]
     assert problems(url="https://x", header={}) == [
         "agent 'api': unknown key 'header' for kind http; did you mean 'headers'? "
         "(keys: url, headers, timeout_s, response, trace_format)"

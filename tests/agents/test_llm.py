@@ -151,7 +151,7 @@ def test_run_sql_then_submit_over_a_real_engine(
         "rows": [[1, "94.50"], [2, "126.00"], [3, "73.50"]],
     }
     assert submit.name == "submit_sql" and submit.output == "submitted"
-    assert run_sql.error is None  # the trace's timings and errors (SPEC section 6)
+    assert run_sql.error is None  # the trace's timings and errors (docs/agent-behaviour.md)
     assert run_sql.started_ms is not None and run_sql.started_ms >= 0
     assert run_sql.duration_ms is not None and run_sql.duration_ms >= 0
 
@@ -302,7 +302,7 @@ def test_llm_settings_merge_with_the_environment() -> None:
 def test_validation_of_llm_keys() -> None:
     assert validate_agent_config(llm_agent(model="m", temperature=0.5, max_tool_calls=3)) == []
     assert [p.message for p in validate_agent_config(llm_agent(temperature=3))] == [
-        "agent 'gen': key 'temperature': input should be less than or equal to 2 (got 3)"
+        "agent 'gen': key 'temperature': must be a finite number at least 0 and at most 2 (got 3)"
     ]
     assert [p.message for p in validate_agent_config(llm_agent(max_tools=3))] == [
         "agent 'gen': unknown key 'max_tools' for kind llm; did you mean 'max_tool_calls'? "

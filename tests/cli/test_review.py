@@ -1,4 +1,4 @@
-"""``sqlbench review``: a person's decision beside the automatic verdict (SPEC section 2)."""
+"""``sqlbench review``: a person's decision beside the automatic verdict (docs/commands.md)."""
 
 from __future__ import annotations
 

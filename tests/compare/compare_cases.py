@@ -3,7 +3,7 @@
 A case file holds a list of cases::
 
     - name: column_order_swapped
-      research: T17                  # optional: the case in ../shared/research/comparators.md
+      research: T17                  # optional: the survey's case (docs/verdicts.md)
       why: Column names never matter; columns map by value.
       expected: {columns: [name, total], rows: [[alice, 100], [bob, 250]]}
       actual:   {columns: [total, name], rows: [[100, alice], [250, bob]]}

@@ -24,7 +24,8 @@ CASES = [
     ("spider", "spider_dev_0172__dinsql_codex_fewshot", "error"),
     ("spider", "spider_dev_0247__tasql_spider", "pass"),
     ("spider", "spider_dev_0388__dinsql_gpt4_dinsql", "fail"),
-    # Official fail, ours pass on purpose: '3' (TEXT) against 3 (SPEC: plain-number text).
+    # Official fail, ours pass on purpose: '3' (TEXT) against 3 (docs/verdicts.md: plain-number
+    # text).
     ("spider", "spider_dev_0420__dinsql_gpt4_dinsql", "pass"),
     # Official fail, ours pass on purpose: the agent's extra COUNT(*) column is ignored.
     ("spider", "spider_dev_0396__dinsql_gpt4_zeroshot", "pass"),

@@ -1,4 +1,4 @@
-"""Results reach the comparison with their types (SPEC section 4): the audit's wrong verdicts,
+"""Results reach the comparison with their types (docs/verdicts.md): the audit's wrong verdicts,
 run as real SQL through each engine and judged by ``sqlbench.compare_results``.
 
 - TIMETZ compares as its UTC time of day (DuckDB and PostgreSQL both lost the offset);

@@ -1,4 +1,4 @@
-"""Section 6 metrics through a real run: stored per result, a failing assertion fails the
+"""Agent-behaviour metrics through a real run: stored per result, a failing assertion fails the
 question, and every output format carries them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which warehouse a run used is part of its identity (SPEC section 5)."""
+"""Which warehouse a run used is part of its identity (docs/runs.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Several warehouses in one project (SPEC section 1, ``warehouses``): DuckDB, SQLite and
+"""Several warehouses in one project (docs/project-files.md, ``warehouses``): DuckDB, SQLite and
 PostgreSQL in one run, each with its own setup, dialect and limits."""
 
 from __future__ import annotations

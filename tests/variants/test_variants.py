@@ -1,4 +1,4 @@
-"""Grading on data variants (SPEC section 4, ``variants``): passes that are luck of the data
+"""Grading on data variants (docs/verdicts.md, ``variants``): passes that are luck of the data
 fail on variants, equivalent rewrites keep passing, everything reproducible from the seed."""
 
 from __future__ import annotations
