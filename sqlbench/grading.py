@@ -7,7 +7,9 @@ The decision, in order (the first that applies wins):
 2. A certified query that does not resolve, or ground-truth SQL (main or any ``also_accept``)
    that fails or exceeds max_rows -> error (the agent is not asked).
 3. The agent failed (exception, exit status, timeout, bad answer format) -> error.
-4. No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
+4. ``expect: decline`` -> pass when the agent gave no SQL (a decline, or words), else fail
+   "answered a question that should be declined" (docs/conversations.md).
+   No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
 5. No SQL (answered in words, or declined) -> review.
 6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
    not read-only); a warehouse connection lost twice -> error (not the agent's fault).
@@ -186,6 +188,8 @@ def _grade(
     if early is not None:
         return early
     has_sql = answer.sql is not None and answer.sql.strip() != ""
+    if question.expect == "decline":
+        return _expected_decline(answer, has_sql)
     if not truths:
         return Grade(Verdict.REVIEW, _no_truth_reason(has_sql, agent_outcome))
     if not has_sql:
@@ -261,6 +265,20 @@ def _compare_all(
     if len(truths) > 1:
         reason = f"{reason} (no also_accept matched either)"
     return Grade(first.verdict, one_line(reason, MAX_REASON), compared_truth=0, comparison=first)
+
+
+DECLINE_EXPECTED_FAIL = "answered a question that should be declined"
+
+
+def _expected_decline(answer: Answer, has_sql: bool) -> Grade:
+    if has_sql:
+        return Grade(
+            Verdict.FAIL,
+            one_line(f"{DECLINE_EXPECTED_FAIL}: {(answer.sql or '').strip()}", MAX_REASON),
+        )
+    said = (answer.declined or answer.answer or "").strip()
+    reason = "declined as expected" + (f": {said}" if said else " (no SQL, no answer)")
+    return Grade(Verdict.PASS, one_line(reason, MAX_REASON))
 
 
 def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:

@@ -11,11 +11,19 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlbench.report.run_format import counts_line, human_line, verdict_text
+from sqlbench.report.run_format import (
+    abstention_json,
+    abstention_line,
+    counts_line,
+    human_line,
+    shows_abstention,
+    verdict_text,
+)
+from sqlbench.report.rundiff_format import reliability_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_run
 from sqlbench.rundiff.stats import format_p
-from sqlbench.runs.records import HumanReview, Preview, RunSummary, TrialResult
+from sqlbench.runs.records import HumanReview, Preview, RunSummary, TrialResult, TurnResult
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -81,6 +89,8 @@ def _run(run: RunResult) -> dict[str, Any]:
         "interval": f"{interval.low:.0%}–{interval.high:.0%}" if interval else None,
         "human": accuracy.human,
         "counts": counts_line(run),
+        "abstention": abstention_json(run.abstention()),
+        "abstention_line": abstention_line(run.abstention()) if shows_abstention(run) else None,
         "created_by": info.created_by,
         "created_at": f"{info.created_at:%Y-%m-%d %H:%M} UTC",
         "updated_at": f"{info.updated_at:%Y-%m-%d %H:%M} UTC",
@@ -156,10 +166,30 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "output_tokens": shown.output_tokens,
         "trials": [t.verdict.value for t in question.trials],
         "trial": shown.trial,
+        "expect": shown.expect,
+        "turns": [_turn(turn) for turn in shown.turns] if shown.turns is not None else None,
         "change": change,
         "answer_changed": answer_changed,
     }
     return entry
+
+
+def _turn(turn: TurnResult) -> dict[str, Any]:
+    """One turn of a conversation for the report's thread (docs/conversations.md)."""
+    return {
+        "turn": turn.turn,
+        "question": turn.question,
+        "verdict": turn.verdict.value,
+        "reason": turn.reason,
+        "expect": turn.expect,
+        "truth_sql": turn.truth_sql,
+        "agent_sql": turn.sql,
+        "answer": turn.answer,
+        "agent_error": turn.agent_error,
+        "expected": _preview(turn.expected_preview),
+        "actual": _preview(turn.actual_preview),
+        "aligned": aligned_rows(turn.expected_preview, turn.actual_preview),
+    }
 
 
 def _human(review: HumanReview | None) -> dict[str, Any] | None:
@@ -293,6 +323,7 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[AnswerChange]) ->
         },
         "base_accuracy": f"{diff.base_accuracy.value:.0%}",
         "head_accuracy": f"{diff.head_accuracy.value:.0%}",
+        "reliability": reliability_text(diff),
         "difference": f"{diff.difference:+.0%}" if diff.difference is not None else "n/a",
         "p_value": format_p(diff.test.p_value) if diff.test.p_value is not None else "n/a",
         "conclusion": diff.conclusion.value,

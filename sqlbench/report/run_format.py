@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod
 from sqlbench.runs.records import HumanReview, RunInfo, utc_now
-from sqlbench.runs.scores import QuestionResult, RunResult
+from sqlbench.runs.scores import Abstention, QuestionResult, RunResult
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
 
@@ -41,6 +41,51 @@ def accuracy_line(accuracy: Accuracy, repeat: int = 1) -> str:
             f"{percent(accuracy.interval.high)} ({accuracy.method or IntervalMethod.BOOTSTRAP})"
         )
     return line
+
+
+def shows_abstention(run: RunResult) -> bool:
+    """True when the run has something to say about declining: an expected decline, a
+    conversation, or an answer without SQL (text and Markdown print the line only then; JSON
+    and HTML always carry the counts)."""
+    abstention = run.abstention()
+    if abstention.expected_declines or abstention.declined:
+        return True
+    return any(t.turns is not None for q in run.questions for t in q.trials)
+
+
+def abstention_line(abstention: Abstention) -> str:
+    """``Answered 8 · declined 2 (2/2 expected declines correct) · wrong answers 1 ·
+    reliability 0.70 (decline_penalty 1)``.
+
+    Example:
+        >>> line = abstention_line(Abstention(answered=3, declined=1, expected_declines=1,
+        ...     correct_declines=1, wrong_answers=1, correct=3, total=4, penalty=1.0))
+        >>> line.split(" · ")[-1]
+        'reliability 0.50 (decline_penalty 1)'
+    """
+    reliability = abstention.reliability
+    score = "–" if reliability is None else f"{reliability:.2f}"
+    return (
+        f"Answered {abstention.answered} · declined {abstention.declined} "
+        f"({abstention.correct_declines}/{abstention.expected_declines} expected declines "
+        f"correct) · wrong answers {abstention.wrong_answers} · reliability {score} "
+        f"(decline_penalty {abstention.penalty:g})"
+    )
+
+
+def abstention_json(abstention: Abstention) -> dict[str, int | float | None]:
+    """The run's ``abstention`` object of the JSON outputs (docs/conversations.md)."""
+    return {
+        "answered": abstention.answered,
+        "declined": abstention.declined,
+        "expected_declines": abstention.expected_declines,
+        "correct_declines": abstention.correct_declines,
+        "wrong_answers": abstention.wrong_answers,
+        "correct": abstention.correct,
+        "total": abstention.total,
+        "decline_penalty": abstention.penalty,
+        "reliability": abstention.reliability,
+    }
 
 
 def counts_line(run: RunResult) -> str:

@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlbench.metrics.summary import summarize_metrics
 from sqlbench.report.metric_format import metric_json
+from sqlbench.report.run_format import abstention_json
 from sqlbench.runs.accuracy import Accuracy
 from sqlbench.runs.records import RunInfo, TrialResult
 from sqlbench.runs.scores import QuestionResult, RunResult
@@ -38,6 +39,7 @@ def run_to_json(
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
         },
         "counts": {verdict.value: n for verdict, n in run.counts().items()},
+        "abstention": abstention_json(run.abstention()),
         "metrics": _metrics_summary(run),
         "warehouses": {
             name: {"passed": acc.passed, "total": acc.total, "value": acc.value}

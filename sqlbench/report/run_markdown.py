@@ -6,10 +6,12 @@ from sqlbench.report.markdown_cell import cell, code
 from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
+    abstention_line,
     accuracy_line,
     counts_line,
     latency_text,
     question_latency,
+    shows_abstention,
     verdict_text,
 )
 from sqlbench.runs.records import RunStatus
@@ -34,6 +36,7 @@ def render(run: RunResult) -> str:
         "",
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         "",
+        *([abstention_line(run.abstention()), ""] if shows_abstention(run) else []),
         *_metric_list(run),
         *_warehouse_table(run),
         f"Branch `{code(info.source_label)}` ({info.environment}) · agent "

@@ -17,12 +17,14 @@ from sqlbench.report.metric_format import metric_detail, metric_lines
 from sqlbench.report.plain_table import Cell, Column, PlainTable, print_table
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
+    abstention_line,
     accuracy_line,
     counts_line,
     human_line,
     latency_text,
     question_latency,
     run_line,
+    shows_abstention,
     summary_lines,
     tokens_text,
     usage_line,
@@ -85,6 +87,7 @@ def render_run(
             [
                 Text(accuracy_line(run.accuracy, run.info.repeat), style="bold"),
                 counts_line(run),
+                *([abstention_line(run.abstention())] if shows_abstention(run) else []),
                 *summary_lines(run),
                 Text(run_line(run.info), style="dim"),
             ],
@@ -133,6 +136,7 @@ def render_run(
         *failed,
         *scope,
         counts_line(run),
+        *([abstention_line(run.abstention())] if shows_abstention(run) else []),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),

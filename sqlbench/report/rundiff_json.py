@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sqlbench.report.run_format import abstention_json
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
 from sqlbench.runs.accuracy import Accuracy
@@ -104,6 +105,7 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },
+        "abstention": abstention_json(side.abstention) if side.abstention is not None else None,
     }
 
 

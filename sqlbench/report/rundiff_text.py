@@ -31,6 +31,8 @@ def render(diff: RunDiff) -> str:
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
     ]
     lines.append(f"Difference (head - base): {header.difference}")
+    if header.reliability is not None:
+        lines.append(f"Reliability: {header.reliability}")
     lines += [f"Warning: {warning}" for warning in header.warnings]
     for kind in ChangeKind:
         changes = diff.of_kind(kind)

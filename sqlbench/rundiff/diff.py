@@ -36,6 +36,7 @@ from sqlbench.rundiff.stats import (
 )
 from sqlbench.runs.accuracy import Accuracy, IntervalMethod, accuracy_of
 from sqlbench.runs.records import RunInfo, TrialResult
+from sqlbench.runs.scores import DEFAULT_DECLINE_PENALTY, Abstention, abstention_of
 from sqlbench.verdicts import Verdict, across_trials
 
 
@@ -131,6 +132,9 @@ class RunSide:
     """True when a stored run was reused instead of running the agent again."""
     run_id: str | None = None
     """The stored run's id (None for a side without a run)."""
+    abstention: Abstention | None = None
+    """Answered, declined and reliability of the run (docs/conversations.md); None for a
+    side without a run."""
 
     @property
     def repeated(self) -> bool:
@@ -149,7 +153,8 @@ def side_from_run(
         reused: True when the run was found in the store rather than made for this comparison.
     """
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
-    for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
+    ordered = sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial))
+    for result in ordered:
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
         QuestionOutcome(
@@ -164,7 +169,17 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
-    return RunSide(info.name, outcomes, info.branch, info.commit, info.agent_name, reused, info.id)
+    penalty = info.compare.get("decline_penalty", DEFAULT_DECLINE_PENALTY)
+    return RunSide(
+        info.name,
+        outcomes,
+        info.branch,
+        info.commit,
+        info.agent_name,
+        reused,
+        info.id,
+        abstention_of(ordered, float(penalty)),
+    )
 
 
 def side_accuracy(side: RunSide) -> Accuracy:

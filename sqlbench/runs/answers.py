@@ -102,6 +102,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         "position": asking.position,
         "question": question.question,
         "tags": list(question.tags),
+        "expect": question.expect,
         "truth_sql": question.truth_sql,
         "also_accept": list(question.also_accept),
         "warehouse": context.warehouse,

@@ -39,7 +39,12 @@ from sqlbench.runs.records import RunInfo
 # Agent kinds whose behaviour depends on the project's `llm:` endpoint settings.
 _LLM_KINDS = frozenset({"llm", "auto"})
 # Compare keys added after the first stored runs, with the default those runs behaved by.
-_LATER_COMPARE_KEYS: dict[str, Any] = {"columns": "superset", "variants": 0, "variants_seed": 0}
+_LATER_COMPARE_KEYS: dict[str, Any] = {
+    "columns": "superset",
+    "variants": 0,
+    "variants_seed": 0,
+    "decline_penalty": 1.0,
+}
 _CHUNK = 1 << 20
 
 

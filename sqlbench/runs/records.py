@@ -186,6 +186,30 @@ class VariantsRecord(_Model):
     """Of those, how many the kept variants tell from the ground truth."""
 
 
+class TurnResult(_Model):
+    """One turn of a conversation as asked and graded (docs/conversations.md)."""
+
+    turn: int
+    """1-based."""
+    question: str
+    verdict: Verdict
+    reason: str
+    sql: str | None = None
+    """The agent's SQL for this turn."""
+    expect: str | None = None
+    truth_sql: str | None = None
+    answer: str | None = None
+    """The agent's text answer (or why it declined)."""
+    agent_error: str | None = None
+    difference: Difference | None = None
+    expected_preview: Preview | None = None
+    actual_preview: Preview | None = None
+    truth_fingerprint: str | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -198,8 +222,12 @@ class TrialResult(_Model):
     reason: str
     """One line a person can act on."""
     question: str = ""
-    """The question text as asked."""
+    """The question text as asked (a conversation's: its first turn's)."""
     tags: list[str] = Field(default_factory=list)
+    expect: str | None = None
+    """``decline`` where no SQL is the right answer (docs/conversations.md)."""
+    turns: list[TurnResult] | None = None
+    """A conversation's turns, each graded; None for a single question."""
     truth_sql: str | None = None
     """The ground-truth SQL (certified query resolved), as written in the project."""
     also_accept: list[str] = Field(default_factory=list)
