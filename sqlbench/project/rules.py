@@ -138,7 +138,7 @@ def _resolve_turns(
                     f"question {question.name!r} turn {index + 1}: certifiedQuery {name!r} is "
                     f"not defined in certified_queries/{hint}",
                     question.path,
-                    line_of(entry, ("turns", index)),
+                    line_of(entry, ("turns", index, "certifiedQuery")),
                 )
             )
             turns.append(turn)

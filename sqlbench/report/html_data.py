@@ -15,8 +15,10 @@ from sqlbench.report.run_format import (
     abstention_json,
     abstention_line,
     counts_line,
+    has_conversations,
     human_line,
     shows_abstention,
+    turn_accuracy_line,
     verdict_text,
 )
 from sqlbench.report.rundiff_format import reliability_text
@@ -91,6 +93,7 @@ def _run(run: RunResult) -> dict[str, Any]:
         "counts": counts_line(run),
         "abstention": abstention_json(run.abstention()),
         "abstention_line": abstention_line(run.abstention()) if shows_abstention(run) else None,
+        "turn_accuracy": (turn_accuracy_line(run.abstention()) if has_conversations(run) else None),
         "created_by": info.created_by,
         "created_at": f"{info.created_at:%Y-%m-%d %H:%M} UTC",
         "updated_at": f"{info.updated_at:%Y-%m-%d %H:%M} UTC",

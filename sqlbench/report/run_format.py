@@ -50,7 +50,7 @@ def shows_abstention(run: RunResult) -> bool:
     abstention = run.abstention()
     if abstention.expected_declines or abstention.declined:
         return True
-    return any(t.turns is not None for q in run.questions for t in q.trials)
+    return has_conversations(run)
 
 
 def abstention_line(abstention: Abstention) -> str:
@@ -71,6 +71,17 @@ def abstention_line(abstention: Abstention) -> str:
         f"correct) · wrong answers {abstention.wrong_answers} · reliability {score} "
         f"(decline_penalty {abstention.penalty:g})"
     )
+
+
+def turn_accuracy_line(abstention: Abstention) -> str:
+    """``Per-turn accuracy: 83% (5/6)``: every conversation turn and single question counted
+    on its own (the run's accuracy counts a conversation once)."""
+    return f"Per-turn accuracy: {Accuracy.of_trials(abstention.correct, abstention.total).label()}"
+
+
+def has_conversations(run: RunResult) -> bool:
+    """True when the run asked a conversation (``turns:``)."""
+    return any(t.turns is not None for q in run.questions for t in q.trials)
 
 
 def abstention_json(abstention: Abstention) -> dict[str, int | float | None]:

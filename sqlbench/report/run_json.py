@@ -40,6 +40,7 @@ def run_to_json(
         },
         "counts": {verdict.value: n for verdict, n in run.counts().items()},
         "abstention": abstention_json(run.abstention()),
+        "turn_accuracy": _turn_accuracy(run),
         "metrics": _metrics_summary(run),
         "warehouses": {
             name: {"passed": acc.passed, "total": acc.total, "value": acc.value}
@@ -54,6 +55,12 @@ def run_to_json(
             for q in (run.questions if questions is None else questions)
         ],
     }
+
+
+def _turn_accuracy(run: RunResult) -> dict[str, Any]:
+    """Every conversation turn and single question counted on its own (docs/conversations.md)."""
+    abstention = run.abstention()
+    return _acc(Accuracy.of_trials(abstention.correct, abstention.total))
 
 
 def _acc(accuracy: Accuracy) -> dict[str, Any]:

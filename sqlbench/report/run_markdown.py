@@ -9,9 +9,11 @@ from sqlbench.report.run_format import (
     abstention_line,
     accuracy_line,
     counts_line,
+    has_conversations,
     latency_text,
     question_latency,
     shows_abstention,
+    turn_accuracy_line,
     verdict_text,
 )
 from sqlbench.runs.records import RunStatus
@@ -36,6 +38,7 @@ def render(run: RunResult) -> str:
         "",
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         "",
+        *([turn_accuracy_line(run.abstention()), ""] if has_conversations(run) else []),
         *([abstention_line(run.abstention()), ""] if shows_abstention(run) else []),
         *_metric_list(run),
         *_warehouse_table(run),

@@ -20,6 +20,7 @@ from sqlbench.report.run_format import (
     abstention_line,
     accuracy_line,
     counts_line,
+    has_conversations,
     human_line,
     latency_text,
     question_latency,
@@ -27,6 +28,7 @@ from sqlbench.report.run_format import (
     shows_abstention,
     summary_lines,
     tokens_text,
+    turn_accuracy_line,
     usage_line,
     verdict_text,
     warehouse_lines,
@@ -87,7 +89,7 @@ def render_run(
             [
                 Text(accuracy_line(run.accuracy, run.info.repeat), style="bold"),
                 counts_line(run),
-                *([abstention_line(run.abstention())] if shows_abstention(run) else []),
+                *_conversation_lines(run),
                 *summary_lines(run),
                 Text(run_line(run.info), style="dim"),
             ],
@@ -136,13 +138,20 @@ def render_run(
         *failed,
         *scope,
         counts_line(run),
-        *([abstention_line(run.abstention())] if shows_abstention(run) else []),
+        *_conversation_lines(run),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),
         Text(run_line(run.info), style="dim"),
     ]
     return _render(parts, color=color, width=width)
+
+
+def _conversation_lines(run: RunResult) -> list[str]:
+    """Per-turn accuracy (a run with conversations) and the answered/declined line."""
+    abstention = run.abstention()
+    lines = [turn_accuracy_line(abstention)] if has_conversations(run) else []
+    return lines + ([abstention_line(abstention)] if shows_abstention(run) else [])
 
 
 class RunTally(NamedTuple):

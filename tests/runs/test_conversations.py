@@ -149,3 +149,172 @@ def test_expect_decline_is_checked(tmp_path: Path, entry: dict[str, Any], messag
     problems = [p for p in check_project(root).problems if p.severity.value == "error"]
     assert problems and message in problems[0].message
     assert problems[0].path.endswith("q.yml") and problems[0].line is not None
+
+
+CONVERSATION = {
+    "name": "drilldown",
+    "turns": [
+        {"question": "How many orders?", "sql": "SELECT 3 AS n"},
+        {"question": "Only the big ones?", "sql": "SELECT 2 AS n"},
+        {"question": "And next year?", "expect": "decline"},
+    ],
+}
+
+
+def test_a_conversation_whose_second_turn_is_wrong_fails_naming_turn_2(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _project(
+        tmp_path, [CONVERSATION, {"name": "single", "question": "?", "sql": "SELECT 1"}]
+    )
+    agent = FakeAgent(
+        {
+            "drilldown": ["SELECT 3", "SELECT 5", Answer(declined="no forecasts")],
+            "single": "SELECT 1",
+        }
+    )
+    fake_agent(agent)
+    run = run_benchmark(load_project(root), "fake")
+    drilldown = run.question("sales/drilldown")
+    assert drilldown is not None
+    assert drilldown.verdict is F
+    assert drilldown.reason.startswith("turn 2 of 3 fail: ")
+    turns = drilldown.first.turns
+    assert turns is not None
+    assert [(t.turn, t.verdict) for t in turns] == [(1, P), (2, F), (3, P)]
+    assert turns[2].reason == "declined as expected: no forecasts"
+
+    # The agent was asked turn by turn, each request carrying the thread so far.
+    asked = [r for r in agent.requests if r.name == "drilldown"]
+    assert [r.turn for r in asked] == [1, 2, 3]
+    assert asked[2].messages == [
+        {"role": "user", "content": "How many orders?"},
+        {"role": "assistant", "content": "SELECT 3"},
+        {"role": "user", "content": "Only the big ones?"},
+        {"role": "assistant", "content": "SELECT 5"},
+        {"role": "user", "content": "And next year?"},
+    ]
+    single = next(r for r in agent.requests if r.name == "single")
+    assert (single.turn, single.messages) == (1, [{"role": "user", "content": "?"}])
+
+    # Accuracy counts conversations (1 of 2); per-turn accuracy every turn (3 of 4).
+    assert (run.accuracy.passed, run.accuracy.total) == (1, 2)
+    text = render_run(run, width=200)
+    assert "Accuracy: 50% (1/2)" in text and "Per-turn accuracy: 75% (3/4)" in text
+    data = run_to_json(run)
+    assert data["turn_accuracy"] == {"passed": 3, "total": 4, "value": 0.75}
+    result = next(r for r in data["results"] if r["name"] == "drilldown")
+    assert result["verdict"] == "fail"
+    assert [{k: t[k] for k in ("turn", "question", "verdict", "sql")} for t in result["turns"]] == [
+        {"turn": 1, "question": "How many orders?", "verdict": "pass", "sql": "SELECT 3"},
+        {"turn": 2, "question": "Only the big ones?", "verdict": "fail", "sql": "SELECT 5"},
+        {"turn": 3, "question": "And next year?", "verdict": "pass", "sql": None},
+    ]
+    assert all(t["reason"] for t in result["turns"])
+
+
+def test_an_agent_error_ends_the_conversation(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    root = _project(tmp_path, [CONVERSATION])
+    fake_agent(FakeAgent({"drilldown": ["SELECT 3", RuntimeError("overloaded")]}))
+    run = run_benchmark(load_project(root), "fake")
+    question = run.questions[0]
+    assert question.verdict is E
+    assert question.reason == (
+        "turn 2 of 3 error: agent error: RuntimeError: overloaded (turn 3 not asked)"
+    )
+    assert question.first.turns is not None and len(question.first.turns) == 2
+
+
+COMMAND_AGENT = """#!/usr/bin/env python3
+# Answers from the thread it is sent: checks that each request carries the conversation so far.
+import json, sys
+
+request = json.load(sys.stdin)
+messages = request["messages"]
+turn = request["turn"]
+roles = [m["role"] for m in messages]
+expected_roles = ["user", "assistant"] * (turn - 1) + ["user"]
+if roles != expected_roles or messages[-1]["content"] != request["question"]:
+    print(json.dumps({"error": f"bad thread at turn {turn}: {messages}"}))
+    sys.exit(0)
+if turn == 2 and messages[1]["content"] != "SELECT 3":
+    print(json.dumps({"error": "turn 2 did not get my first answer"}))
+    sys.exit(0)
+answers = {1: {"sql": "SELECT 3"}, 2: {"sql": "SELECT 2"}, 3: {"answer": "I cannot forecast."}}
+print(json.dumps(answers[turn]))
+"""
+
+
+def test_a_command_agent_gets_the_thread_on_stdin(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path,
+        {
+            "eval_questions/q.yml": {"space": "sales", "eval_questions": [CONVERSATION]},
+            "agents/threaded.py": COMMAND_AGENT,
+            "agents/cmd.yml": {
+                "agents": [
+                    {"name": "cmd", "kind": "command", "command": ["python3", "agents/threaded.py"]}
+                ]
+            },
+        },
+    )
+    run = run_benchmark(load_project(root), "cmd")
+    question = run.questions[0]
+    assert (question.reason, question.verdict) == ("all 3 turns pass", P)
+
+
+@pytest.mark.parametrize(
+    ("turns_yaml", "message", "line"),
+    [
+        (
+            "      - question: a?\n        sql: SELECT 1\n        expect: decline\n",
+            "question 'talk': turn 1: needs exactly one of sql, certifiedQuery or expect: "
+            "decline (it has sql and expect)",
+            4,
+        ),
+        (
+            "      - question: a?\n        sql: SELECT 1\n      - question: b?\n",
+            "question 'talk': turn 2: needs exactly one of sql, certifiedQuery or expect: decline",
+            6,
+        ),
+        (
+            "      - question: a?\n        certifiedQuery: nowhere\n",
+            "question 'talk' turn 1: certifiedQuery 'nowhere' is not defined",
+            5,
+        ),
+        (
+            "      - question: a?\n        sql: SELECT 1\n        sqll: SELECT 2\n",
+            "sqll",
+            6,
+        ),
+    ],
+)
+def test_turns_are_checked_with_file_and_line(
+    tmp_path: Path, turns_yaml: str, message: str, line: int
+) -> None:
+    from sqlbench.project.load import check_project
+
+    text = "eval_questions:\n  - name: talk\n    turns:\n" + turns_yaml
+    (tmp_path / "eval_questions").mkdir()
+    (tmp_path / "eval_questions/q.yml").write_text(text)
+    errors = [p for p in check_project(tmp_path).problems if p.severity.value == "error"]
+    assert errors, "expected a problem"
+    assert message in errors[0].message
+    assert (errors[0].path, errors[0].line) == ("eval_questions/q.yml", line)
+
+
+def test_a_conversation_keeps_its_truth_in_its_turns(tmp_path: Path) -> None:
+    from sqlbench.project.load import check_project
+
+    text = (
+        "eval_questions:\n  - name: talk\n    sql: SELECT 1\n    turns:\n"
+        "      - question: a?\n        sql: SELECT 1\n"
+    )
+    (tmp_path / "eval_questions").mkdir()
+    (tmp_path / "eval_questions/q.yml").write_text(text)
+    errors = [p for p in check_project(tmp_path).problems if p.severity.value == "error"]
+    assert [(e.message, e.line) for e in errors] == [
+        ("question 'talk': a conversation (turns:) keeps its sql in each turn, not beside turns", 3)
+    ]
