@@ -48,6 +48,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
             {
                 "space": change.space,
                 "name": change.name,
+                "turn": change.turn,
                 "base": _truth(change.base_fingerprint, change.base, change.base_only),
                 "head": _truth(change.head_fingerprint, change.head, change.head_only),
             }

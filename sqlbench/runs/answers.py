@@ -173,6 +173,7 @@ def _turn_result(number: int, asked: Question, trial: TrialResult) -> TurnResult
         truth_sql=asked.truth_sql,
         answer=trial.answer,
         agent_error=trial.agent_error,
+        tool_calls=trial.tool_calls,
         difference=trial.difference,
         expected_preview=trial.expected_preview,
         actual_preview=trial.actual_preview,

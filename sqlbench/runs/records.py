@@ -201,6 +201,7 @@ class TurnResult(_Model):
     answer: str | None = None
     """The agent's text answer (or why it declined)."""
     agent_error: str | None = None
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     difference: Difference | None = None
     expected_preview: Preview | None = None
     actual_preview: Preview | None = None

@@ -15,6 +15,7 @@ from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.report.run_json import run_to_json
 from sqlbench.report.run_markdown import render as render_markdown
 from sqlbench.report.run_text import render_run
+from sqlbench.runs.plan import RunOptions
 from sqlbench.runs.runner import run_benchmark
 from sqlbench.testing import FakeAgent, write_project
 from sqlbench.validation import load_project
@@ -318,3 +319,93 @@ def test_a_conversation_keeps_its_truth_in_its_turns(tmp_path: Path) -> None:
     assert [(e.message, e.line) for e in errors] == [
         ("question 'talk': a conversation (turns:) keeps its sql in each turn, not beside turns", 3)
     ]
+
+
+def _conversation_project(root: Path, second_truth: str) -> Path:
+    conversation = {
+        "name": "drilldown",
+        "turns": [
+            {"question": "How many orders?", "sql": "SELECT 3 AS n"},
+            {"question": "Only the big ones?", "sql": second_truth},
+            {"question": "And next year?", "expect": "decline"},
+        ],
+    }
+    single = {"name": "single", "question": "?", "sql": "SELECT 1 AS n"}
+    return _project(root, [conversation, single])
+
+
+def test_regrade_replays_each_turn_its_own_answer(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.runs.runner import open_store, regrade_run
+
+    root = _conversation_project(tmp_path, "SELECT 2 AS n")
+    fake_agent(
+        FakeAgent(
+            {
+                "drilldown": ["SELECT 3", "SELECT 5", Answer(answer="No forecasts.")],
+                "single": "SELECT 1",
+            }
+        )
+    )
+    first = run_benchmark(load_project(root), "fake", RunOptions(name="before"))
+    assert first.questions[0].reason.startswith("turn 2 of 3 fail")
+    # The ground truth of turn 2 is fixed; the agent is not asked again (it has no answers).
+    _conversation_project(tmp_path, "SELECT 5 AS n")
+    fake_agent(FakeAgent({}))
+    project = load_project(root)
+    with open_store(project) as store:
+        again = regrade_run(project, store, "before", name="after")
+    drilldown = again.questions[0]
+    assert (drilldown.verdict, drilldown.reason) == (P, "all 3 turns pass")
+    assert drilldown.first.turns is not None
+    assert [t.sql for t in drilldown.first.turns] == ["SELECT 3", "SELECT 5", None]
+
+
+def test_compare_names_the_turn_whose_expected_answer_changed(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.report.rundiff_text import render as render_diff
+    from sqlbench.rundiff.diff import diff_runs, side_from_run
+
+    def run_with(folder: str, second_truth: str) -> Any:
+        root = _conversation_project(tmp_path / folder, second_truth)
+        fake = FakeAgent({"drilldown": ["SELECT 3", "SELECT 5", Answer(answer="No.")]})
+        fake.default = "SELECT 1"
+        fake_agent(fake)
+        run = run_benchmark(load_project(root), "fake")
+        return side_from_run(run.info, [t for q in run.questions for t in q.trials])
+
+    diff = diff_runs(run_with("base", "SELECT 2 AS n"), run_with("head", "SELECT 5 AS n"))
+    assert [(c.full_name, c.turn) for c in diff.answer_changes] == [("sales/drilldown", 2)]
+    assert diff.answer_changes[0].summary().startswith("turn 2: 1 row → 1 row")
+    text = render_diff(diff)
+    assert "turn 2: 1 row → 1 row; base only: [2]; head only: [5]" in text
+    assert "Reliability: base 0.50 → head 1.00" in text
+
+
+def test_resume_asks_an_unfinished_conversation_from_turn_1(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.runs.events import ProgressEvent, QuestionGraded
+
+    second = {**CONVERSATION, "name": "second"}
+    root = _project(tmp_path, [CONVERSATION, second])
+    answers = ["SELECT 3", "SELECT 2", Answer(answer="No.")]
+    fake_agent(FakeAgent({"drilldown": answers, "second": answers}))
+
+    def stop(event: ProgressEvent) -> None:
+        if isinstance(event, QuestionGraded):
+            raise KeyboardInterrupt
+
+    project = load_project(root)
+    with pytest.raises(KeyboardInterrupt):
+        run_benchmark(project, "fake", RunOptions(name="half", concurrency=1), progress=stop)
+    again = FakeAgent({"drilldown": answers, "second": answers})
+    fake_agent(again)
+    run = run_benchmark(project, None, RunOptions(resume="half"))
+    asked = [(r.name, r.turn) for r in again.requests]
+    assert len(asked) == 3 and [turn for _, turn in asked] == [1, 2, 3]
+    assert len({name for name, _ in asked}) == 1
+    assert [q.verdict for q in run.questions] == [P, P]
+    assert run.accuracy.label() == "100% (2/2)"
