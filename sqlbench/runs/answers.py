@@ -171,6 +171,7 @@ def _turn_result(number: int, asked: Question, trial: TrialResult) -> TurnResult
         sql=trial.agent_sql,
         expect=asked.expect,
         truth_sql=asked.truth_sql,
+        also_accept=list(asked.also_accept),
         answer=trial.answer,
         agent_error=trial.agent_error,
         tool_calls=trial.tool_calls,

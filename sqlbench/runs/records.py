@@ -198,6 +198,7 @@ class TurnResult(_Model):
     """The agent's SQL for this turn."""
     expect: str | None = None
     truth_sql: str | None = None
+    also_accept: list[str] = Field(default_factory=list)
     answer: str | None = None
     """The agent's text answer (or why it declined)."""
     agent_error: str | None = None

@@ -76,6 +76,8 @@ def also_accept_proposal(question: QuestionResult) -> str | None:
     sql = question.first.agent_sql
     if human is None or human.verdict is not Verdict.PASS or not sql:
         return None
+    if question.first.turns is not None:
+        return None  # a conversation's ground truths are per turn: nothing at its top level
     if question.verdict is Verdict.PASS:
         return None
     accepted = list(question.first.also_accept)

@@ -409,3 +409,34 @@ def test_resume_asks_an_unfinished_conversation_from_turn_1(
     assert len({name for name, _ in asked}) == 1
     assert [q.verdict for q in run.questions] == [P, P]
     assert run.accuracy.label() == "100% (2/2)"
+
+
+def test_a_decision_on_a_conversation_is_tied_to_every_turn(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.runs.hashes import review_hashes
+    from sqlbench.runs.reviews import also_accept_proposal, decide
+    from sqlbench.runs.runner import open_store
+
+    def graded(folder: str, second_truth: str, second_sql: str) -> Any:
+        root = _conversation_project(tmp_path / folder, second_truth)
+        fake = FakeAgent({"drilldown": ["SELECT 3", second_sql, Answer(answer="No.")]})
+        fake.default = "SELECT 1"
+        fake_agent(fake)
+        return root, run_benchmark(load_project(root), "fake")
+
+    root, run = graded("a", "SELECT 2 AS n", "SELECT 2")
+    same = graded("b", "SELECT 2 AS n", "SELECT 2")[1].questions[0].trials
+    truth_moved = graded("c", "SELECT 4 AS n", "SELECT 2")[1].questions[0].trials
+    answer_moved = graded("d", "SELECT 2 AS n", "SELECT 1 + 1")[1].questions[0].trials
+    base = review_hashes(run.questions[0].trials)
+    assert review_hashes(same) == base
+    assert review_hashes(truth_moved).truth != base.truth  # turn 2's ground truth changed
+    assert review_hashes(answer_moved).sql != base.sql  # turn 2's answer changed
+
+    with open_store(load_project(root)) as store:
+        decided = decide(store, run, run.questions[0], Verdict.PASS, decided_by="ana")
+    assert decided.review.truth_hash == base.truth
+    assert (
+        also_accept_proposal(run.questions[0].model_copy(update={"human": decided.review})) is None
+    )
