@@ -325,7 +325,7 @@
     d.appendChild(el("div", null, chips));
     if (q.human) d.appendChild(el("div", { className: "block human" }, [el("strong", { text: "Decided by a person: " }), q.human.line]));
     d.appendChild(el("div", { className: "block reason " + q.verdict, id: "reason", text: q.reason }));
-    if (q.question) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
+    if (q.question && !q.turns) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
     if (q.trials.length > 1) d.appendChild(el("div", { className: "note", text: "Trials: " + q.trials.join(", ") + " · showing trial #" + q.trial }));
     var conversation = thread(q);
     if (conversation) d.appendChild(conversation);
