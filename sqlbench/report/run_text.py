@@ -35,7 +35,7 @@ from sqlbench.report.run_format import (
     when_text,
 )
 from sqlbench.runs.accuracy import Accuracy
-from sqlbench.runs.records import Preview, RunInfo, RunStatus, RunSummary, TrialResult
+from sqlbench.runs.records import Preview, RunInfo, RunStatus, RunSummary, TrialResult, TurnResult
 from sqlbench.runs.scores import QuestionResult, RunResult, pick_trial
 from sqlbench.text import one_line, percent
 from sqlbench.verdicts import Verdict
@@ -338,16 +338,12 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     if difference is not None and difference.reason not in trial.reason:
         # The stored reason was cut to one line; the whole finding is kept beside it.
         parts.append(Text.assemble(("Full reason: ", "bold"), difference.reason))
-    if trial.question:
-        parts.append(Text.assemble(("Question: ", "bold"), trial.question))
-    parts += _sql_parts("Ground truth SQL", trial.truth_sql, "(none)")
-    for index, sql in enumerate(trial.also_accept, start=1):
-        matched = "  (matched)" if trial.matched_truth == index else ""
-        parts += _sql_parts(f"also_accept #{index}{matched}", sql, "")
-    parts += _sql_parts("Agent SQL", trial.agent_sql, "(no SQL)")
-    parts += _preview_parts("Expected result", trial.expected_preview)
-    parts += _preview_parts("Agent result", trial.actual_preview)
-    if trial.answer:
+    if trial.turns is not None:
+        for turn in trial.turns:
+            parts += _turn_parts(turn)
+    else:
+        parts += _answer_parts(trial)
+    if trial.answer and trial.turns is None:
         parts += [Text("Answer:", style="bold"), Text("  " + trial.answer)]
     if trial.agent_error:
         first, *more = trial.agent_error.splitlines() or [""]
@@ -385,6 +381,41 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     facts.append(f"tokens {tokens}" if tokens else "")
     facts += [f"{key} {latency_text(ms)}" for key, ms in trial.timings_ms.items()]
     parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
+    return parts
+
+
+def _answer_parts(trial: TrialResult) -> list[RenderableType]:
+    """The question, both SQL texts and both results of a single question."""
+    parts: list[RenderableType] = []
+    if trial.question:
+        parts.append(Text.assemble(("Question: ", "bold"), trial.question))
+    missing = "(none: a decline is expected)" if trial.expect == "decline" else "(none)"
+    parts += _sql_parts("Ground truth SQL", trial.truth_sql, missing)
+    for index, sql in enumerate(trial.also_accept, start=1):
+        matched = "  (matched)" if trial.matched_truth == index else ""
+        parts += _sql_parts(f"also_accept #{index}{matched}", sql, "")
+    parts += _sql_parts("Agent SQL", trial.agent_sql, "(no SQL)")
+    parts += _preview_parts("Expected result", trial.expected_preview)
+    parts += _preview_parts("Agent result", trial.actual_preview)
+    return parts
+
+
+def _turn_parts(turn: TurnResult) -> list[RenderableType]:
+    """One turn of a conversation (docs/conversations.md): its question and verdict, then its
+    SQL texts, results and answer, indented under it."""
+    head = Text(f"Turn {turn.turn} ", style="bold")
+    head.append(turn.verdict.value, style=VERDICT_STYLES[turn.verdict])
+    head.append(f": {turn.question}")
+    parts: list[RenderableType] = [Text(""), head, Text.assemble(("Reason: ", "bold"), turn.reason)]
+    missing = "(none: a decline is expected)" if turn.expect == "decline" else "(none)"
+    parts += _sql_parts("Ground truth SQL", turn.truth_sql, missing)
+    parts += _sql_parts("Agent SQL", turn.sql, "(no SQL)")
+    parts += _preview_parts("Expected result", turn.expected_preview)
+    parts += _preview_parts("Agent result", turn.actual_preview)
+    if turn.answer:
+        parts += [Text("Answer:", style="bold"), Text("  " + turn.answer)]
+    if turn.agent_error:
+        parts.append(Text.assemble(("Agent error: ", "bold"), turn.agent_error))
     return parts
 
 

@@ -213,6 +213,19 @@ def test_a_conversation_whose_second_turn_is_wrong_fails_naming_turn_2(
     ]
     assert all(t["reason"] for t in result["turns"])
 
+    # `sqlbench show RUN QUESTION` prints each turn under its verdict.
+    from sqlbench.report.run_text import render_question
+
+    shown = render_question(run, drilldown, width=200)
+    assert "Turn 2 fail: Only the big ones?" in shown
+    assert "Turn 3 pass: And next year?" in shown
+    assert "Ground truth SQL: (none: a decline is expected)" in shown
+    # And so do the Markdown details of a check's summary.
+    from sqlbench.report.markdown_details import details_blocks
+
+    markdown = "\n".join(details_blocks([("fail", drilldown.first)]))
+    assert "**Turn 2** (fail): Only the big ones?" in markdown
+
 
 def test_an_agent_error_ends_the_conversation(
     tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
