@@ -453,3 +453,46 @@ def test_a_decision_on_a_conversation_is_tied_to_every_turn(
     assert (
         also_accept_proposal(run.questions[0].model_copy(update={"human": decided.review})) is None
     )
+
+
+def test_a_turn_whose_ground_truth_fails_is_flagged_before_and_during_a_run(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.engines.preflight import preflight
+
+    broken = {
+        "name": "drilldown",
+        "turns": [
+            {"question": "How many orders?", "sql": "SELECT 3 AS n"},
+            {"question": "Only the big ones?", "sql": "SELECT n FROM missing_table"},
+            {"question": "And next year?", "expect": "decline"},
+        ],
+    }
+    root = _project(tmp_path, [broken])
+    project = load_project(root)
+    problems = [p for p in preflight(project) if "missing_table" in p.message]
+    assert problems and problems[0].path == "eval_questions/q.yml"
+    agent = FakeAgent({"drilldown": ["SELECT 3", "SELECT 1", Answer(answer="No.")]})
+    fake_agent(agent)
+    question = run_benchmark(project, "fake").questions[0]
+    assert question.verdict is E
+    assert question.reason.startswith("turn 2 of 3 error: the ground truth failed: ")
+    assert question.reason.endswith("(turn 3 not asked)")
+    assert [r.turn for r in agent.requests] == [1]  # turn 2's agent was not asked either
+
+
+def test_the_question_list_names_conversations_and_declines(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    import json
+
+    from sqlbench.report.questions import render_json, render_table
+
+    root = _project(tmp_path, [CONVERSATION, DECLINE_QUESTIONS[0], DECLINE_QUESTIONS[3]])
+    questions = load_project(root).questions
+    table = render_table(questions)
+    assert "conversation (3 turns)" in table and "expect: decline" in table
+    assert table.endswith("3 questions in 1 space")  # none counted as without ground truth
+    data = json.loads(render_json(questions))["questions"]
+    assert data[0]["turns"][2] == {"question": "And next year?", "expect": "decline"}
+    assert data[1]["expect"] == "decline" and "expect" not in data[2]
