@@ -182,6 +182,8 @@ def _turn_result(number: int, asked: Question, trial: TrialResult) -> TurnResult
         latency_ms=trial.latency_ms,
         input_tokens=trial.input_tokens,
         output_tokens=trial.output_tokens,
+        metrics=trial.metrics,
+        assertions=trial.assertions,
     )
 
 

@@ -210,6 +210,10 @@ class TurnResult(_Model):
     latency_ms: float | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    """This turn's agent-behaviour metrics (docs/agent-behaviour.md)."""
+    assertions: list[AssertionResult] = Field(default_factory=list)
+    """The conversation's ``assertions`` checked on this turn's answer."""
 
 
 class TrialResult(_Model):

@@ -496,3 +496,52 @@ def test_the_question_list_names_conversations_and_declines(
     data = json.loads(render_json(questions))["questions"]
     assert data[0]["turns"][2] == {"question": "And next year?", "expect": "decline"}
     assert data[1]["expect"] == "decline" and "expect" not in data[2]
+
+
+def test_behaviour_metrics_and_assertions_are_per_turn(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.agents.base import ToolCall
+    from sqlbench.report.metric_format import metric_lines
+
+    conversation = {
+        **CONVERSATION,
+        "expected_tools": [{"tool_name": "run_sql"}],
+        "assertions": [
+            {
+                "label": "uses run_sql",
+                "actual": "$.tool_calls[*].name",
+                "operator": "contains",
+                "expected": "run_sql",
+                "type": "string",
+            }
+        ],
+    }
+    root = _project(tmp_path, [conversation])
+    ran = [ToolCall(name="run_sql", arguments={"sql": "SELECT 3"})]
+    fake_agent(
+        FakeAgent(
+            {
+                "drilldown": [
+                    Answer(sql="SELECT 3", tool_calls=ran),
+                    Answer(sql="SELECT 2", tool_calls=[ToolCall(name="list_tables")]),
+                    Answer(answer="No."),
+                ]
+            }
+        )
+    )
+    run = run_benchmark(load_project(root), "fake")
+    question = run.questions[0]
+    turns = question.first.turns
+    assert turns is not None
+    # Turn 2 has the right result but never ran SQL: its assertion fails it.
+    assert [t.verdict for t in turns] == [P, F, F]
+    assert turns[1].reason == (
+        "assertion 'uses run_sql' failed: 'list_tables' does not contain 'run_sql'; "
+        "the result set matched"
+    )
+    assert [t.metrics["tool_selection_accuracy"].score for t in turns] == [1.0, 0.0, 0.0]
+    assert question.reason.startswith("turn 2 of 3 fail")
+    lines = metric_lines(question.trials)
+    assert lines[0].startswith("tool_selection_accuracy: mean 33%")
+    assert lines[-1] == "assertions: 1/3 passed"
