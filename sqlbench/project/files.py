@@ -626,12 +626,13 @@ class Question(_Strict):
     @classmethod
     def _conversation_listed_by_first_turn(cls, data: Any) -> Any:
         # A conversation writes no `question:` of its own; it is listed by its first turn's.
+        # Where the turns are malformed, their own errors say so (not a missing `question`).
         if isinstance(data, dict) and "question" not in data and "turns" in data:
             turns = data["turns"]
+            first = None
             if isinstance(turns, list) and turns and isinstance(turns[0], dict):
                 first = turns[0].get("question")
-                if isinstance(first, str):
-                    return {**data, "question": first}
+            return {**data, "question": first if isinstance(first, str) else ""}
         return data
 
     @property

@@ -545,3 +545,26 @@ def test_behaviour_metrics_and_assertions_are_per_turn(
     lines = metric_lines(question.trials)
     assert lines[0].startswith("tool_selection_accuracy: mean 33%")
     assert lines[-1] == "assertions: 1/3 passed"
+
+
+def test_malformed_turns_get_one_clear_error_each(tmp_path: Path) -> None:
+    from sqlbench.project.load import check_project
+
+    text = (
+        "eval_questions:\n"
+        "  - name: a\n    turns: oops\n"
+        "  - name: b\n    turns:\n      - just text\n"
+        "  - name: c\n    turns: []\n"
+    )
+    (tmp_path / "eval_questions").mkdir()
+    (tmp_path / "eval_questions/q.yml").write_text(text)
+    errors = [(p.line, p.message) for p in check_project(tmp_path).problems]
+    assert errors == [
+        (3, "question 'a': turns: Input should be a valid list (got 'oops')"),
+        (
+            6,
+            "question 'b': turns.0: Input should be a valid dictionary or instance of Turn "
+            "(got 'just text')",
+        ),
+        (8, "question 'c': turns is empty: a conversation needs at least one turn"),
+    ]
