@@ -147,11 +147,14 @@ def verdict_text(question: QuestionResult) -> str:
 
 
 def human_line(review: HumanReview) -> str:
-    """``pass, decided by alice on 2026-11-24 20:31 UTC: note (carried from run R)``."""
-    line = (
-        f"{review.verdict.value}, decided by {review.decided_by} on "
-        f"{review.decided_at:%Y-%m-%d %H:%M} UTC"
-    )
+    """``pass, decided by alice on 2026-11-24 20:31 UTC: note (carried from run R)``; for
+    decisions on turns of a conversation, ``turn 2 pass, turn 3 fail (the conversation: fail),
+    decided by ...``."""
+    verdict = review.verdict.value
+    if review.turns:
+        decided = ", ".join(f"turn {n} {v.value}" for n, v in sorted(review.turns.items()))
+        verdict = f"{decided} (the conversation: {review.verdict.value})"
+    line = f"{verdict}, decided by {review.decided_by} on {review.decided_at:%Y-%m-%d %H:%M} UTC"
     if review.note:
         line += f": {review.note}"
     if review.carried_from:

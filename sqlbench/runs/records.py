@@ -129,7 +129,11 @@ class HumanReview(_Model):
     automatic verdict, which it never overwrites."""
 
     verdict: Verdict
-    """``pass`` or ``fail``."""
+    """``pass`` or ``fail``; for decisions on turns of a conversation (``turns``), the
+    conversation's verdict with them (``review`` while a turn is still to decide)."""
+    turns: dict[int, Verdict] = Field(default_factory=dict)
+    """Decisions on single turns of a conversation (``sqlbench review --turn N``), by turn
+    number; empty for a decision on the whole question (docs/conversations.md)."""
     note: str | None = None
     decided_by: str
     decided_at: datetime

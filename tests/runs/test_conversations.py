@@ -568,3 +568,46 @@ def test_malformed_turns_get_one_clear_error_each(tmp_path: Path) -> None:
         ),
         (8, "question 'c': turns is empty: a conversation needs at least one turn"),
     ]
+
+
+def test_a_person_decides_one_turn_and_the_conversation_follows(
+    tmp_path: Path, fake_agent: Callable[[FakeAgent], None]
+) -> None:
+    from sqlbench.errors import SqlbenchError
+    from sqlbench.report.run_format import human_line
+    from sqlbench.runs.reviews import decide
+    from sqlbench.runs.runner import open_store
+
+    root = _project(
+        tmp_path, [CONVERSATION, {"name": "single", "question": "?", "sql": "SELECT 1"}]
+    )
+    words = Answer(answer="Two of them: orders 7 and 9.")
+    fake_agent(
+        FakeAgent({"drilldown": ["SELECT 3", words, Answer(answer="No.")], "single": "SELECT 1"})
+    )
+    project = load_project(root)
+    run = run_benchmark(project, "fake", RunOptions(name="talk"))
+    drilldown = run.question("sales/drilldown")
+    assert drilldown is not None and drilldown.verdict is R
+    assert drilldown.reason.startswith("turn 2 of 3 review: the answer is not SQL")
+    with open_store(project) as store:
+        with pytest.raises(SqlbenchError, match="there is no turn 4 to decide"):
+            decide(store, run, drilldown, Verdict.PASS, turn=4, decided_by="ana")
+        single = run.question("sales/single")
+        assert single is not None
+        with pytest.raises(SqlbenchError, match="is not a conversation"):
+            decide(store, run, single, Verdict.PASS, turn=1, decided_by="ana")
+        done = decide(store, run, drilldown, Verdict.PASS, turn=2, decided_by="ana")
+        assert (done.review.verdict, done.review.turns) == (P, {2: P})
+        again = store.load_run("talk")
+    decided = again.question("sales/drilldown")
+    assert decided is not None and decided.human is not None
+    assert decided.verdict is R and decided.decided_verdict is P  # the automatic one is kept
+    assert again.accuracy.label() == "100% (2/2, 1 decided by a person)"
+    assert human_line(decided.human).startswith(
+        "turn 2 pass (the conversation: pass), decided by ana"
+    )
+    # A later decision on turn 3 keeps the one on turn 2.
+    with open_store(project) as store:
+        done = decide(store, again, decided, Verdict.FAIL, turn=3, decided_by="bo")
+    assert (done.review.verdict, done.review.turns) == (F, {2: P, 3: F})
