@@ -225,6 +225,18 @@ def test_a_conversation_whose_second_turn_is_wrong_fails_naming_turn_2(
 
     markdown = "\n".join(details_blocks([("fail", drilldown.first)]))
     assert "**Turn 2** (fail): Only the big ones?" in markdown
+    # JUnit: the counts as the suite's properties, each turn in the failure's detail.
+    import xml.etree.ElementTree as ET
+
+    from sqlbench.report.run_junit import render as render_junit
+
+    suite = ET.fromstring(render_junit(run)).find("testsuite")
+    assert suite is not None
+    properties = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert properties["sqlbench.correct_declines"] == "1"
+    assert properties["sqlbench.reliability"] == "0.5"  # (3 - 1) / 4
+    failure = next(c for c in suite.iter("testcase") if c.get("name") == "drilldown")
+    assert "turn 2 fail: Only the big ones?" in (failure.find("failure").text or "")
 
 
 def test_an_agent_error_ends_the_conversation(
