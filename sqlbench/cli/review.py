@@ -21,6 +21,12 @@ from sqlbench.verdicts import Verdict
 @click.argument("question")
 @click.argument("decision", type=click.Choice(["pass", "fail"]))
 @click.option("--note", default=None, help="Why (kept with the decision and shown with it).")
+@click.option(
+    "--turn",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Decide one turn of a conversation (1-based); the conversation's verdict follows.",
+)
 @click.pass_context
 def review_command(
     ctx: click.Context,
@@ -29,6 +35,7 @@ def review_command(
     question: str,
     decision: str,
     note: str | None,
+    turn: int | None,
 ) -> None:
     """Decide QUESTION (space/name) of RUN as pass or fail. The automatic verdict is kept; the
     decision is stored beside it with who and when, counted in the run's accuracy, and carried
@@ -38,7 +45,7 @@ def review_command(
     with open_project_store(project_dir) as store:
         run = store.load_run(run_ref)
         picked = find_question(run, question)
-        done = decide(store, run, picked, Verdict(decision), note)
+        done = decide(store, run, picked, Verdict(decision), note, turn=turn)
         run = store.load_run(run.info.id)
     picked = find_question(run, picked.full_name)
     replaced = (

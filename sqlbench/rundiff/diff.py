@@ -43,7 +43,12 @@ from sqlbench.rundiff.stats import (
     paired_rates,
     paired_single,
 )
-from sqlbench.runs.scores import RunResult
+from sqlbench.runs.scores import (
+    DEFAULT_DECLINE_PENALTY,
+    Abstention,
+    RunResult,
+    abstention_of,
+)
 from sqlbench.verdicts import Verdict, across_trials
 
 
@@ -191,6 +196,9 @@ class RunSide:
     """The stored run's id (None for a side without a run)."""
     dirty: bool = False
     """True when the run evaluated a working tree with uncommitted edits (``+dirty``)."""
+    abstention: Abstention | None = None
+    """Answered, declined and reliability of the run (docs/conversations.md); None for a
+    side without a run."""
 
     @property
     def repeated(self) -> bool:
@@ -215,7 +223,8 @@ def side_from_run(
     """
     reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
-    for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
+    ordered = sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial))
+    for result in ordered:
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
         QuestionOutcome(
@@ -232,6 +241,7 @@ def side_from_run(
         )
         for (space, name), trials in grouped.items()
     )
+    penalty = info.compare.get("decline_penalty", DEFAULT_DECLINE_PENALTY)
     return RunSide(
         info.name,
         outcomes,
@@ -241,6 +251,7 @@ def side_from_run(
         reused,
         info.id,
         info.dirty,
+        abstention_of(ordered, float(penalty)),
     )
 
 

@@ -63,7 +63,9 @@ def test_an_override_accepts_exactly_what_the_project_wide_key_accepts(
 
 
 def test_every_compare_key_can_be_overridden_per_question() -> None:
-    assert set(CompareOverrides.model_fields) == set(CompareOptions.model_fields)
+    # decline_penalty weighs the run's wrong answers (docs/conversations.md): run-level only.
+    run_level = {"decline_penalty"}
+    assert set(CompareOverrides.model_fields) == set(CompareOptions.model_fields) - run_level
 
 
 @pytest.mark.parametrize(
