@@ -9,7 +9,9 @@ The decision, in order (the first that applies wins):
 3. The agent's endpoint could not be reached (429/5xx, refused or reset, after the retries)
    -> error with ``error_kind: unreachable`` (not asked); the agent failed (exception, exit
    status, timeout, bad answer format) -> error.
-4. No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
+4. ``expect: decline`` -> pass when the agent gave no SQL (a decline, or words), else fail
+   "answered a question that should be declined" (docs/conversations.md).
+   No ground truth -> review (the agent's answer and SQL are kept for a person to judge).
 5. No SQL (answered in words, or declined) -> review.
 6. The agent's SQL did not run -> fail, saying why (syntax, runtime, timeout, over max_rows,
    not read-only); a warehouse connection lost twice -> error (not the agent's fault).
@@ -206,6 +208,8 @@ def _grade(
     if early is not None:
         return early
     has_sql = answer.sql is not None and answer.sql.strip() != ""
+    if question.expect == "decline":
+        return _expected_decline(answer, has_sql)
     if not truths:
         return Grade(Verdict.REVIEW, _no_truth_reason(has_sql, agent_outcome))
     if not has_sql:
@@ -363,6 +367,20 @@ def _compare_all(
     if len(truths) > 1:
         reason = f"{reason} (no also_accept matched either)"
     return Grade(first.verdict, one_line(reason, MAX_REASON), compared_truth=0, comparison=first)
+
+
+DECLINE_EXPECTED_FAIL = "answered a question that should be declined"
+
+
+def _expected_decline(answer: Answer, has_sql: bool) -> Grade:
+    if has_sql:
+        return Grade(
+            Verdict.FAIL,
+            one_line(f"{DECLINE_EXPECTED_FAIL}: {(answer.sql or '').strip()}", MAX_REASON),
+        )
+    said = (answer.declined or answer.answer or "").strip()
+    reason = "declined as expected" + (f": {said}" if said else " (no SQL, no answer)")
+    return Grade(Verdict.PASS, one_line(reason, MAX_REASON))
 
 
 def _no_truth_reason(has_sql: bool, outcome: AgentOutcome) -> str:

@@ -83,7 +83,13 @@ def truth_dialect(settings: Settings, warehouse_dialect: str) -> str:
 
 def ground_truths(question: Question) -> list[str]:
     """The question's ground-truth SQL texts: the main one first, then each ``also_accept``
-    (empty when the question has no ground truth)."""
+    (empty when the question has no ground truth); a conversation's, every turn's in order."""
+    if question.turns is not None:
+        return [
+            sql
+            for index in range(len(question.turns))
+            for sql in ground_truths(question.turn_question(index))
+        ]
     if question.truth_sql is None:
         return []
     return [question.truth_sql, *question.also_accept]

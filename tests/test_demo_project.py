@@ -50,6 +50,9 @@ class How(Enum):
     AGENT_ERROR = "it carries an `error`"
     NO_ANSWER = "there is no recorded answer"
     SKIPPED = "the question is skipped"
+    DECLINES = "a decline is expected and it answers without SQL"
+    ANSWERS_A_DECLINE = "a decline is expected and it answers with SQL"
+    CONVERSATION = "a conversation: each turn is checked on its own (TURNS)"
 
 
 class Intent(NamedTuple):
@@ -107,7 +110,23 @@ INTENDED: dict[str, Intent] = {
     "finance/revenue_share_by_segment_2024": Intent(P, How.MATCHES, "ROUND 2 within abs_tol"),
     "finance/refunded_orders_by_month_2024": Intent(P, How.MATCHES, "written independently"),
     "finance/avg_discount_by_segment_2023": Intent(P, How.MATCHES, "written independently"),
+    "sales/revenue_drilldown_2024": Intent(P, How.CONVERSATION, "every turn right"),
+    "sales/channel_orders_followup_2024": Intent(
+        F, How.CONVERSATION, "turn 2 forgets turn 1's 2024"
+    ),
+    "sales/revenue_forecast_2025": Intent(P, How.DECLINES, "says the data ends in 2024"),
+    "sales/best_sales_rep": Intent(F, How.ANSWERS_A_DECLINE, "picks revenue without asking"),
 }
+TURNS: dict[tuple[str, int], Intent] = {
+    ("sales/revenue_drilldown_2024", 1): Intent(P, How.MATCHES, "year() instead of a range"),
+    ("sales/revenue_drilldown_2024", 2): Intent(P, How.MATCHES, "keeps EMEA and 2024"),
+    ("sales/revenue_drilldown_2024", 3): Intent(P, How.DECLINES, "no 2025 data to report"),
+    ("sales/channel_orders_followup_2024", 1): Intent(P, How.MATCHES, "year() instead of a range"),
+    ("sales/channel_orders_followup_2024", 2): Intent(
+        F, How.DIFFERS, "completed orders of every year: the 2024 of turn 1 is lost"
+    ),
+}
+"""The verdict each turn of a demo conversation should get, and why."""
 NEEDS_ALSO_ACCEPT = {"finance/revenue_by_quarter_2024"}
 """Answers that pass only through an ``also_accept`` ground truth, not the main one."""
 NEAR_MISSES = {"sales/avg_order_value_by_segment_2024"}
@@ -149,6 +168,16 @@ def _questions() -> dict[str, DemoQuestion]:
             truth = entry.get("sql")
             if entry.get("certifiedQuery") is not None:
                 truth = certified[entry["certifiedQuery"]].sql
+            if "turns" in entry:
+                question = Question.build(
+                    entry,
+                    space=document.get("space", "auto"),
+                    path=path.relative_to(ROOT).as_posix(),
+                    line=0,
+                )
+                truths = [turn["sql"] for turn in entry["turns"] if "sql" in turn]
+                questions[question.full_name] = DemoQuestion(question, truths)
+                continue
             question = Question.build(
                 entry,
                 space=document.get("space", "auto"),
@@ -167,6 +196,8 @@ def _recorded_answers() -> dict[str, dict[str, Any]]:
     for number, line in enumerate(RECORDED.read_text(encoding="utf-8").splitlines(), start=1):
         record = json.loads(line)
         full_name = f"{record['space']}/{record['name']}"
+        if "turn" in record:
+            full_name += f"#{record['turn']}"
         assert full_name not in answers, f"line {number}: a second answer for {full_name}"
         answers[full_name] = record
     return answers
@@ -297,8 +328,10 @@ def test_question_set_covers_what_the_demo_promises() -> None:
     assert len(questions) >= 30
     assert {q.space for q in questions} >= {"sales", "finance"}
     assert len(_certified_queries()) >= 10
-    kinds = [q.truth_kind.value for q in questions]
+    kinds = [q.truth_kind.value for q in questions if q.expect is None and q.turns is None]
     assert kinds.count("none") == 1
+    assert sum(q.expect == "decline" for q in questions) == 2
+    assert sum(q.turns is not None for q in questions) == 2
     assert kinds.count("certified_query") >= 10 and kinds.count("sql") >= 10
     assert sum(bool(q.skip) for q in questions) == 1
     assert sum(bool(q.also_accept) for q in questions) == 1
@@ -313,6 +346,8 @@ def test_question_set_covers_what_the_demo_promises() -> None:
 def test_questions_are_dated_absolutely(name: str) -> None:
     item = QUESTIONS[name]
     assert text_drift(item.question.question) is None
+    for turn in item.question.turns or []:
+        assert text_drift(turn.question) is None
     for sql in item.truths:
         assert sql_drift(sql, "duckdb") is None
 
@@ -369,7 +404,12 @@ def test_intents_cover_every_question_and_verdict() -> None:
     assert set(INTENDED) == set(QUESTIONS)
     assert {intent.verdict for intent in INTENDED.values()} == set(Verdict)
     assert {intent.how for intent in INTENDED.values()} == set(How)
-    assert set(ANSWERS) <= set(QUESTIONS), "every recorded answer names a demo question"
+    assert {n.split("#")[0] for n in ANSWERS} <= set(QUESTIONS), "recorded answers name questions"
+    conversations = {n for n, item in QUESTIONS.items() if item.question.turns is not None}
+    assert {name for name, _ in TURNS} == conversations
+    for name in conversations:
+        turns = QUESTIONS[name].question.turns or []
+        assert sorted(t for n, t in TURNS if n == name) == list(range(1, len(turns) + 1))
     passed = sum(intent.verdict is Verdict.PASS for intent in INTENDED.values())
     assert passed > len(INTENDED) / 2, "most recorded answers are right"
 
@@ -382,19 +422,29 @@ def test_recorded_answer_does_what_it_is_meant_to(
     if intent.how is How.NO_ANSWER:
         assert name not in ANSWERS
         return
+    if intent.how is How.CONVERSATION:
+        assert item.question.turns is not None and name not in ANSWERS
+        turns = [TURNS[(name, n)] for n in range(1, len(item.question.turns) + 1)]
+        assert (intent.verdict is Verdict.PASS) == all(t.verdict is Verdict.PASS for t in turns)
+        return
+    assert (intent.how in (How.DECLINES, How.ANSWERS_A_DECLINE)) == (
+        item.question.expect == "decline"
+    )
     record = dict(ANSWERS[name])
     del record["name"], record["space"]
     answer = Answer.model_validate(record)
     assert (intent.how is How.SKIPPED) == bool(item.question.skip)
-    assert (intent.how is How.NO_TRUTH) == (not item.truths)
+    assert (intent.how is How.NO_TRUTH) == (not item.truths and item.question.expect is None)
     if intent.how is How.AGENT_ERROR:
         assert answer.error and answer.sql is None
         return
     assert answer.error is None
-    if intent.how is How.WORDS:
+    if intent.how in (How.WORDS, How.DECLINES):
         assert answer.sql is None and answer.answer
         return
     assert answer.sql is not None
+    if intent.how is How.ANSWERS_A_DECLINE:
+        return
     if intent.how is How.DOES_NOT_RUN:
         with pytest.raises(duckdb.Error):
             _rows(warehouse, answer.sql)
@@ -410,7 +460,15 @@ def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, 
     options = (
         _settings()
         .compare.merged(item.question.compare)
-        .model_dump(exclude={"variants", "variants_seed", "constant_answers", "max_work_ratio"})
+        .model_dump(
+            exclude={
+                "variants",
+                "variants_seed",
+                "constant_answers",
+                "max_work_ratio",
+                "decline_penalty",
+            }
+        )
     )
     actual = _run(warehouse, ANSWERS[name]["sql"]).to_pandas()
     verdicts = [
@@ -425,6 +483,25 @@ def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, 
         looser = {**options, "rel_tol": 1e-6}
         expected = _run(warehouse, item.truths[0]).to_pandas()
         assert compare_results(expected, actual, **looser).verdict == Verdict.PASS
+
+
+@pytest.mark.parametrize(("name", "turn"), sorted(TURNS))
+def test_each_conversation_turn_gets_its_verdict(
+    warehouse: duckdb.DuckDBPyConnection, name: str, turn: int
+) -> None:
+    intent = TURNS[(name, turn)]
+    asked = (QUESTIONS[name].question.turns or [])[turn - 1]
+    record = ANSWERS[f"{name}#{turn}"]
+    if intent.how is How.DECLINES:
+        assert asked.expect == "decline" and "sql" not in record and record["answer"]
+        return
+    assert asked.sql is not None
+    options = _settings().compare.model_dump(
+        exclude={"variants", "variants_seed", "constant_answers", "decline_penalty"}
+    )
+    expected = _run(warehouse, asked.sql).to_pandas()
+    actual = _run(warehouse, record["sql"]).to_pandas()
+    assert compare_results(expected, actual, **options).verdict == intent.verdict, intent.why
 
 
 # --- the README's first command ------------------------------------------------------------

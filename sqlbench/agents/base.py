@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Request(BaseModel):
@@ -23,6 +23,20 @@ class Request(BaseModel):
     dialect: str
     """sqlglot dialect name the agent's SQL must be written in (the warehouse's)."""
     branch: str
+    turn: int = 1
+    """Which turn of a conversation this is (1-based); 1 for a single question."""
+    messages: list[dict[str, str]] = Field(default_factory=list)
+    """The conversation so far in the OpenAI chat schema: earlier questions as ``user``
+    messages, the agent's earlier answers as ``assistant`` messages, then this turn's question;
+    a single question is one ``user`` message (docs/conversations.md). Filled from
+    ``question`` when not given."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_user_message(cls, data: Any) -> Any:
+        if isinstance(data, dict) and not data.get("messages") and "question" in data:
+            return {**data, "messages": [{"role": "user", "content": data["question"]}]}
+        return data
 
 
 class ToolCall(BaseModel):

@@ -112,7 +112,9 @@ class LlmAgent:
                     max_tool_calls=self.max_tool_calls,
                 ),
             },
-            {"role": "user", "content": request.question},
+            # The conversation so far (earlier questions and answers, then this turn's
+            # question) as chat history: docs/conversations.md.
+            *({"role": m["role"], "content": m["content"]} for m in request.messages),
         ]
         trace: list[ToolCall] = []
         began = time.monotonic()

@@ -1,7 +1,8 @@
 """The ``replay`` kind: answers recorded in a file, looked up by question name (and space).
 
 JSONL holds one answer object per line, YAML (or JSON) a list of them; each record has
-``name`` and an optional ``space`` besides the answer fields. A record without ``space``
+``name`` and an optional ``space`` and ``turn`` (a conversation's turn, from 1; default 1)
+besides the answer fields. A record without ``space``
 answers the question of that name in any space, unless a record names the request's space.
 A question with no record is an agent error for that question. Answer fields are checked
 when the record is used, so one bad record errors one question, not the run.
@@ -70,7 +71,7 @@ class Record(NamedTuple):
     line: int
 
 
-def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]:
+def load_records(file: Path, shown: str) -> dict[RecordKey, Record]:
     """Read a replay file into records keyed by ``(space or None, name)``.
 
     Args:
@@ -118,16 +119,20 @@ def load_records(file: Path, shown: str) -> dict[tuple[str | None, str], Record]
     return records
 
 
-_read: dict[tuple[str, str], tuple[bytes, dict[tuple[str | None, str], Record]]] = {}
+_read: dict[tuple[str, str], tuple[bytes, dict[RecordKey, Record]]] = {}
 """Replay files read by this process, with their bytes: the same bytes are not parsed again
 (validation, planning and building the agent each load the file; a Spider corpus run has 9
 files of 972 answers)."""
+RecordKey = tuple[str | None, str, int]
+"""A record's ``space`` (None: any), ``name`` and ``turn`` (1 unless given; a conversation's
+turns are recorded one record each, docs/conversations.md)."""
+
 _read_lock = threading.Lock()
 _READ_KEPT = 64
 
 
-def _records(items: list[tuple[Any, int]], shown: str) -> dict[tuple[str | None, str], Record]:
-    records: dict[tuple[str | None, str], Record] = {}
+def _records(items: list[tuple[Any, int]], shown: str) -> dict[RecordKey, Record]:
+    records: dict[RecordKey, Record] = {}
     for value, line in items:
         if not isinstance(value, dict):
             raise ProjectError(
@@ -141,9 +146,15 @@ def _records(items: list[tuple[Any, int]], shown: str) -> dict[tuple[str | None,
             )
         if space is not None and not isinstance(space, str):
             raise ProjectError("a recorded answer's `space` must be text", shown, line)
-        key = (space, name)
+        turn = fields.pop("turn", 1)
+        if isinstance(turn, bool) or not isinstance(turn, int) or turn < 1:
+            raise ProjectError(
+                "a recorded answer's `turn` must be a whole number from 1", shown, line
+            )
+        key = (space, name, turn)
         if key in records:
             label = f"{space}/{name}" if space else name
+            label += f" turn {turn}" if turn != 1 else ""
             raise ProjectError(
                 f"a second recorded answer for {label} (first at line {records[key].line})",
                 shown,
@@ -232,7 +243,7 @@ class ReplayAgent:
     def __init__(
         self,
         name: str,
-        records: dict[tuple[str | None, str], Record],
+        records: dict[RecordKey, Record],
         shown: str,
         trace_format: TraceFormat = TraceFormat.SQLBENCH,
         dialect: str | None = None,
@@ -247,12 +258,13 @@ class ReplayAgent:
 
     def answer(self, request: Request) -> Answer:
         """The record for the request's space and name."""
-        record = self.records.get((request.space, request.name))
+        record = self.records.get((request.space, request.name, request.turn))
         if record is None:
-            record = self.records.get((None, request.name))
+            record = self.records.get((None, request.name, request.turn))
         if record is None:
+            turn = f" turn {request.turn}" if request.turn != 1 else ""
             raise AgentError(
-                f"no recorded answer for {request.space}/{request.name} in {self.shown}"
+                f"no recorded answer for {request.space}/{request.name}{turn} in {self.shown}"
             )
         try:
             answer = parse_answer(

@@ -30,6 +30,12 @@ from sqlbench.verdicts import Verdict
     help="Dispute QUESTION's ground truth: it leaves accuracy (the count is shown) on every "
     "run graded against it, until its question text or ground truth changes.",
 )
+@click.option(
+    "--turn",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Decide one turn of a conversation (1-based); the conversation's verdict follows.",
+)
 @click.pass_context
 def review_command(
     ctx: click.Context,
@@ -37,6 +43,7 @@ def review_command(
     args: tuple[str, ...],
     note: str | None,
     why: str | None,
+    turn: int | None,
 ) -> None:
     """Decide QUESTION (space/name) of RUN as pass or fail. The automatic verdict is kept; the
     decision is stored beside it with who and when, counted in the run's accuracy, and carried
@@ -44,8 +51,10 @@ def review_command(
     prints the also_accept YAML that would make it pass on its own (your files are not
     edited). With --dispute WHY and only QUESTION: mark its ground truth disputed."""
     if why is not None:
-        if len(args) != 1 or note is not None:
-            raise click.UsageError("--dispute takes one QUESTION and no RUN, decision or --note")
+        if len(args) != 1 or note is not None or turn is not None:
+            raise click.UsageError(
+                "--dispute takes one QUESTION and no RUN, decision, --note or --turn"
+            )
         _dispute(project_dir, args[0], why)
         ctx.exit(ExitCode.OK)
     if len(args) != 3:
@@ -56,7 +65,7 @@ def review_command(
     with open_project_store(project_dir) as store:
         run = store.load_run(run_ref)
         picked = find_question(run, question)
-        done = decide(store, run, picked, Verdict(decision), note)
+        done = decide(store, run, picked, Verdict(decision), note, turn=turn)
         run = store.load_run(run.info.id)
     picked = find_question(run, picked.full_name)
     replaced = (

@@ -110,7 +110,15 @@ def _distinct_truths(project: Project) -> Iterator[tuple[str | None, _Truth]]:
         if user is not None:
             users.setdefault(key, []).append(user)
 
-    asking = [q for q in project.questions if q.skip is None]
+    # A conversation's turns are checked as questions of their own ("turn 2: ground truth").
+    asking = [
+        turn
+        for q in project.questions
+        if q.skip is None
+        for turn in (
+            [q.turn_question(i) for i in range(len(q.turns))] if q.turns is not None else [q]
+        )
+    ]
     used: dict[str, set[str | None]] = {}
     for question in asking:
         if question.certified_query is not None:

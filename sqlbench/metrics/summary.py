@@ -50,7 +50,11 @@ def summarize_metrics(trials: Iterable[TrialResult]) -> list[MetricSummary]:
     scores: dict[str, list[float]] = {}
     errors: dict[str, list[str]] = {}
     for trial in trials:
-        for name, result in trial.metrics.items():
+        # A conversation's metrics are its turns' (docs/conversations.md): each turn counts.
+        found = (
+            [turn.metrics for turn in trial.turns] if trial.turns is not None else [trial.metrics]
+        )
+        for name, result in (item for metrics in found for item in metrics.items()):
             scores.setdefault(name, [])
             errors.setdefault(name, [])
             if result.score is not None:
@@ -81,6 +85,11 @@ def assertion_counts(trials: Iterable[TrialResult]) -> tuple[int, int]:
     """(passed, total) assertions over the trials."""
     passed = total = 0
     for trial in trials:
-        total += len(trial.assertions)
-        passed += sum(1 for result in trial.assertions if result.passed)
+        checked = (
+            [a for turn in trial.turns for a in turn.assertions]
+            if trial.turns is not None
+            else trial.assertions
+        )
+        total += len(checked)
+        passed += sum(1 for result in checked if result.passed)
     return passed, total

@@ -58,6 +58,8 @@ WorkRatio = Annotated[float, Field(gt=0, allow_inf_nan=False)]
 """How many times what the ground truth read the agent SQL may read (a check rule)."""
 Price = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 """Dollars per million tokens."""
+DeclinePenalty = Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]
+"""What a wrong answer costs in the reliability score (a correct answer earns 1)."""
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd])\s*$")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -150,6 +152,10 @@ class CompareOptions(_Strict):
     """Agent SQL whose result cannot depend on the data (it reads no table or view, or only
     literals make its output) where the ground truth reads the data: review, fail, or allow
     (grade it as any other answer). Flagged ``constant_answer`` whatever this says."""
+    decline_penalty: DeclinePenalty = 1.0
+    """What a wrong answer costs in the run's reliability score, where a correct answer or
+    correct decline earns 1 and a decline 0 (docs/conversations.md). Run-level only: no
+    question overrides it."""
 
     def merged(self, overrides: CompareOverrides | None) -> CompareOptions:
         """These options with a question's overrides applied."""
@@ -159,8 +165,8 @@ class CompareOptions(_Strict):
         return self.model_copy(update=changes)
 
 
-RUN_WIDE_COMPARE_KEYS = frozenset({"max_work_ratio"})
-"""``compare:`` keys that are check rules over a whole run, not how a question is compared:
+RUN_WIDE_COMPARE_KEYS = frozenset({"max_work_ratio", "decline_penalty"})
+"""``compare:`` keys that weigh or check a whole run, not how a question is compared:
 set per project only (a question's ``compare:`` refuses them)."""
 
 
@@ -658,13 +664,42 @@ def _private(model: BaseModel, name: str) -> Any:
     return model.__pydantic_private__[name]  # type: ignore[index]
 
 
+Expect = Literal["decline"]
+"""``expect: decline``: the right answer is no SQL (docs/conversations.md)."""
+
+
+class Turn(_Strict):
+    """One turn of a conversation (``turns:``): its question and its own ground truth, or
+    ``expect: decline`` (docs/conversations.md)."""
+
+    question: str
+    certified_query: str | None = Field(None, alias="certifiedQuery")
+    sql: str | None = None
+    also_accept: list[str] = Field(default_factory=list)
+    expect: Expect | None = None
+    _truth_sql: str | None = PrivateAttr(None)
+
+    def with_truth_sql(self, truth_sql: str | None) -> Turn:
+        """A copy whose ground-truth SQL is ``truth_sql`` (a resolved certified query's)."""
+        copy = self.model_copy()
+        copy._truth_sql = truth_sql
+        return copy
+
+
 class Question(_Strict):
-    """One entry of ``eval_questions/**.yml``. The loader fills the private attributes."""
+    """One entry of ``eval_questions/**.yml``. The loader fills the private attributes.
+
+    A conversation (``turns:``) holds its turns; its ``question`` is its first turn's (how it
+    is listed), and ``turn_question`` gives each turn as a question of its own to ask and
+    grade (docs/conversations.md)."""
 
     name: str
     question: str
     certified_query: str | None = Field(None, alias="certifiedQuery")
     sql: str | None = None
+    expect: Expect | None = None
+    """``decline``: the right answer is no SQL."""
+    turns: list[Turn] | None = None
     tags: list[str] = Field(default_factory=list)
     compare: CompareOverrides | None = None
     also_accept: list[str] = Field(default_factory=list)
@@ -681,6 +716,43 @@ class Question(_Strict):
     _path: str = PrivateAttr("")
     _line: int = PrivateAttr(0)
     _truth_sql: str | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _conversation_listed_by_first_turn(cls, data: Any) -> Any:
+        # A conversation writes no `question:` of its own; it is listed by its first turn's.
+        # Where the turns are malformed, their own errors say so (not a missing `question`).
+        if isinstance(data, dict) and "question" not in data and "turns" in data:
+            turns = data["turns"]
+            first = None
+            if isinstance(turns, list) and turns and isinstance(turns[0], dict):
+                first = turns[0].get("question")
+            return {**data, "question": first if isinstance(first, str) else ""}
+        return data
+
+    @property
+    def is_conversation(self) -> bool:
+        """True for a question written as ``turns:``."""
+        return self.turns is not None
+
+    def turn_question(self, index: int) -> Question:
+        """Turn ``index`` (from 0) as a question of its own: its text and ground truth (or
+        ``expect``), with the conversation's name, space, place, compare overrides and
+        expectations of the agent's behaviour."""
+        assert self.turns is not None
+        turn = self.turns[index]
+        copy = self.model_copy(
+            update={
+                "question": turn.question,
+                "certified_query": turn.certified_query,
+                "sql": turn.sql,
+                "also_accept": list(turn.also_accept),
+                "expect": turn.expect,
+                "turns": None,
+            }
+        )
+        truth = turn.sql if turn.sql is not None else _private(turn, "_truth_sql")
+        return copy._placed(self._space, self._path, self._line, truth)
 
     @property
     def space(self) -> str:
@@ -738,6 +810,11 @@ class Question(_Strict):
     def with_truth_sql(self, truth_sql: str | None) -> Question:
         """A copy whose ground-truth SQL is ``truth_sql`` (a resolved certified query's)."""
         return self.model_copy()._placed(self._space, self._path, self._line, truth_sql)
+
+    def with_turns(self, turns: list[Turn]) -> Question:
+        """A copy holding ``turns`` (their certified queries resolved)."""
+        copy = self.model_copy(update={"turns": turns})
+        return copy._placed(self._space, self._path, self._line, self._truth_sql)
 
     def with_warehouse(self, warehouse: str) -> Question:
         """A copy evaluated on the named warehouse (a file's ``warehouse:`` default)."""

@@ -255,10 +255,16 @@ def _hashed_question(q: Question) -> dict[str, Any]:
         "assertions",
         "ground_truth_output",
         "warehouse",
+        "expect",
     ):
         value = getattr(q, key)
         if value is not None and value != []:
             record[key] = json.loads(json.dumps(_dumped(value), default=str))
+    if q.turns is not None:
+        # Each turn's text and ground truth as the run grades it (certified queries resolved).
+        record["turns"] = [
+            _hashed_question(q.turn_question(index)) for index in range(len(q.turns))
+        ]
     return record
 
 

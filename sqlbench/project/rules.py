@@ -24,6 +24,7 @@ from sqlbench.project.files import (
     CertifiedQuery,
     Question,
     Settings,
+    Turn,
 )
 from sqlbench.project.yamlload import YamlMap, line_of
 from sqlbench.sqlstatements import statements
@@ -91,6 +92,11 @@ def resolve_certified(
     problems = []
     resolved: list[Question] = []
     for question, entry in zip(questions, entries, strict=True):
+        if question.turns is not None:
+            turns, turn_problems = _resolve_turns(question, entry, by_name)
+            resolved.append(question.with_turns(turns))
+            problems.extend(turn_problems)
+            continue
         name = question.certified_query
         if name is None:
             resolved.append(question)
@@ -112,6 +118,34 @@ def resolve_certified(
             question if question.sql is not None else question.with_truth_sql(found.sql)
         )
     return resolved, problems
+
+
+def _resolve_turns(
+    question: Question, entry: YamlMap, by_name: dict[str, CertifiedQuery]
+) -> tuple[list[Turn], list[Problem]]:
+    """A conversation's turns with each certified query's SQL resolved."""
+    turns: list[Turn] = []
+    problems: list[Problem] = []
+    for index, turn in enumerate(question.turns or []):
+        name = turn.certified_query
+        if name is None or turn.sql is not None:
+            turns.append(turn)
+            continue
+        found = by_name.get(name)
+        if found is None:
+            hint = suggest(name, sorted(by_name), listing=True)
+            problems.append(
+                _error(
+                    f"question {question.name!r} turn {index + 1}: certifiedQuery {name!r} is "
+                    f"not defined in certified_queries/{hint}",
+                    question.path,
+                    line_of(entry, ("turns", index, "certifiedQuery")),
+                )
+            )
+            turns.append(turn)
+            continue
+        turns.append(turn.with_truth_sql(found.sql))
+    return turns, problems
 
 
 AgentValidator = Callable[[AgentConfig], list[Problem]]

@@ -271,7 +271,8 @@ def _question_rules(question: Question, entry: YamlMap, path: str, context: str)
                     line_of(entry, ("also_accept", index)),
                 )
             )
-    if question.truth_kind.value == "none":
+    problems.extend(_decline_and_turn_rules(question, entry, path, context))
+    if question.truth_kind.value == "none" and not question.is_conversation:
         if question.also_accept:
             problems.append(
                 error(
@@ -280,7 +281,7 @@ def _question_rules(question: Question, entry: YamlMap, path: str, context: str)
                     line_of(entry, ("also_accept",)),
                 )
             )
-        elif question.skip is None:
+        elif question.skip is None and question.expect is None:
             problems.append(
                 Problem(
                     Severity.WARNING,
@@ -294,6 +295,84 @@ def _question_rules(question: Question, entry: YamlMap, path: str, context: str)
         problems.append(
             error(f'{context}skip needs a reason (skip: "why")', path, line_of(entry, ("skip",)))
         )
+    return problems
+
+
+_TRUTH_KEYS = ("sql", "certifiedQuery", "certified_query", "also_accept")
+
+
+def _decline_and_turn_rules(
+    question: Question, entry: YamlMap, path: str, context: str
+) -> list[Problem]:
+    """``expect: decline`` stands without a ground truth; a conversation's truths are in its
+    turns, each with exactly one of sql, certifiedQuery or expect (docs/conversations.md)."""
+    problems: list[Problem] = []
+    if question.expect is not None:
+        for key in _TRUTH_KEYS:
+            if key in entry:
+                problems.append(
+                    error(
+                        f"{context}expect: decline means no SQL is the right answer; remove "
+                        f"{key} (or remove expect)",
+                        path,
+                        line_of(entry, (key,)),
+                    )
+                )
+    if question.turns is None:
+        return problems
+    if not question.turns:
+        problems.append(
+            error(
+                f"{context}turns is empty: a conversation needs at least one turn",
+                path,
+                line_of(entry, ("turns",)),
+            )
+        )
+    for key in ("question", *_TRUTH_KEYS, "expect"):
+        if key in entry:
+            problems.append(
+                error(
+                    f"{context}a conversation (turns:) keeps its {key} in each turn, not "
+                    "beside turns",
+                    path,
+                    line_of(entry, (key,)),
+                )
+            )
+    for index, turn in enumerate(question.turns):
+        where = f"{context}turn {index + 1}: "
+        truths = [
+            key
+            for key, value in (
+                ("sql", turn.sql),
+                ("certifiedQuery", turn.certified_query),
+                ("expect", turn.expect),
+            )
+            if value is not None
+        ]
+        line = line_of(entry, ("turns", index))
+        if not turn.question.strip():
+            problems.append(
+                error(
+                    f"{where}question is empty", path, line_of(entry, ("turns", index, "question"))
+                )
+            )
+        if len(truths) != 1:
+            problems.append(
+                error(
+                    f"{where}needs exactly one of sql, certifiedQuery or expect: decline"
+                    + (f" (it has {' and '.join(truths)})" if truths else ""),
+                    path,
+                    line,
+                )
+            )
+        if turn.sql is not None and not turn.sql.strip():
+            problems.append(
+                error(f"{where}sql is empty", path, line_of(entry, ("turns", index, "sql")))
+            )
+        if turn.also_accept and turn.expect is not None:
+            problems.append(
+                error(f"{where}also_accept needs a ground truth, not expect", path, line)
+            )
     return problems
 
 

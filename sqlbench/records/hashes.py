@@ -52,6 +52,22 @@ def review_hashes(trials: Sequence[TrialResult]) -> ReviewHashes:
         False
     """
     first = trials[0]
+    if first.turns is not None:
+        # A conversation: every turn's ground truth and answer (docs/conversations.md).
+        return ReviewHashes(
+            stable_hash(
+                [
+                    {"sql": t.truth_sql, "expect": t.expect, "question": t.question}
+                    for t in first.turns
+                ]
+            ),
+            stable_hash(
+                [
+                    [{"sql": t.sql} if t.sql is not None else {"answer": t.answer} for t in turns]
+                    for turns in (trial.turns or [] for trial in trials)
+                ]
+            ),
+        )
     truth = stable_hash({"sql": first.truth_sql, "also_accept": first.also_accept})
     answers = [
         {"sql": t.agent_sql} if t.agent_sql is not None else {"answer": t.answer} for t in trials

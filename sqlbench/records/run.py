@@ -133,7 +133,11 @@ class HumanReview(_Model):
     automatic verdict, which it never overwrites."""
 
     verdict: Verdict
-    """``pass`` or ``fail``."""
+    """``pass`` or ``fail``; for decisions on turns of a conversation (``turns``), the
+    conversation's verdict with them (``review`` while a turn is still to decide)."""
+    turns: dict[int, Verdict] = Field(default_factory=dict)
+    """Decisions on single turns of a conversation (``sqlbench review --turn N``), by turn
+    number; empty for a decision on the whole question (docs/conversations.md)."""
     note: str | None = None
     decided_by: str
     decided_at: datetime
@@ -251,6 +255,36 @@ class WorkRecord(_Model):
     """What the numbers count (``rows scanned``, ``plan cost``, ``table scans``)."""
 
 
+class TurnResult(_Model):
+    """One turn of a conversation as asked and graded (docs/conversations.md)."""
+
+    turn: int
+    """1-based."""
+    question: str
+    verdict: Verdict
+    reason: str
+    sql: str | None = None
+    """The agent's SQL for this turn."""
+    expect: str | None = None
+    truth_sql: str | None = None
+    also_accept: list[str] = Field(default_factory=list)
+    answer: str | None = None
+    """The agent's text answer (or why it declined)."""
+    agent_error: str | None = None
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    difference: Difference | None = None
+    expected_preview: Preview | None = None
+    actual_preview: Preview | None = None
+    truth_fingerprint: str | None = None
+    latency_ms: float | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    metrics: dict[str, MetricResult] = Field(default_factory=dict)
+    """This turn's agent-behaviour metrics (docs/agent-behaviour.md)."""
+    assertions: list[AssertionResult] = Field(default_factory=list)
+    """The conversation's ``assertions`` checked on this turn's answer."""
+
+
 class TrialResult(_Model):
     """One graded answer: a question asked once (``trial`` counts from 0 under ``--repeat``)."""
 
@@ -272,8 +306,12 @@ class TrialResult(_Model):
     retries: int = 0
     """How many times the agent was asked again after a transient endpoint failure."""
     question: str = ""
-    """The question text as asked."""
+    """The question text as asked (a conversation's: its first turn's)."""
     tags: list[str] = Field(default_factory=list)
+    expect: str | None = None
+    """``decline`` where no SQL is the right answer (docs/conversations.md)."""
+    turns: list[TurnResult] | None = None
+    """A conversation's turns, each graded; None for a single question."""
     truth_sql: str | None = None
     """The ground-truth SQL (certified query resolved), as written in the project."""
     also_accept: list[str] = Field(default_factory=list)

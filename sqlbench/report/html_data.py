@@ -11,16 +11,21 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlbench.records.run import HumanReview, Preview, RunSummary
+from sqlbench.records.run import HumanReview, Preview, RunSummary, TurnResult
 from sqlbench.report.run_format import (
+    abstention_json,
+    abstention_line,
     counts_line,
     economy_lines,
+    has_conversations,
     human_line,
+    shows_abstention,
     trial_economy,
+    turn_accuracy_line,
     usd_text,
     verdict_text,
 )
-from sqlbench.report.rundiff_format import counting_text
+from sqlbench.report.rundiff_format import counting_text, reliability_text
 from sqlbench.rundiff.answers import AnswerChange
 from sqlbench.rundiff.diff import ChangeKind, RunDiff, diff_runs, side_from_result
 from sqlbench.rundiff.stats import format_p
@@ -91,6 +96,9 @@ def _run(run: RunResult) -> dict[str, Any]:
         "interval": f"{interval.low:.0%}–{interval.high:.0%}" if interval else None,
         "human": accuracy.human,
         "counts": counts_line(run),
+        "abstention": abstention_json(run.abstention()),
+        "abstention_line": abstention_line(run.abstention()) if shows_abstention(run) else None,
+        "turn_accuracy": (turn_accuracy_line(run.abstention()) if has_conversations(run) else None),
         "created_by": info.created_by,
         "created_at": f"{info.created_at:%Y-%m-%d %H:%M} UTC",
         "updated_at": f"{info.updated_at:%Y-%m-%d %H:%M} UTC",
@@ -189,6 +197,8 @@ def _question(question: QuestionResult, change: str | None, answer_changed: bool
         "work_ratio": shown.work.ratio if shown.work is not None else None,
         "trials": [t.verdict.value for t in question.trials],
         "trial": shown.trial,
+        "expect": shown.expect,
+        "turns": [_turn(turn) for turn in shown.turns] if shown.turns is not None else None,
         "change": change,
         "answer_changed": answer_changed,
     }
@@ -209,6 +219,24 @@ def _variant(rebuilt: RebuiltVariant) -> dict[str, Any]:
             {"name": table.name, "columns": columns, "rows": rows, "total_rows": len(table.rows)}
         )
     return {"number": rebuilt.number, "fingerprint": rebuilt.fingerprint, "tables": tables}
+
+
+def _turn(turn: TurnResult) -> dict[str, Any]:
+    """One turn of a conversation for the report's thread (docs/conversations.md)."""
+    return {
+        "turn": turn.turn,
+        "question": turn.question,
+        "verdict": turn.verdict.value,
+        "reason": turn.reason,
+        "expect": turn.expect,
+        "truth_sql": turn.truth_sql,
+        "agent_sql": turn.sql,
+        "answer": turn.answer,
+        "agent_error": turn.agent_error,
+        "expected": _preview(turn.expected_preview),
+        "actual": _preview(turn.actual_preview),
+        "aligned": aligned_rows(turn.expected_preview, turn.actual_preview),
+    }
 
 
 def _human(review: HumanReview | None) -> dict[str, Any] | None:
@@ -344,6 +372,7 @@ def _compare(diff: RunDiff, base: RunResult, changed: Sequence[AnswerChange]) ->
         "by_person": [c.full_name for c in diff.changes if c.by_person],
         "base_accuracy": f"{diff.base_accuracy.value:.0%}",
         "head_accuracy": f"{diff.head_accuracy.value:.0%}",
+        "reliability": reliability_text(diff),
         "difference": f"{diff.difference:+.0%}" if diff.difference is not None else "n/a",
         "p_value": format_p(diff.test.p_value) if diff.test.p_value is not None else "n/a",
         "conclusion": diff.conclusion.value,

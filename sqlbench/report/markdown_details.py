@@ -76,6 +76,21 @@ def _block(label: str, trial: TrialResult) -> list[str]:
         f"({html.escape(label)}): {html.escape(one_line(trial.reason, 200))}</summary>"
     )
     lines = [summary, ""]
+    if trial.turns is not None:
+        # A conversation (docs/conversations.md): each turn with its verdict.
+        for turn in trial.turns:
+            lines += [
+                f"**Turn {turn.turn}** ({turn.verdict.value}): {html.escape(turn.question)}  ",
+                f"{html.escape(one_line(turn.reason, 200))}",
+                "",
+            ]
+            lines += _sql("Ground truth SQL", turn.truth_sql)
+            lines += _sql("Agent SQL", turn.sql)
+            if turn.sql is None and turn.answer:
+                lines += ["Agent's answer:", "", *_fenced(turn.answer, "text")]
+            lines += _preview("Expected result", turn.expected_preview)
+            lines += _preview("Agent result", turn.actual_preview)
+        return [*lines, "</details>", ""]
     lines += _sql("Ground truth SQL", trial.truth_sql)
     lines += _sql("Agent SQL", trial.agent_sql)
     if trial.agent_sql is None and trial.answer:

@@ -12,7 +12,12 @@ SCHEMA_VERSION = 1
 
 
 def truth_label(question: Question) -> str:
-    """``certifiedQuery NAME``, ``sql`` or ``none``."""
+    """``certifiedQuery NAME``, ``sql``, ``none``, ``expect: decline`` or ``conversation (N
+    turns)``."""
+    if question.turns is not None:
+        return f"conversation ({len(question.turns)} turns)"
+    if question.expect is not None:
+        return f"expect: {question.expect}"
     if question.truth_kind is TruthKind.CERTIFIED_QUERY:
         return f"certifiedQuery {question.certified_query}"
     return question.truth_kind.value
@@ -36,7 +41,11 @@ def render_table(questions: Sequence[Question]) -> str:
     ]
     spaces = len({q.space for q in questions})
     skipped = sum(1 for q in questions if q.skip is not None)
-    without = sum(1 for q in questions if q.truth_kind is TruthKind.NONE)
+    without = sum(
+        1
+        for q in questions
+        if q.truth_kind is TruthKind.NONE and q.turns is None and q.expect is None
+    )
     extra = [f"{skipped} skipped"] if skipped else []
     if without:
         extra.append(f"{without} without ground truth")
@@ -56,6 +65,13 @@ def render_json(questions: Sequence[Question]) -> str:
                 "full_name": q.full_name,
                 "question": q.question,
                 "ground_truth": q.truth_kind.value,
+                # Only where set (docs/conversations.md), so other questions read as before.
+                **({"expect": q.expect} if q.expect is not None else {}),
+                **(
+                    {"turns": [t.model_dump(by_alias=True, exclude_defaults=True) for t in q.turns]}
+                    if q.turns is not None
+                    else {}
+                ),
                 "certified_query": q.certified_query,
                 "tags": list(q.tags),
                 "skip": q.skip,

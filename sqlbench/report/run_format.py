@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlbench.records.accuracy import Accuracy, IntervalMethod
 from sqlbench.records.run import HumanReview, RunInfo, TrialResult, utc_now
-from sqlbench.runs.scores import QuestionResult, RunResult, not_asked_summary
+from sqlbench.runs.scores import Abstention, QuestionResult, RunResult, not_asked_summary
 from sqlbench.text import percent
 from sqlbench.verdicts import Verdict
 
@@ -52,6 +52,62 @@ def not_asked_line(run: RunResult) -> str | None:
     if summary is None:
         return None
     return f"{summary} (outside accuracy); `sqlbench run --resume {run.info.name}` asks them again"
+
+
+def shows_abstention(run: RunResult) -> bool:
+    """True when the run has something to say about declining: an expected decline, a
+    conversation, or an answer without SQL (text and Markdown print the line only then; JSON
+    and HTML always carry the counts)."""
+    abstention = run.abstention()
+    if abstention.expected_declines or abstention.declined:
+        return True
+    return has_conversations(run)
+
+
+def abstention_line(abstention: Abstention) -> str:
+    """``Answered 8 · declined 2 (2/2 expected declines correct) · wrong answers 1 ·
+    reliability 0.70 (decline_penalty 1)``.
+
+    Example:
+        >>> line = abstention_line(Abstention(answered=3, declined=1, expected_declines=1,
+        ...     correct_declines=1, wrong_answers=1, correct=3, total=4, penalty=1.0))
+        >>> line.split(" · ")[-1]
+        'reliability 0.50 (decline_penalty 1)'
+    """
+    reliability = abstention.reliability
+    score = "–" if reliability is None else f"{reliability:.2f}"
+    return (
+        f"Answered {abstention.answered} · declined {abstention.declined} "
+        f"({abstention.correct_declines}/{abstention.expected_declines} expected declines "
+        f"correct) · wrong answers {abstention.wrong_answers} · reliability {score} "
+        f"(decline_penalty {abstention.penalty:g})"
+    )
+
+
+def turn_accuracy_line(abstention: Abstention) -> str:
+    """``Per-turn accuracy: 83% (5/6)``: every conversation turn and single question counted
+    on its own (the run's accuracy counts a conversation once)."""
+    return f"Per-turn accuracy: {Accuracy.of_trials(abstention.correct, abstention.total).label()}"
+
+
+def has_conversations(run: RunResult) -> bool:
+    """True when the run asked a conversation (``turns:``)."""
+    return any(t.turns is not None for q in run.questions for t in q.trials)
+
+
+def abstention_json(abstention: Abstention) -> dict[str, int | float | None]:
+    """The run's ``abstention`` object of the JSON outputs (docs/conversations.md)."""
+    return {
+        "answered": abstention.answered,
+        "declined": abstention.declined,
+        "expected_declines": abstention.expected_declines,
+        "correct_declines": abstention.correct_declines,
+        "wrong_answers": abstention.wrong_answers,
+        "correct": abstention.correct,
+        "total": abstention.total,
+        "decline_penalty": abstention.penalty,
+        "reliability": abstention.reliability,
+    }
 
 
 def counts_line(run: RunResult) -> str:
@@ -105,11 +161,14 @@ def verdict_text(question: QuestionResult) -> str:
 
 
 def human_line(review: HumanReview) -> str:
-    """``pass, decided by alice on 2026-11-24 20:31 UTC: note (carried from run R)``."""
-    line = (
-        f"{review.verdict.value}, decided by {review.decided_by} on "
-        f"{review.decided_at:%Y-%m-%d %H:%M} UTC"
-    )
+    """``pass, decided by alice on 2026-11-24 20:31 UTC: note (carried from run R)``; for
+    decisions on turns of a conversation, ``turn 2 pass, turn 3 fail (the conversation: fail),
+    decided by ...``."""
+    verdict = review.verdict.value
+    if review.turns:
+        decided = ", ".join(f"turn {n} {v.value}" for n, v in sorted(review.turns.items()))
+        verdict = f"{decided} (the conversation: {review.verdict.value})"
+    line = f"{verdict}, decided by {review.decided_by} on {review.decided_at:%Y-%m-%d %H:%M} UTC"
     if review.note:
         line += f": {review.note}"
     if review.carried_from:

@@ -12,6 +12,7 @@ from sqlbench.metrics.summary import summarize_metrics
 from sqlbench.records.accuracy import Accuracy
 from sqlbench.records.run import RunInfo, TrialResult
 from sqlbench.report.metric_format import metric_json
+from sqlbench.report.run_format import abstention_json
 from sqlbench.runs.scores import QuestionResult, RunResult
 
 SCHEMA_VERSION = 1
@@ -41,6 +42,8 @@ def run_to_json(
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
         },
         "counts": {verdict.value: n for verdict, n in run.counts().items()},
+        "abstention": abstention_json(run.abstention()),
+        "turn_accuracy": _turn_accuracy(run),
         "metrics": _metrics_summary(run),
         "warehouses": {
             name: {"passed": acc.passed, "total": acc.total, "value": acc.value}
@@ -91,6 +94,12 @@ def economy_json(run: RunResult) -> dict[str, Any]:
             "not_reported": work.not_reported,
         },
     }
+
+
+def _turn_accuracy(run: RunResult) -> dict[str, Any]:
+    """Every conversation turn and single question counted on its own (docs/conversations.md)."""
+    abstention = run.abstention()
+    return _acc(Accuracy.of_trials(abstention.correct, abstention.total))
 
 
 def _acc(accuracy: Accuracy) -> dict[str, Any]:

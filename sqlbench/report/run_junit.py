@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 from sqlbench.hygiene import xml_safe
 from sqlbench.report.metric_format import metric_detail
-from sqlbench.report.run_format import verdict_text
+from sqlbench.report.run_format import abstention_json, verdict_text
 from sqlbench.runs.scores import QuestionResult, RunResult
 from sqlbench.verdicts import Verdict
 
@@ -16,6 +16,10 @@ from sqlbench.verdicts import Verdict
 def render(run: RunResult) -> str:
     """The run as a JUnit XML document (UTF-8, with declaration)."""
     suite = ET.Element("testsuite", name=f"sqlbench run {run.info.name}")
+    # The answered/declined counts and reliability (docs/conversations.md), as properties.
+    properties = ET.SubElement(suite, "properties")
+    for key, value in abstention_json(run.abstention()).items():
+        ET.SubElement(properties, "property", name=f"sqlbench.{key}", value=str(value))
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     total_s = 0.0
     for question in run.questions:
@@ -69,6 +73,13 @@ def _message(question: QuestionResult) -> str:
 def _detail(question: QuestionResult) -> str:
     trial = next((t for t in question.trials if t.verdict is question.verdict), question.first)
     lines = [f"verdict: {verdict_text(question)}", f"reason: {trial.reason}"]
+    for turn in trial.turns or []:  # a conversation, turn by turn
+        lines.append(f"turn {turn.turn} {turn.verdict.value}: {turn.question}")
+        lines.append(f"  reason: {turn.reason}")
+        if turn.sql:
+            lines += ["  agent SQL:", turn.sql.strip()]
+        elif turn.answer:
+            lines += ["  agent answer:", turn.answer.strip()]
     if trial.truth_sql:
         lines += ["ground truth SQL:", trial.truth_sql.strip()]
     if trial.agent_sql:

@@ -7,12 +7,16 @@ from sqlbench.report.markdown_cell import cell, code
 from sqlbench.report.markdown_details import details_blocks
 from sqlbench.report.metric_format import metric_lines
 from sqlbench.report.run_format import (
+    abstention_line,
     accuracy_line,
     counts_line,
     economy_lines,
+    has_conversations,
     latency_text,
     not_asked_line,
     question_latency,
+    shows_abstention,
+    turn_accuracy_line,
     verdict_text,
 )
 from sqlbench.runs.scores import RunResult
@@ -37,6 +41,8 @@ def render(run: RunResult) -> str:
         f"**{accuracy_line(run.accuracy, info.repeat)}** · {counts_line(run)}",
         *([] if not_asked_line(run) is None else ["", cell(not_asked_line(run) or "")]),
         "",
+        *([turn_accuracy_line(run.abstention()), ""] if has_conversations(run) else []),
+        *([abstention_line(run.abstention()), ""] if shows_abstention(run) else []),
         *_metric_list(run),
         *_warehouse_table(run),
         f"Branch `{code(info.source_label)}` ({info.environment}) · agent "

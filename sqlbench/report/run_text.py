@@ -14,22 +14,26 @@ from rich.text import Text
 
 from sqlbench.hygiene import SafeConsole
 from sqlbench.records.accuracy import Accuracy
-from sqlbench.records.run import Preview, RunInfo, RunStatus, RunSummary, TrialResult
+from sqlbench.records.run import Preview, RunInfo, RunStatus, RunSummary, TrialResult, TurnResult
 from sqlbench.report.metric_format import metric_detail, metric_lines
 from sqlbench.report.plain_table import Cell, Column, PlainTable, print_table
 from sqlbench.report.run_format import (
     VERDICT_STYLES,
+    abstention_line,
     accuracy_line,
     counts_line,
     economy_lines,
+    has_conversations,
     human_line,
     latency_text,
     not_asked_line,
     question_latency,
     run_line,
+    shows_abstention,
     summary_lines,
     tokens_text,
     trial_economy,
+    turn_accuracy_line,
     usage_line,
     usd_text,
     verdict_text,
@@ -95,6 +99,7 @@ def render_run(
                 Text(accuracy_line(run.accuracy, run.info.repeat), style="bold"),
                 counts_line(run),
                 *_not_asked(run),
+                *_conversation_lines(run),
                 *summary_lines(run),
                 Text(run_line(run.info), style="dim"),
             ],
@@ -143,6 +148,7 @@ def render_run(
         *scope,
         counts_line(run),
         *_not_asked(run),
+        *_conversation_lines(run),
         *metric_lines(t for q in run.questions for t in q.trials),
         *warehouse_lines(run),
         *([usage] if usage else []),
@@ -165,6 +171,13 @@ def show_hint(names: Sequence[str]) -> str:
     if len(names) == 1:
         return f"Per question: sqlbench show {names[0]}"
     return f"Per question: sqlbench show RUN ({', '.join(names)})"
+
+
+def _conversation_lines(run: RunResult) -> list[str]:
+    """Per-turn accuracy (a run with conversations) and the answered/declined line."""
+    abstention = run.abstention()
+    lines = [turn_accuracy_line(abstention)] if has_conversations(run) else []
+    return lines + ([abstention_line(abstention)] if shows_abstention(run) else [])
 
 
 class RunTally(NamedTuple):
@@ -396,16 +409,12 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     if difference is not None and difference.reason not in trial.reason:
         # The stored reason was cut to one line; the whole finding is kept beside it.
         parts.append(Text.assemble(("Full reason: ", "bold"), difference.reason))
-    if trial.question:
-        parts.append(Text.assemble(("Question: ", "bold"), trial.question))
-    parts += _sql_parts("Ground truth SQL", trial.truth_sql, "(none)")
-    for index, sql in enumerate(trial.also_accept, start=1):
-        matched = "  (matched)" if trial.matched_truth == index else ""
-        parts += _sql_parts(f"also_accept #{index}{matched}", sql, "")
-    parts += _sql_parts("Agent SQL", trial.agent_sql, "(no SQL)")
-    parts += _preview_parts("Expected result", trial.expected_preview)
-    parts += _preview_parts("Agent result", trial.actual_preview)
-    if trial.answer:
+    if trial.turns is not None:
+        for turn in trial.turns:
+            parts += _turn_parts(turn)
+    else:
+        parts += _answer_parts(trial)
+    if trial.answer and trial.turns is None:
         parts += [Text("Answer:", style="bold"), Text("  " + trial.answer)]
     if trial.agent_error:
         first, *more = trial.agent_error.splitlines() or [""]
@@ -475,6 +484,41 @@ TIMING_MEANINGS = {
 STARTUP_TIMING = "query_process_start"
 """The timing that is part of ``agent_sql``: waiting for sqlbench's query process to start
 (the run's first queries on a DuckDB file or a server), said with it, not beside it."""
+
+
+def _answer_parts(trial: TrialResult) -> list[RenderableType]:
+    """The question, both SQL texts and both results of a single question."""
+    parts: list[RenderableType] = []
+    if trial.question:
+        parts.append(Text.assemble(("Question: ", "bold"), trial.question))
+    missing = "(none: a decline is expected)" if trial.expect == "decline" else "(none)"
+    parts += _sql_parts("Ground truth SQL", trial.truth_sql, missing)
+    for index, sql in enumerate(trial.also_accept, start=1):
+        matched = "  (matched)" if trial.matched_truth == index else ""
+        parts += _sql_parts(f"also_accept #{index}{matched}", sql, "")
+    parts += _sql_parts("Agent SQL", trial.agent_sql, "(no SQL)")
+    parts += _preview_parts("Expected result", trial.expected_preview)
+    parts += _preview_parts("Agent result", trial.actual_preview)
+    return parts
+
+
+def _turn_parts(turn: TurnResult) -> list[RenderableType]:
+    """One turn of a conversation (docs/conversations.md): its question and verdict, then its
+    SQL texts, results and answer, indented under it."""
+    head = Text(f"Turn {turn.turn} ", style="bold")
+    head.append(turn.verdict.value, style=VERDICT_STYLES[turn.verdict])
+    head.append(f": {turn.question}")
+    parts: list[RenderableType] = [Text(""), head, Text.assemble(("Reason: ", "bold"), turn.reason)]
+    missing = "(none: a decline is expected)" if turn.expect == "decline" else "(none)"
+    parts += _sql_parts("Ground truth SQL", turn.truth_sql, missing)
+    parts += _sql_parts("Agent SQL", turn.sql, "(no SQL)")
+    parts += _preview_parts("Expected result", turn.expected_preview)
+    parts += _preview_parts("Agent result", turn.actual_preview)
+    if turn.answer:
+        parts += [Text("Answer:", style="bold"), Text("  " + turn.answer)]
+    if turn.agent_error:
+        parts.append(Text.assemble(("Agent error: ", "bold"), turn.agent_error))
+    return parts
 
 
 def _sql_parts(title: str, sql: str | None, missing: str) -> list[RenderableType]:

@@ -258,6 +258,9 @@ class ComparisonHeader:
     conclusion: str
     counting: str | None = None
     """What the accuracies count, when a person decided any question (``counting_text``)."""
+    reliability: str | None = None
+    """``base 0.50 → head 0.75 (decline_penalty 1; wrong answers 2 → 1)``; None when either
+    side has no run."""
 
 
 def comparison_header(diff: RunDiff) -> ComparisonHeader:
@@ -273,6 +276,27 @@ def comparison_header(diff: RunDiff) -> ComparisonHeader:
         test=test_text(diff),
         conclusion=conclusion_text(diff),
         counting=counting_text(diff),
+        reliability=reliability_text(diff),
+    )
+
+
+def reliability_text(diff: RunDiff) -> str | None:
+    """Each side's reliability score and wrong answers (docs/conversations.md)."""
+    base, head = diff.base.abstention, diff.head.abstention
+    if base is None or head is None:
+        return None
+
+    def score(value: float | None) -> str:
+        return "–" if value is None else f"{value:.2f}"
+
+    penalty = f"decline_penalty {head.penalty:g}"
+    if base.penalty != head.penalty:
+        penalty = f"decline_penalty {base.penalty:g} → {head.penalty:g}"
+    return (
+        f"base {score(base.reliability)} → head {score(head.reliability)} ({penalty}; wrong "
+        f"answers {base.wrong_answers} → {head.wrong_answers}; correct declines "
+        f"{base.correct_declines}/{base.expected_declines} → "
+        f"{head.correct_declines}/{head.expected_declines})"
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlbench.records.accuracy import Accuracy
 from sqlbench.records.run import Preview
+from sqlbench.report.run_format import abstention_json
 from sqlbench.report.rundiff_format import conclusion_text
 from sqlbench.rundiff.diff import QuestionOutcome, RunDiff, RunSide
 from sqlbench.runs.spend import RunCost
@@ -50,6 +51,7 @@ def to_dict(diff: RunDiff) -> dict[str, Any]:
             {
                 "space": change.space,
                 "name": change.name,
+                "turn": change.turn,
                 "base": _truth(change.base_fingerprint, change.base, change.base_only),
                 "head": _truth(change.head_fingerprint, change.head, change.head_only),
             }
@@ -112,6 +114,7 @@ def _side(side: RunSide, accuracy: Accuracy) -> dict[str, Any]:
             "interval": list(accuracy.interval) if accuracy.interval is not None else None,
             "method": accuracy.method,
         },
+        "abstention": abstention_json(side.abstention) if side.abstention is not None else None,
     }
 
 

@@ -72,6 +72,7 @@ def _body(diff: RunDiff) -> list[str]:
         "",
         *([f"**Counted:** {cell(header.counting)}  "] if header.counting else []),
         f"**Difference (head − base):** {header.difference}  ",
+        *([f"**Reliability:** {header.reliability}  "] if header.reliability else []),
         *[f"**Warning:** {cell(warning)}  " for warning in header.warnings],
         f"**Paired test:** {header.test}  ",
         f"**Conclusion:** {cell(header.conclusion)}",

@@ -35,6 +35,8 @@ def render(diff: RunDiff) -> str:
     if header.counting:
         lines.append(f"Counted: {header.counting}")
     lines.append(f"Difference (head - base): {header.difference}")
+    if header.reliability is not None:
+        lines.append(f"Reliability: {header.reliability}")
     lines += [f"Warning: {warning}" for warning in header.warnings]
     for kind in ChangeKind:
         changes = diff.of_kind(kind)

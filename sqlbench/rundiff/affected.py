@@ -34,6 +34,7 @@ from sqlbench.project.files import Project, Question
 from sqlbench.project.load import _hashed_question
 from sqlbench.records.run import TrialResult
 from sqlbench.runs.regrade import REUSED_LABEL
+from sqlbench.truth import ground_truths
 
 __all__ = ["REUSED_LABEL", "Selection", "select_affected", "sql_inputs"]
 
@@ -213,6 +214,9 @@ def select_affected(
         key = (trial.space, trial.name)
         if trial.agent_sql:
             agent_sql.setdefault(key, []).append(trial.agent_sql)
+        for turn in trial.turns or []:  # every turn's SQL of a conversation
+            if turn.sql:
+                agent_sql.setdefault(key, []).append(turn.sql)
         if _answered(trial):
             answered.add(key)
     asked: dict[Key, str] = {}
@@ -266,6 +270,7 @@ def _why(
     sources = [s for s in (before.truth_sql, question.truth_sql) if s] + list(
         agent_sql.get(key, [])
     )
+    sources += ground_truths(before) + ground_truths(question) if question.turns else []
     for sql in sources:
         found = sql_inputs(sql, dialect)
         if found is None:

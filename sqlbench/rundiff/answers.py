@@ -30,6 +30,8 @@ class TruthAnswer(NamedTuple):
     """``sqlbench.runs.previews.result_fingerprint``; None in runs stored before it existed."""
     preview: Preview | None
     """Its first rows."""
+    turns: tuple[TruthAnswer | None, ...] = ()
+    """A conversation's answer per turn (docs/conversations.md); empty for a question."""
 
 
 class AnswerChange(NamedTuple):
@@ -41,6 +43,8 @@ class AnswerChange(NamedTuple):
     head: Preview | None
     base_fingerprint: str | None = None
     head_fingerprint: str | None = None
+    turn: int | None = None
+    """The conversation turn whose expected answer changed; None for a question."""
 
     @property
     def full_name(self) -> str:
@@ -68,6 +72,8 @@ class AnswerChange(NamedTuple):
             '1 row → 1 row; base only: [6]; head only: [3]'
         """
         parts = [f"{_rows(self.base)} → {_rows(self.head)}"]
+        if self.turn is not None:
+            parts[0] = f"turn {self.turn}: {parts[0]}"
         base_only, head_only = self.base_only, self.head_only
         if base_only:
             parts.append(f"base only: {_row_list(base_only, _numbers(self.base))}")
@@ -81,6 +87,16 @@ class AnswerChange(NamedTuple):
 def truth_answer(trials: Iterable[TrialResult]) -> TruthAnswer | None:
     """The ground-truth answer a question's trials recorded (the first trial that has one)."""
     for trial in trials:
+        if trial.turns is not None:
+            turns = tuple(
+                TruthAnswer(t.truth_fingerprint, t.expected_preview)
+                if t.truth_fingerprint is not None or t.expected_preview is not None
+                else None
+                for t in trial.turns
+            )
+            if any(turns):
+                return TruthAnswer(trial.truth_fingerprint, trial.expected_preview, turns)
+            continue
         if trial.truth_fingerprint is not None or trial.expected_preview is not None:
             return TruthAnswer(trial.truth_fingerprint, trial.expected_preview)
     return None
@@ -99,6 +115,22 @@ def changes_between(
     changes = []
     for key, new in head.items():
         old = base.get(key)
+        if old is not None and new is not None and (old.turns or new.turns):
+            # A conversation: each turn's expected answer on its own, named by its turn.
+            for number, (was, now) in enumerate(zip(old.turns, new.turns, strict=False), 1):
+                if was is not None and now is not None and answers_differ(was, now):
+                    changes.append(
+                        AnswerChange(
+                            key[0],
+                            key[1],
+                            was.preview,
+                            now.preview,
+                            was.fingerprint,
+                            now.fingerprint,
+                            number,
+                        )
+                    )
+            continue
         if old is not None and new is not None and answers_differ(old, new):
             changes.append(
                 AnswerChange(

@@ -45,7 +45,12 @@ from sqlbench.rundiff.stats import (
     paired_rates,
     paired_single,
 )
-from sqlbench.runs.scores import RunResult
+from sqlbench.runs.scores import (
+    DEFAULT_DECLINE_PENALTY,
+    Abstention,
+    RunResult,
+    abstention_of,
+)
 from sqlbench.verdicts import Verdict, across_trials
 
 
@@ -198,6 +203,9 @@ class RunSide:
     person disputes (``review --dispute``): a comparison leaves them out of both sides."""
     economy: SideEconomy | None = field(default=None, compare=False, repr=False)
     """Its cost and each question's cost, partial credit and work (None without a run)."""
+    abstention: Abstention | None = None
+    """Answered, declined and reliability of the run (docs/conversations.md); None for a
+    side without a run."""
 
     @property
     def repeated(self) -> bool:
@@ -225,8 +233,8 @@ def side_from_run(
     """
     reviews = reviews or {}
     grouped: dict[tuple[str, str], list[TrialResult]] = {}
-    results = list(results)
-    for result in sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial)):
+    ordered = sorted(results, key=lambda r: (r.position, r.space, r.name, r.trial))
+    for result in ordered:
         grouped.setdefault((result.space, result.name), []).append(result)
     outcomes = tuple(
         QuestionOutcome(
@@ -251,6 +259,7 @@ def side_from_run(
             if (*key, trial_dispute_hash(trials[0])) in disputes
         )
     passed = sum(o.counted().passes for o in outcomes)
+    penalty = info.compare.get("decline_penalty", DEFAULT_DECLINE_PENALTY)
     return RunSide(
         info.name,
         outcomes,
@@ -261,7 +270,8 @@ def side_from_run(
         info.id,
         dirty=info.dirty,
         disputed=disputed,
-        economy=side_economy(results, passed, _max_work_ratio(info)),
+        economy=side_economy(ordered, passed, _max_work_ratio(info)),
+        abstention=abstention_of(ordered, float(penalty)),
     )
 
 

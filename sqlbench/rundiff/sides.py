@@ -326,7 +326,8 @@ def affected_reuse(
     if len(shown) > _MAX_LISTED:
         say(f"affected-only: ... and {len(shown) - _MAX_LISTED} more asked")
     kept = [t for t in trials if (t.space, t.name) in selection.reused]
-    return ReuseAnswers(info, regrade_source(info, kept).answers, asked=len(selection.asked))
+    source = regrade_source(info, kept)
+    return ReuseAnswers(info, source.answers, asked=len(selection.asked), turns=source.turns)
 
 
 _MAX_LISTED = 20

@@ -144,12 +144,14 @@ class AgentRun:
         )
         agent: Agent
         if self.options.regrade is not None:
-            agent = ReplayedAgent(self.options.regrade.answers)
+            agent = ReplayedAgent(self.options.regrade.answers, self.options.regrade.turns)
         else:
             require_trusted_agent(self.project, self.plan.agent, self.options.trusted_refs)
             agent = build_agent(self.plan.agent, context)
         if self.options.reuse is not None:
-            agent = PartlyReplayedAgent(agent, ReplayedAgent(self.options.reuse.answers))
+            agent = PartlyReplayedAgent(
+                agent, ReplayedAgent(self.options.reuse.answers, self.options.reuse.turns)
+            )
         self._prepare_judge(context.env)
         return agent
 

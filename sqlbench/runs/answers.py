@@ -31,7 +31,8 @@ from sqlbench.metrics.compute import with_metrics
 from sqlbench.metrics.judge import Judge
 from sqlbench.metrics.judged import with_judged_metrics
 from sqlbench.project.files import CompareOptions, CustomMetric, Question, RunSettings
-from sqlbench.records.run import ToolCallRecord, TrialResult, VariantsRecord
+from sqlbench.records.hashes import stable_hash
+from sqlbench.records.run import ToolCallRecord, TrialResult, TurnResult, VariantsRecord
 from sqlbench.runs.credit import credit_of, work_record
 from sqlbench.runs.faults import fault_reason, stage_error
 from sqlbench.runs.orderprobe import decide_order, needs_order_probe
@@ -104,6 +105,7 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
         "position": asking.position,
         "question": question.question,
         "tags": list(question.tags),
+        "expect": question.expect,
         "truth_sql": question.truth_sql,
         "also_accept": list(question.also_accept),
         "warehouse": context.warehouse,
@@ -111,102 +113,254 @@ def grade_answer(asking: Asking, context: GradingContext) -> TrialResult:
     if question.skip is not None:
         skipped = grade_skipped(question)
         return TrialResult(**base, verdict=skipped.verdict, reason=skipped.reason)
+    if question.turns is not None:
+        return _grade_conversation(question, base, context)
     sqls = ground_truths(question)
     try:
-        truths, truth_ms = context.truths.get(sqls)
-        problem = truth_problem(question, truths)
-        if problem is not None:
-            return TrialResult(
-                **base,
-                verdict=problem.verdict,
-                reason=problem.reason,
-                timings_ms={"truth": round(truth_ms, 3)},
-            )
-        request = Request(
-            name=question.name,
-            space=question.space,
-            question=question.question,
-            dialect=context.engine.dialect,
-            branch=context.branch,
-        )
-        answer = _ask(context, request)
-        shared = context.shared
-        if shared is not None and answer.error is None and (answer.sql or "").strip():
-            # Same question, same SQL text, same database: the same outcome.
-            outcome, sql_ms, startup_ms = shared.once(
-                answer.sql or "", lambda: _run_agent_sql(context.engine, answer, context.settings)
-            )
-        else:
-            outcome, sql_ms, startup_ms = _run_agent_sql(context.engine, answer, context.settings)
-        if shared is not None and isinstance(outcome, ResultSet):
-            # Another SQL text with exactly the same result (names, types, rows in order) is
-            # graded the same: the grade reads the result, never the SQL.
-            graded, compare_ms = shared.graded_once(
-                outcome.table, lambda: _grade_outcome(question, truths, answer, outcome, context)
-            )
-        else:
-            graded, compare_ms = _grade_outcome(question, truths, answer, outcome, context)
-        timings = {
-            "truth": round(truth_ms, 3),
-            "agent_sql": round(sql_ms, 3),
-            "compare": round(compare_ms, 3),
-        }
-        if startup_ms >= 0.001:
-            # Of agent_sql, the time spent starting sqlbench's query process (docs/runs.md).
-            timings["query_process_start"] = round(startup_ms, 3)
-        options = context.compare.merged(question.compare)
-        on_variant: OnVariant | None = None
-        if (
-            graded.verdict is Verdict.PASS
-            and options.variants > 0
-            and context.variants is not None
-            and answer.sql is not None
-        ):
-            start = time.perf_counter()
-            try:
-                on_variant = grade_on_variants(
-                    graded, truths, answer.sql, context.variants, options, context
-                )
-                graded = on_variant.grade
-            except Exception as err:  # this answer's fault, not the run's
-                graded = Grade(Verdict.ERROR, fault_reason("grading on data variants", err))
-            timings["variants"] = round((time.perf_counter() - start) * 1000.0, 3)
-        try:
-            trial = _trial(
-                base,
-                graded,
-                truths,
-                answer,
-                outcome,
-                timings,
-                on_variant,
-                context.truths,
-                shared,
-            )
-        except Exception as err:  # keep the verdict, leave out what failed
-            reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
-            trial = TrialResult(
-                **base,
-                verdict=graded.verdict,
-                reason=one_line(reason, MAX_REASON),
-                matched_truth=graded.matched_truth,
-                agent_sql=answer.sql,
-                agent_error=answer.error,
-                timings_ms=timings,
-                error_kind=graded.error_kind,
-                flags=list(graded.flags),
-                retries=answer.retries,
-            )
-        truth = truths[graded.compared_truth or 0] if truths else None
-        work = work_record(context.engine, truth, context.truth_dialect, outcome, answer.sql)
-        if work is not None:
-            trial = trial.model_copy(update={"work": work})
-        trial = with_metrics(question, trial)
-        if context.judge is not None:
-            trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)
-        return trial
+        return _grade_one(question, base, context, turn=1, messages=None)
     finally:
         context.truths.release(sqls)
+
+
+def _grade_conversation(
+    question: Question, base: dict[str, Any], context: GradingContext
+) -> TrialResult:
+    """Ask a conversation turn by turn, each request carrying the thread so far, and grade
+    each turn on its own; it passes only if every turn passes (docs/conversations.md). A turn
+    graded ``error`` (the agent or its ground truth failed) ends it: later turns would be
+    asked without the thread they follow."""
+    assert question.turns is not None
+    # Turns differ in ground truth: an outcome graded once per question would be wrong here.
+    context = replace(context, shared=None)
+    count = len(question.turns)
+    messages: list[dict[str, str]] = []
+    turns: list[TurnResult] = []
+    graded: list[TrialResult] = []
+    try:
+        for index in range(count):
+            asked = question.turn_question(index)
+            messages.append({"role": "user", "content": asked.question})
+            trial = _grade_one(
+                asked,
+                {**base, "question": asked.question, "expect": asked.expect},
+                context,
+                turn=index + 1,
+                messages=list(messages),
+            )
+            graded.append(trial)
+            turns.append(_turn_result(index + 1, asked, trial))
+            messages.append({"role": "assistant", "content": _said(trial)})
+            if trial.verdict is Verdict.ERROR:
+                break
+    finally:
+        context.truths.release(ground_truths(question))
+    return _conversation_result(base, turns, graded, count)
+
+
+def _said(trial: TrialResult) -> str:
+    """The agent's answer as the thread's assistant message: its SQL, else its words."""
+    if trial.agent_sql and trial.agent_sql.strip():
+        return trial.agent_sql
+    return trial.answer or ""
+
+
+def _turn_result(number: int, asked: Question, trial: TrialResult) -> TurnResult:
+    return TurnResult(
+        turn=number,
+        question=asked.question,
+        verdict=trial.verdict,
+        reason=trial.reason,
+        sql=trial.agent_sql,
+        expect=asked.expect,
+        truth_sql=asked.truth_sql,
+        also_accept=list(asked.also_accept),
+        answer=trial.answer,
+        agent_error=trial.agent_error,
+        tool_calls=trial.tool_calls,
+        difference=trial.difference,
+        expected_preview=trial.expected_preview,
+        actual_preview=trial.actual_preview,
+        truth_fingerprint=trial.truth_fingerprint,
+        latency_ms=trial.latency_ms,
+        input_tokens=trial.input_tokens,
+        output_tokens=trial.output_tokens,
+        metrics=trial.metrics,
+        assertions=trial.assertions,
+    )
+
+
+_WORST_FIRST = (Verdict.ERROR, Verdict.FAIL, Verdict.REVIEW)
+
+
+def _conversation_result(
+    base: dict[str, Any], turns: list[TurnResult], graded: list[TrialResult], count: int
+) -> TrialResult:
+    """The conversation's own result: pass when every turn passed; else the worst turn
+    verdict (error, fail, review), the reason naming the first turn that did not pass. Its
+    SQL, previews and trace are that turn's (the last one's when all passed)."""
+    missed = next((t for t in turns if t.verdict is not Verdict.PASS), None)
+    unasked = next((t for t in graded if t.not_asked), None)
+    if unasked is not None:
+        # The endpoint could not be reached mid-thread: the conversation was not asked as a
+        # whole (counted apart, asked again by --resume); the reason keeps NOT_ASKED first.
+        verdict = Verdict.ERROR
+        reason = f"{unasked.reason} (at turn {len(graded)} of {count})"
+        shown = unasked
+    elif missed is None:
+        verdict = Verdict.PASS
+        reason = f"all {count} turns pass"
+        shown = graded[-1]
+    else:
+        verdict = next(v for v in _WORST_FIRST if any(t.verdict is v for t in turns))
+        reason = f"turn {missed.turn} of {count} {missed.verdict.value}: {missed.reason}"
+        first_unasked = len(turns) + 1
+        if first_unasked < count:
+            reason += f" (turns {first_unasked}-{count} not asked)"
+        elif first_unasked == count:
+            reason += f" (turn {count} not asked)"
+        shown = graded[missed.turn - 1]
+    fingerprints = [t.truth_fingerprint for t in turns]
+    latencies = [t.latency_ms for t in turns if t.latency_ms is not None]
+    timings: dict[str, float] = {}
+    for trial in graded:
+        for key, value in trial.timings_ms.items():
+            timings[key] = round(timings.get(key, 0.0) + value, 3)
+    return TrialResult(
+        **base,
+        verdict=verdict,
+        reason=one_line(reason, MAX_REASON),
+        turns=turns,
+        matched_truth=shown.matched_truth,
+        agent_sql=shown.agent_sql,
+        difference=shown.difference,
+        expected_preview=shown.expected_preview,
+        actual_preview=shown.actual_preview,
+        truth_fingerprint=(
+            None if all(f is None for f in fingerprints) else stable_hash(fingerprints)
+        ),
+        answer=shown.answer,
+        tool_calls=[call for trial in graded for call in trial.tool_calls],
+        agent_error=shown.agent_error,
+        latency_ms=sum(latencies) if latencies else None,
+        input_tokens=_total(t.input_tokens for t in turns),
+        output_tokens=_total(t.output_tokens for t in turns),
+        timings_ms=timings,
+        error_kind=shown.error_kind if verdict is Verdict.ERROR else None,
+        flags=list(dict.fromkeys(flag for trial in graded for flag in trial.flags)),
+        retries=sum(trial.retries for trial in graded),
+    )
+
+
+def _total(values: Any) -> int | None:
+    found = [v for v in values if v is not None]
+    return sum(found) if found else None
+
+
+def _grade_one(
+    question: Question,
+    base: dict[str, Any],
+    context: GradingContext,
+    *,
+    turn: int,
+    messages: list[dict[str, str]] | None,
+) -> TrialResult:
+    """One question (or one turn of a conversation) asked and graded; its ground truths are
+    released by the caller."""
+    sqls = ground_truths(question)
+    truths, truth_ms = context.truths.get(sqls)
+    problem = truth_problem(question, truths)
+    if problem is not None:
+        return TrialResult(
+            **base,
+            verdict=problem.verdict,
+            reason=problem.reason,
+            timings_ms={"truth": round(truth_ms, 3)},
+        )
+    request = Request(
+        name=question.name,
+        space=question.space,
+        question=question.question,
+        dialect=context.engine.dialect,
+        branch=context.branch,
+        turn=turn,
+        messages=messages or [],
+    )
+    answer = _ask(context, request)
+    shared = context.shared
+    if shared is not None and answer.error is None and (answer.sql or "").strip():
+        # Same question, same SQL text, same database: the same outcome.
+        outcome, sql_ms, startup_ms = shared.once(
+            answer.sql or "", lambda: _run_agent_sql(context.engine, answer, context.settings)
+        )
+    else:
+        outcome, sql_ms, startup_ms = _run_agent_sql(context.engine, answer, context.settings)
+    if shared is not None and isinstance(outcome, ResultSet):
+        # Another SQL text with exactly the same result (names, types, rows in order) is
+        # graded the same: the grade reads the result, never the SQL.
+        graded, compare_ms = shared.graded_once(
+            outcome.table, lambda: _grade_outcome(question, truths, answer, outcome, context)
+        )
+    else:
+        graded, compare_ms = _grade_outcome(question, truths, answer, outcome, context)
+    timings = {
+        "truth": round(truth_ms, 3),
+        "agent_sql": round(sql_ms, 3),
+        "compare": round(compare_ms, 3),
+    }
+    if startup_ms >= 0.001:
+        # Of agent_sql, the time spent starting sqlbench's query process (docs/runs.md).
+        timings["query_process_start"] = round(startup_ms, 3)
+    options = context.compare.merged(question.compare)
+    on_variant: OnVariant | None = None
+    if (
+        graded.verdict is Verdict.PASS
+        and options.variants > 0
+        and context.variants is not None
+        and answer.sql is not None
+    ):
+        start = time.perf_counter()
+        try:
+            on_variant = grade_on_variants(
+                graded, truths, answer.sql, context.variants, options, context
+            )
+            graded = on_variant.grade
+        except Exception as err:  # this answer's fault, not the run's
+            graded = Grade(Verdict.ERROR, fault_reason("grading on data variants", err))
+        timings["variants"] = round((time.perf_counter() - start) * 1000.0, 3)
+    try:
+        trial = _trial(
+            base,
+            graded,
+            truths,
+            answer,
+            outcome,
+            timings,
+            on_variant,
+            context.truths,
+            shared,
+        )
+    except Exception as err:  # keep the verdict, leave out what failed
+        reason = f"{graded.reason} ({fault_reason('building the previews', err)})"
+        trial = TrialResult(
+            **base,
+            verdict=graded.verdict,
+            reason=one_line(reason, MAX_REASON),
+            matched_truth=graded.matched_truth,
+            agent_sql=answer.sql,
+            agent_error=answer.error,
+            timings_ms=timings,
+            error_kind=graded.error_kind,
+            flags=list(graded.flags),
+            retries=answer.retries,
+        )
+    truth = truths[graded.compared_truth or 0] if truths else None
+    work = work_record(context.engine, truth, context.truth_dialect, outcome, answer.sql)
+    if work is not None:
+        trial = trial.model_copy(update={"work": work})
+    trial = with_metrics(question, trial)
+    if context.judge is not None:
+        trial = with_judged_metrics(question, trial, context.judge, context.custom_metrics)
+    return trial
 
 
 def _grade_outcome(

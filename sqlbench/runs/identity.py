@@ -48,6 +48,7 @@ _LATER_COMPARE_KEYS: dict[str, Any] = {
     # identity already keeps runs graded before the rule from being reused.
     "constant_answers": "review",
     "max_extra_columns": None,
+    "decline_penalty": 1.0,
 }
 _CHUNK = 1 << 20
 

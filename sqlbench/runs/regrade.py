@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from sqlbench.agents.base import Answer, Request, ToolCall, Usage
-from sqlbench.records.run import RunInfo, TrialResult
+from sqlbench.records.run import RunInfo, TrialResult, TurnResult
 
 Key = tuple[str, str]
 
@@ -33,22 +33,46 @@ class Regrade:
     answers: Mapping[Key, tuple[Answer, ...]]
     left_out: int = 0
     """Questions of the source run whose agent was never asked (nothing to replay)."""
+    turns: Mapping[Key, tuple[tuple[Answer, ...], ...]] = field(default_factory=dict)
+    """A conversation's answers per trial, per turn (docs/conversations.md)."""
 
 
 def regrade_source(info: RunInfo, trials: Iterable[TrialResult]) -> Regrade:
     """The answers a stored run's agent gave, per question, in trial order."""
     answers: dict[Key, list[Answer]] = {}
+    turns: dict[Key, list[tuple[Answer, ...]]] = {}
     never_asked: set[Key] = set()
     for trial in sorted(trials, key=lambda t: (t.space, t.name, t.trial)):
         key = (trial.space, trial.name)
         if _asked(trial):
             answers.setdefault(key, []).append(stored_answer(trial))
+            if trial.turns is not None:
+                replayed = [_turn_answer(t) for t in trial.turns]
+                if replayed and trial.not_asked:  # its last turn found the endpoint unreachable
+                    replayed[-1] = replayed[-1].model_copy(
+                        update={"unreachable": trial.endpoint_fault}
+                    )
+                turns.setdefault(key, []).append(tuple(replayed))
         else:
             never_asked.add(key)
     return Regrade(
         info,
         {key: tuple(found) for key, found in answers.items()},
         len(never_asked - answers.keys()),
+        {key: tuple(found) for key, found in turns.items()},
+    )
+
+
+def _turn_answer(turn: TurnResult) -> Answer:
+    usage = None
+    if turn.input_tokens is not None or turn.output_tokens is not None:
+        usage = Usage(input_tokens=turn.input_tokens or 0, output_tokens=turn.output_tokens or 0)
+    return Answer(
+        sql=turn.sql,
+        answer=turn.answer,
+        error=turn.agent_error,
+        tool_calls=[ToolCall(**call.model_dump()) for call in turn.tool_calls],
+        usage=usage,
     )
 
 
@@ -86,6 +110,8 @@ class ReplayedAgent:
     one again if asked more often). Counts nothing as an agent call: it runs no agent."""
 
     answers: Mapping[Key, tuple[Answer, ...]]
+    turns: Mapping[Key, tuple[tuple[Answer, ...], ...]] = field(default_factory=dict)
+    """A conversation's stored answers per trial, per turn: each turn gets its own."""
     name: str = "regrade"
     answers_at_once: ClassVar[bool] = True
     """Stored answers are looked up: ``ask`` calls ``answer`` without a timing thread."""
@@ -93,13 +119,31 @@ class ReplayedAgent:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def answer(self, request: Request) -> Answer:
-        """The stored answer to ``request``'s question."""
+        """The stored answer to ``request``'s question (to its turn, in a conversation)."""
         key = (request.space, request.name)
+        if key in self.turns:
+            return self._turn_answer(key, request.turn)
         found = self.answers[key]
         with self._lock:
             index = self._next.get(key, 0)
             self._next[key] = index + 1
         return found[min(index, len(found) - 1)]
+
+    def _turn_answer(self, key: Key, turn: int) -> Answer:
+        """Turn 1 starts the next stored trial of the conversation; later turns answer from
+        the same trial."""
+        trials = self.turns[key]
+        with self._lock:
+            if turn == 1:
+                self._next[key] = self._next.get(key, -1) + 1
+            index = max(self._next.get(key, 0), 0)
+        stored = trials[min(index, len(trials) - 1)]
+        if turn > len(stored):
+            return Answer(
+                error=f"the stored run has no answer for turn {turn} (it asked {len(stored)} "
+                "turns): ask the agent again with `sqlbench run`"
+            )
+        return stored[turn - 1]
 
 
 @dataclass(frozen=True)
@@ -111,6 +155,8 @@ class ReuseAnswers:
     answers: Mapping[Key, tuple[Answer, ...]]
     asked: int = 0
     """How many questions the agent is asked (for the notice)."""
+    turns: Mapping[Key, tuple[tuple[Answer, ...], ...]] = field(default_factory=dict)
+    """The reused conversations' answers per trial, per turn."""
 
 
 @dataclass

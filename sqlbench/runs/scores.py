@@ -28,6 +28,9 @@ from sqlbench.runs.spend import (
 from sqlbench.text import suggest
 from sqlbench.verdicts import ResultFlag, Verdict, across_trials
 
+DEFAULT_DECLINE_PENALTY = 1.0
+"""``compare: decline_penalty`` of runs stored before it was recorded."""
+
 
 class QuestionResult(BaseModel):
     """One question of a run: its trials and what they add up to."""
@@ -79,6 +82,77 @@ class QuestionResult(BaseModel):
         return self.trials[0]
 
 
+class Abstention(BaseModel):
+    """How a run's answers and declines add up, counted per question or conversation turn
+    (every trial; skipped ones left out), and the reliability score in which a wrong answer
+    costs ``penalty`` and a decline nothing (docs/conversations.md)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answered: int
+    """Answers with SQL."""
+    declined: int
+    """Answers without SQL (a decline, or words), the agent not having failed."""
+    expected_declines: int
+    """Questions or turns marked ``expect: decline``."""
+    correct_declines: int
+    """Of those, the ones that passed (the agent gave no SQL)."""
+    wrong_answers: int
+    """Answers with SQL graded fail (a wrong result, or SQL where a decline was expected)."""
+    correct: int
+    """Answers graded pass (correct declines included)."""
+    total: int
+    penalty: float
+
+    @property
+    def reliability(self) -> float | None:
+        """(correct - penalty * wrong) / total; None when nothing was graded."""
+        if self.total == 0:
+            return None
+        return (self.correct - self.penalty * self.wrong_answers) / self.total
+
+
+def abstention_of(trials: Iterable[TrialResult], penalty: float) -> Abstention:
+    """The answered/declined counts and reliability of ``trials`` (each conversation turn
+    counts on its own)."""
+    counts = Counter[str]()
+    for trial in trials:
+        if trial.not_asked:  # the endpoint was unreachable: neither an answer nor a decline
+            continue
+        units: list[tuple[Verdict, str | None, str | None, str | None]]
+        if trial.turns is not None:
+            units = [(t.verdict, t.sql, t.expect, t.agent_error) for t in trial.turns]
+        else:
+            units = [(trial.verdict, trial.agent_sql, trial.expect, trial.agent_error)]
+        for verdict, sql, expect, agent_error in units:
+            if verdict is Verdict.SKIPPED:
+                continue
+            counts["total"] += 1
+            answered = bool(sql and sql.strip())
+            if answered:
+                counts["answered"] += 1
+            elif agent_error is None and verdict is not Verdict.ERROR:
+                counts["declined"] += 1
+            if expect == "decline":
+                counts["expected_declines"] += 1
+                if verdict is Verdict.PASS:
+                    counts["correct_declines"] += 1
+            if verdict is Verdict.PASS:
+                counts["correct"] += 1
+            if answered and verdict is Verdict.FAIL:
+                counts["wrong_answers"] += 1
+    return Abstention(
+        answered=counts["answered"],
+        declined=counts["declined"],
+        expected_declines=counts["expected_declines"],
+        correct_declines=counts["correct_declines"],
+        wrong_answers=counts["wrong_answers"],
+        correct=counts["correct"],
+        total=counts["total"],
+        penalty=penalty,
+    )
+
+
 class RunResult(BaseModel):
     """A run with its results: what ``run_benchmark`` returns and ``sqlbench show`` prints."""
 
@@ -94,6 +168,13 @@ class RunResult(BaseModel):
         """Questions per verdict, every verdict present (zero when none)."""
         tally = Counter(q.verdict for q in self.questions)
         return {verdict: tally.get(verdict, 0) for verdict in Verdict}
+
+    def abstention(self) -> Abstention:
+        """Answered, declined and reliability, under the run's ``compare: decline_penalty``."""
+        penalty = self.info.compare.get("decline_penalty", DEFAULT_DECLINE_PENALTY)
+        if not isinstance(penalty, int | float) or isinstance(penalty, bool):
+            penalty = DEFAULT_DECLINE_PENALTY
+        return abstention_of((t for q in self.questions for t in q.trials), float(penalty))
 
     def by_warehouse(self) -> dict[str, Accuracy]:
         """Accuracy per warehouse (``warehouses:``), in the run's question order; empty when

@@ -40,6 +40,8 @@ def test_posts_the_request_and_reads_the_answer(
         "question": "How many orders?",
         "dialect": "duckdb",
         "branch": "main",
+        "turn": 1,
+        "messages": [{"role": "user", "content": "How many orders?"}],
     }
     assert sent.headers["Content-Type"] == "application/json"
 

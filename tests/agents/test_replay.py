@@ -270,7 +270,7 @@ def test_a_replay_file_is_parsed_once_until_its_bytes_change(
     assert replay.load_records(file, "answers.jsonl") is first
     assert len(parsed) == 1
     file.write_text('{"name": "q1", "sql": "SELECT 2"}\n')
-    assert replay.load_records(file, "answers.jsonl")[(None, "q1")].fields["sql"] == "SELECT 2"
+    assert replay.load_records(file, "answers.jsonl")[(None, "q1", 1)].fields["sql"] == "SELECT 2"
     assert len(parsed) == 2
 
 

@@ -307,3 +307,40 @@ def test_the_key_and_a_templated_url_never_reach_a_stored_error(tmp_path: Path) 
         error = metrics["answer_correctness"].error
         assert error is not None and "HTTP 401 from ${JUDGE_URL}/chat/completions" in error
         assert "sk-very-secret" not in error and "***" in error
+
+
+def test_judge_run_judges_a_conversation_turn_by_turn(
+    tmp_path: Path, judge_server: ScriptedServer, invoke: Invoke
+) -> None:
+    """Each turn is judged against its own question (docs/conversations.md)."""
+    root = write_project(
+        tmp_path / "talk",
+        {
+            "sqlbench.yml": "{}\n",
+            "eval_questions/q.yml": (
+                "eval_questions:\n"
+                "  - name: talk\n"
+                "    ground_truth_output: The totals.\n"
+                "    turns:\n"
+                "      - {question: Total revenue?, sql: SELECT 10 AS total}\n"
+                "      - {question: And next year?, expect: decline}\n"
+            ),
+            "agents/a.yml": "agents:\n  - {name: rec, kind: replay, path: a.jsonl}\n",
+            "agents/a.jsonl": (
+                '{"name": "talk", "turn": 1, "sql": "SELECT 10", "answer": "10."}\n'
+                '{"name": "talk", "turn": 2, "answer": "I cannot forecast."}\n'
+            ),
+        },
+    )
+    invoke("run", "-C", str(root), "--agent", "rec", "--name", "first")
+    invoke("judge", "-C", str(root), "first", env=judge_env(judge_server))
+    asked = [r.body["messages"][-1]["content"] for r in judge_server.received]
+    assert any("Total revenue?" in prompt for prompt in asked)
+    assert any("And next year?" in prompt for prompt in asked)
+    from sqlbench.runs.locate import open_project_store
+
+    with open_project_store(root) as store:
+        trial = store.load_run("first").questions[0].first
+    assert trial.metrics == {}
+    assert trial.turns is not None
+    assert [t.metrics["answer_correctness"].score for t in trial.turns] == [0.9, 0.9]

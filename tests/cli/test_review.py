@@ -157,3 +157,33 @@ def test_the_reports_comparison_counts_decisions_and_says_so(invoke, project, tm
     assert "Automatic verdicts" not in page
     assert "Accuracy 30% → 40%" in page and "Counted: a person&#39;s decision counts" in page
     assert "sales/emea_names (a person's decision only)" in page
+
+
+def test_review_turn_decides_one_turn_of_a_conversation(invoke, tmp_path: Path) -> None:
+    from sqlbench.testing import write_project
+
+    root = write_project(
+        tmp_path / "talk",
+        {
+            "eval_questions/q.yml": (
+                "eval_questions:\n"
+                "  - name: talk\n"
+                "    turns:\n"
+                "      - {question: How many?, sql: SELECT 3 AS n}\n"
+                "      - {question: Only the big ones?, sql: SELECT 2 AS n}\n"
+            ),
+            "agents/a.yml": "agents:\n  - {name: rec, kind: replay, path: a.jsonl}\n",
+            "agents/a.jsonl": (
+                '{"name": "talk", "turn": 1, "sql": "SELECT 3"}\n'
+                '{"name": "talk", "turn": 2, "answer": "Two: orders 7 and 9."}\n'
+            ),
+        },
+    )
+    invoke("run", "-C", str(root), "--agent", "rec", "--name", "r1")
+    out = invoke("review", "-C", str(root), "r1", "talk", "pass", "--turn", "2").stdout
+    assert "automatic verdict review, human decision turn 2 pass (the conversation: pass)" in out
+    assert "Accuracy: 100% (1/1, 1 decided by a person)" in out
+    refused = invoke("review", "-C", str(root), "r1", "talk", "pass", "--turn", "3", exit_code=2)
+    assert "auto/talk asked 2 turns in run r1: there is no turn 3 to decide" in refused.output
+    entry = _json(invoke, root, "r1")["results"][0]
+    assert entry["human"]["turns"] == {"2": "pass"}

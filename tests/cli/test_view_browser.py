@@ -189,3 +189,53 @@ def test_viewer_refuses_other_hosts_and_tokenless_decisions(
         urllib.request.urlopen(post, timeout=10)
     assert refused.value.code == 403
     assert server.url.startswith("http://127.0.0.1:")
+
+
+def test_the_viewer_shows_a_conversation_as_a_thread(
+    tmp_path: Path, open_page: Any, invoke: Any
+) -> None:
+    """The run page ``sqlbench view`` serves shows each turn (docs/conversations.md)."""
+    from sqlbench.testing import write_project
+
+    project = write_project(
+        tmp_path / "talk",
+        {
+            "eval_questions/q.yml": {
+                "space": "sales",
+                "eval_questions": [
+                    {
+                        "name": "drilldown",
+                        "turns": [
+                            {"question": "How many orders?", "sql": "SELECT 3 AS n"},
+                            {"question": "Only the big ones?", "sql": "SELECT 2 AS n"},
+                            {"question": "And next year?", "expect": "decline"},
+                        ],
+                    }
+                ],
+            },
+            "agents/rec.yml": {"agents": [{"name": "rec", "kind": "replay", "path": "a.jsonl"}]},
+            "agents/a.jsonl": (
+                '{"name": "drilldown", "turn": 1, "sql": "SELECT 3"}\n'
+                '{"name": "drilldown", "turn": 2, "sql": "SELECT 5"}\n'
+                '{"name": "drilldown", "turn": 3, "answer": "I cannot forecast."}\n'
+            ),
+        },
+    )
+    invoke("run", "-C", str(project), "--agent", "rec", "--name", "talk")
+    with open_project_store(project) as store:
+        server = ViewServer(store)
+        server.start()
+        try:
+            watched = open_page(server.url)
+            page = watched.page
+            page.click("tr[data-run='talk'] a")
+            page.wait_for_selector("#thread")
+            assert page.inner_text("#reason").startswith("turn 2 of 3 fail")
+            assert page.locator("#thread .turn").count() == 3
+            assert "Turn 3: And next year?" in page.inner_text("#turn-3")
+            assert "declined as expected: I cannot forecast." in page.inner_text("#turn-3")
+            assert page.locator("#turn-2 table.preview tr.differs").count() == 1
+            _shot(page, "viewer-conversation.png")
+            assert watched.problems() == []
+        finally:
+            server.shutdown()

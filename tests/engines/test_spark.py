@@ -170,7 +170,7 @@ def test_the_demo_gives_the_same_verdicts_on_spark_as_on_duckdb(tmp_path: Path) 
             project, "recorded", sqlbench.RunOptions(project_dir=folder)
         )
         verdicts[label] = {f"{q.space}/{q.name}": q.verdict for q in result.questions}
-    assert len(verdicts["duckdb"]) == 37
+    assert len(verdicts["duckdb"]) == 41
     differing = {
         name: (verdict, verdicts["spark"].get(name))
         for name, verdict in verdicts["duckdb"].items()

@@ -69,6 +69,8 @@ def test_an_override_accepts_exactly_what_the_project_wide_key_accepts(
 
 
 def test_every_compare_key_can_be_overridden_per_question() -> None:
+    # max_work_ratio (a check rule) and decline_penalty (it weighs the run's wrong answers:
+    # docs/conversations.md) are run-level only.
     per_question = set(CompareOptions.model_fields) - RUN_WIDE_COMPARE_KEYS
     assert set(CompareOverrides.model_fields) == per_question
 

@@ -323,6 +323,35 @@
     ]);
   }
 
+  // A conversation (docs/conversations.md): each turn's question, SQL side by side, results
+  // side by side and verdict, in order.
+  function thread(q) {
+    if (!q.turns) return null;
+    var box = el("div", { className: "block thread", id: "thread" }, [
+      el("h3", { text: "Conversation (" + q.turns.length + " turn" + (q.turns.length === 1 ? "" : "s") + " asked)" })
+    ]);
+    q.turns.forEach(function (t) {
+      expand(t.expected); expand(t.actual);
+      var turn = el("div", { className: "turn " + t.verdict, id: "turn-" + t.turn }, [
+        el("div", { className: "turn-head" }, [
+          el("span", { className: "v " + t.verdict, text: ICONS[t.verdict] + " " + t.verdict }),
+          el("strong", { text: " Turn " + t.turn + ": " }),
+          el("span", { className: "turn-question", text: t.question })
+        ]),
+        el("div", { className: "reason " + t.verdict, text: t.reason }),
+        el("div", { className: "sqls" }, [
+          sqlBlock(t.expect === "decline" ? "Expected" : "Ground truth SQL", t.expect === "decline" ? "a decline (no SQL)" : t.truth_sql, "(none)"),
+          sqlBlock("Agent SQL", t.sql || t.agent_sql, t.answer ? "(no SQL) " + t.answer : "(no SQL)")
+        ])
+      ]);
+      if (t.agent_error) turn.appendChild(el("pre", { className: "box", text: "Agent error: " + t.agent_error }));
+      var pair = previewPair(t);
+      if (pair) turn.appendChild(pair);
+      box.appendChild(turn);
+    });
+    return box;
+  }
+
   function render(q) {
     expand(q.expected); expand(q.actual);
     if (DATA.compare) DATA.compare.answer_changes.forEach(function (a) { expand(a.base); expand(a.head); });
@@ -336,19 +365,21 @@
     if (q.human) d.appendChild(el("div", { className: "block human" }, [el("strong", { text: "Decided by a person: " }), q.human.line]));
     if (q.disputed) d.appendChild(el("div", { className: "block human", id: "disputed" }, [el("strong", { text: "Ground truth disputed, not counted: " }), q.disputed.reason + " (" + q.disputed.by + ", since " + q.disputed.since + ")"]));
     d.appendChild(el("div", { className: "block reason " + q.verdict, id: "reason", text: q.reason }));
-    if (q.question) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
+    if (q.question && !q.turns) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Question" }), el("div", { id: "question-text", text: q.question })]));
     if (q.trials.length > 1) d.appendChild(el("div", { className: "note", text: "Trials: " + q.trials.join(", ") + " · showing trial #" + q.trial }));
-    d.appendChild(el("div", { className: "block sqls" }, [
-      sqlBlock("Ground truth SQL", q.truth_sql, "(none)"),
+    var conversation = thread(q);
+    if (conversation) d.appendChild(conversation);
+    else d.appendChild(el("div", { className: "block sqls" }, [
+      sqlBlock("Ground truth SQL", q.truth_sql, q.expect === "decline" ? "(none: a decline is expected)" : "(none)"),
       sqlBlock("Agent SQL", q.agent_sql, "(no SQL)")
     ]));
-    if (q.truth_sql && q.agent_sql) d.appendChild(el("div", { className: "block", id: "sql-diff" }, [el("h3", { text: "Diff (ground truth → agent: removed, added)" }), sqlDiff(q.truth_sql, q.agent_sql)]));
+    if (!conversation && q.truth_sql && q.agent_sql) d.appendChild(el("div", { className: "block", id: "sql-diff" }, [el("h3", { text: "Diff (ground truth → agent: removed, added)" }), sqlDiff(q.truth_sql, q.agent_sql)]));
     q.also_accept.forEach(function (sql, i) {
       d.appendChild(sqlBlock("also_accept #" + (i + 1) + (q.matched_truth === i + 1 ? " (matched)" : ""), sql, ""));
     });
-    if (q.answer) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent's answer" }), el("pre", { className: "box", id: "agent-answer", text: q.answer })]));
+    if (q.answer && !conversation) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent's answer" }), el("pre", { className: "box", id: "agent-answer", text: q.answer })]));
     if (q.agent_error) d.appendChild(el("div", { className: "block" }, [el("h3", { text: "Agent error" }), el("pre", { className: "box", text: q.agent_error })]));
-    [previewPair(q), variantBlock(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
+    [conversation ? null : previewPair(q), variantBlock(q), answerChange(q), trace(q), metrics(q), reviewBox(q)].forEach(function (b) { if (b) d.appendChild(b); });
     var facts = [];
     if (q.latency_ms !== null) facts.push("latency " + Math.round(q.latency_ms) + " ms");
     if (q.input_tokens || q.output_tokens) facts.push("tokens " + (q.input_tokens || 0) + " in / " + (q.output_tokens || 0) + " out");
