@@ -29,7 +29,7 @@ from sqlglot import exp
 from sqlbench.agents.base import Answer
 from sqlbench.compare import compare_results
 from sqlbench.engines.base import ResultSet
-from sqlbench.project.files import CertifiedQuery, Question, Settings
+from sqlbench.project.files import RUN_WIDE_COMPARE_KEYS, CertifiedQuery, Question, Settings
 from sqlbench.project.rules import sql_drift, text_drift
 from sqlbench.verdicts import Verdict
 
@@ -452,23 +452,18 @@ def test_recorded_answer_does_what_it_is_meant_to(
     assert _rows(warehouse, answer.sql), "the recorded SQL runs and returns rows"
 
 
+NOT_COMPARE_OPTIONS = {"variants", "variants_seed", "constant_answers", *RUN_WIDE_COMPARE_KEYS}
+"""``compare:`` keys that are not ``compare_results`` options: data variants, the constant-answer
+rule (the run's grading applies them) and the run-wide ones."""
+
+
 @pytest.mark.parametrize(
     "name", sorted(n for n, i in INTENDED.items() if i.how in (How.MATCHES, How.DIFFERS))
 )
 def test_recorded_answer_gets_its_verdict(warehouse: duckdb.DuckDBPyConnection, name: str) -> None:
     intent, item = INTENDED[name], QUESTIONS[name]
     options = (
-        _settings()
-        .compare.merged(item.question.compare)
-        .model_dump(
-            exclude={
-                "variants",
-                "variants_seed",
-                "constant_answers",
-                "max_work_ratio",
-                "decline_penalty",
-            }
-        )
+        _settings().compare.merged(item.question.compare).model_dump(exclude=NOT_COMPARE_OPTIONS)
     )
     actual = _run(warehouse, ANSWERS[name]["sql"]).to_pandas()
     verdicts = [
@@ -496,9 +491,7 @@ def test_each_conversation_turn_gets_its_verdict(
         assert asked.expect == "decline" and "sql" not in record and record["answer"]
         return
     assert asked.sql is not None
-    options = _settings().compare.model_dump(
-        exclude={"variants", "variants_seed", "constant_answers", "decline_penalty"}
-    )
+    options = _settings().compare.model_dump(exclude=NOT_COMPARE_OPTIONS)
     expected = _run(warehouse, asked.sql).to_pandas()
     actual = _run(warehouse, record["sql"]).to_pandas()
     assert compare_results(expected, actual, **options).verdict == intent.verdict, intent.why

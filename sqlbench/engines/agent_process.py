@@ -291,6 +291,18 @@ class QueryProcess:
             raise _ProcessLost(reply[1], over_memory=reply[2], alone=reply[3])
         raise RuntimeError(f"in sqlbench's {self.spec.label} query process: {reply[1]}")
 
+    def start(self) -> None:
+        """Start the query process now unless it runs already (or the engine is closed).
+
+        Raises:
+            QueryProcessError: It could not start.
+        """
+        with self._lock:
+            if self._closed or self._conn is not None:
+                return
+            self._start()
+            self._starts += 1
+
     def _submit(self) -> tuple[Connection, _Pending, int]:
         began = time.monotonic()
         starts = self._starts

@@ -59,6 +59,12 @@ class AgentSqlEngine(Engine):
         limits = QueryLimits(timeout_s, max_rows, max_bytes, time_spent(start, timeout_s))
         return self._run_checked(sql, limits)
 
+    def start_query_process(self) -> None:
+        """See ``Engine.start_query_process``."""
+        process = self._agent_query_process()
+        if process is not None:
+            process.start()
+
     def _agent_query_process(self) -> QueryProcess | None:
         """The process agent SQL runs in, guard included; None: this process."""
         return None

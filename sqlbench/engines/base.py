@@ -134,6 +134,16 @@ class Engine(ABC):
         del sql
         return None
 
+    def start_query_process(self) -> None:
+        """Start the process agent SQL and ground truth run in, where the engine has one, now
+        rather than on the first query: a run starts it before its first question, so no
+        question's timings include sqlbench's own start-up (docs/runs.md).
+
+        Raises:
+            QueryProcessError: it cannot start (the run's fault, not an answer's).
+        """
+        return None  # engines without a query process start nothing
+
     @abstractmethod
     def close(self) -> None:
         """Release connections and temporary files."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from rich import box
@@ -457,8 +457,21 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
     economy = trial_economy(trial)  # its own line: the timings' meanings make theirs long
     if economy:
         parts.append(Text(" · ".join(economy), style="dim"))
-    startup = trial.timings_ms.get(STARTUP_TIMING)
-    facts += [
+    facts.append(timing_facts(trial.timings_ms))
+    parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
+    return parts
+
+
+def timing_facts(timings_ms: Mapping[str, float]) -> str:
+    """A trial's harness timings as ``show`` prints them, each with what it measures; the
+    query process's start-up said inside agent_sql, of which it is part.
+
+    Example:
+        >>> timing_facts({"agent_sql": 533.0, "query_process_start": 480.0}).split(", ")[-1]
+        "of which 480 ms starting sqlbench's query process"
+    """
+    startup = timings_ms.get(STARTUP_TIMING)
+    return " · ".join(
         f"{key} {latency_text(ms)}"
         + (f" ({TIMING_MEANINGS[key]})" if key in TIMING_MEANINGS else "")
         + (
@@ -466,11 +479,9 @@ def _trial_parts(trial: TrialResult) -> list[RenderableType]:
             if key == "agent_sql" and startup is not None
             else ""
         )
-        for key, ms in trial.timings_ms.items()
+        for key, ms in timings_ms.items()
         if key != STARTUP_TIMING
-    ]
-    parts.append(Text(" · ".join(f for f in facts if f) or "no timings", style="dim"))
-    return parts
+    )
 
 
 TIMING_MEANINGS = {

@@ -98,6 +98,12 @@ class RunWarehouses:
     def _open(self, name: str | None, sqls: list[str]) -> Warehouse:
         settings = self.project.settings.for_warehouse(name)
         engine = open_project_engine(self.project, name, progress=self._notify)
+        try:
+            # Before the first question: no answer's timings hold sqlbench's start-up.
+            engine.start_query_process()
+        except BaseException:
+            engine.close()
+            raise
         dialect = truth_dialect(settings, engine.dialect)
         truths = TruthCache(
             engine,

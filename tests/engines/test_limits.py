@@ -391,3 +391,22 @@ def test_a_sqlite_deadline_never_reaches_the_connections_next_query(tmp_path: Pa
         assert time.monotonic() - started < 1.5
     finally:
         engine.close()
+
+
+def test_a_query_that_waits_for_the_query_process_to_start_says_how_long() -> None:
+    """The time a query spent waiting for sqlbench's query process to start is told apart
+    (``take_startup_ms``), once; a run starts it before its first question instead."""
+    from sqlbench.engines.agent_process import take_startup_ms
+    from sqlbench.engines.duckdb import DuckDBEngine
+
+    take_startup_ms()
+    with DuckDBEngine(memory_limit_mb=256, query_process_mb=256) as lazy:
+        lazy.run_agent("SELECT 1 AS x", timeout_s=30, max_rows=10)
+        assert take_startup_ms() > 0
+        lazy.run_agent("SELECT 2 AS x", timeout_s=30, max_rows=10)
+        assert take_startup_ms() == 0
+    with DuckDBEngine(memory_limit_mb=256, query_process_mb=256) as eager:
+        eager.start_query_process()
+        take_startup_ms()  # this thread started it: not a query's wait
+        eager.run_agent("SELECT 1 AS x", timeout_s=30, max_rows=10)
+        assert take_startup_ms() == 0
