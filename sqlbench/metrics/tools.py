@@ -43,9 +43,11 @@ def tool_call_success(calls: Sequence[ToolCallRecord]) -> MetricResult | None:
     """The share of tool calls without an error; None when no tool was called.
 
     Example:
-        >>> tool_call_success([ToolCallRecord(name="a"), ToolCallRecord(name="b", error="x")])
-        MetricResult(score=0.5, detail={'calls': 2, 'failed': ['b: x']}, error=None, band=None, explanation=None, judge_model=None, prompt_hash=None, judge_tokens=None)
-    """  # noqa: E501
+        >>> calls = [ToolCallRecord(name="a"), ToolCallRecord(name="b", error="x")]
+        >>> found = tool_call_success(calls)
+        >>> found.score, found.detail
+        (0.5, {'calls': 2, 'failed': ['b: x']})
+    """
     if not calls:
         return None
     failed = [f"{call.name}: {call.error}" for call in calls if call.error is not None]
