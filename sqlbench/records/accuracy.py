@@ -85,7 +85,9 @@ class Accuracy(BaseModel):
         return f"{percent(self.value)} ({counts})"
 
     @classmethod
-    def of_trials(cls, passed: int, total: int, *, human: int = 0, not_asked: int = 0) -> Accuracy:
+    def of_trials(
+        cls, passed: int, total: int, *, human: int = 0, not_asked: int = 0, disputed: int = 0
+    ) -> Accuracy:
         """From trial counts alone (``passed / total``), without an interval.
 
         Example:
@@ -93,7 +95,14 @@ class Accuracy(BaseModel):
             'n/a (0/0)'
         """
         value = passed / total if total else None
-        return cls(passed=passed, total=total, value=value, human=human, not_asked=not_asked)
+        return cls(
+            passed=passed,
+            total=total,
+            value=value,
+            human=human,
+            not_asked=not_asked,
+            disputed=disputed,
+        )
 
     def certified_label(self) -> str | None:
         """``12 of 28 passes reproduced the certified query``; None when none did.

@@ -483,11 +483,15 @@ class RunSummary(_Model):
     """Graded trials, skipped ones included (progress of a running run)."""
     human: int = 0
     """Questions a person decided (``sqlbench review``); ``passed`` counts their decisions."""
+    disputed: int = 0
+    """Questions left out of ``passed`` and ``total`` because a person disputes the ground
+    truth they were graded against (``review --dispute``)."""
     cost_usd: float | None = None
     """What the run's answers cost (``pricing:``); None when none recorded a cost or some
     usage has no price (docs/cost.md)."""
 
     @property
     def accuracy(self) -> Accuracy:
-        """passed / total (human decisions counted; value None before anything was graded)."""
-        return Accuracy.of_trials(self.passed, self.total, human=self.human)
+        """passed / total (human decisions counted, disputed questions left out; value None
+        before anything was graded)."""
+        return Accuracy.of_trials(self.passed, self.total, human=self.human, disputed=self.disputed)

@@ -28,6 +28,7 @@ def runs_to_json(runs: list[RunSummary]) -> str:
                 "passed": s.passed,
                 "total": s.total,
                 "human": s.human,
+                "disputed": s.disputed,
                 "graded": s.graded,
                 "accuracy": s.accuracy.value,
                 "cost_usd": s.cost_usd,

@@ -32,7 +32,12 @@ from sqlbench.errors import StoreError
 from sqlbench.hygiene import clean_data, valid_text
 from sqlbench.processes import process_started
 from sqlbench.project.names import MAX_NAME_CHARS
-from sqlbench.records.hashes import ReviewHashes, disputed_keys, review_hashes
+from sqlbench.records.hashes import (
+    ReviewHashes,
+    disputed_keys,
+    review_hashes,
+    trial_dispute_hash,
+)
 from sqlbench.records.provenance import (
     ImportOrigin,
     meaning_problems,
@@ -440,10 +445,7 @@ class RunStore:
         ``find_damaged`` (``sqlbench runs``), a run with a stored result whose bytes are not
         UTF-8 reads Corrupt (``_unreadable_results``: one more pass over the results' bytes)."""
         r = self._results.c
-        not_asked = sa.and_(
-            r.verdict == Verdict.ERROR.value, r.reason.startswith(NOT_ASKED, autoescape=True)
-        )
-        counted = sa.and_(r.verdict != Verdict.SKIPPED.value, sa.not_(not_asked))
+        counted = self._counted()
         totals = (
             sa.select(
                 r.run_id,
@@ -474,7 +476,8 @@ class RunStore:
             query = query.limit(limit)
         with self._read() as conn:
             rows = conn.execute(query).all()
-            decided = self._decided_counts(conn)
+            disputed = self._disputed_counts(conn, None if limit is None else [r.id for r in rows])
+            decided = self._decided_counts(conn, disputed)
             unreadable = (
                 self._unreadable_results(conn, None if limit is None else [r.id for r in rows])
                 if find_damaged
@@ -488,14 +491,16 @@ class RunStore:
             if damage is not None and info.status is not RunStatus.CORRUPT:
                 info = info.model_copy(update={"status": RunStatus.CORRUPT, "error": damage})
             human, passed_change = (0, 0) if automatic_only else decided.get(info.id, (0, 0))
+            out = disputed.get(info.id, {})
             summaries.append(
                 RunSummary(
                     info=info,
                     status=self.effective_status(info, now),
-                    passed=int(row.passed or 0) + passed_change,
-                    total=int(row.total or 0),
+                    passed=int(row.passed or 0) + passed_change - sum(p for p, _ in out.values()),
+                    total=int(row.total or 0) - sum(n for _, n in out.values()),
                     graded=int(row.graded or 0),
                     human=human,
+                    disputed=sum(1 for _, n in out.values() if n),
                     cost_usd=(
                         round(float(row.cost_usd or 0.0), 10)
                         if int(row.costed or 0) and not int(row.unpriced or 0)
@@ -504,6 +509,62 @@ class RunStore:
                 )
             )
         return summaries
+
+    def _counted(self) -> sa.ColumnElement[bool]:
+        """Whether a result counts in accuracy: not skipped, and asked (``NOT_ASKED``)."""
+        r = self._results.c
+        not_asked = sa.and_(
+            r.verdict == Verdict.ERROR.value, r.reason.startswith(NOT_ASKED, autoescape=True)
+        )
+        return sa.and_(r.verdict != Verdict.SKIPPED.value, sa.not_(not_asked))
+
+    def _disputed_counts(
+        self, conn: Connection, run_ids: Sequence[str] | None
+    ) -> dict[str, dict[tuple[str, str], tuple[int, int]]]:
+        """Per run (of ``run_ids``, or every run), the questions ``load_run`` leaves out of its
+        accuracy: those whose ground truth, as the run graded it, a person disputes; each with
+        its passing and counted trials, by ``(space, name)``. Reads only the results of
+        questions some dispute names, and the stored record of one trial of each (the key it
+        was graded against is hashed from it, ``records.hashes.trial_dispute_hash``): nothing
+        when no dispute is stored, so the run list stays summed in SQL."""
+        d = self._disputes.c
+        keys = {
+            (row.space, row.name, row.truth_hash)
+            for row in conn.execute(sa.select(d.space, d.name, d.truth_hash))
+        }
+        if not keys or (run_ids is not None and not run_ids):
+            return {}
+        r = self._results.c
+        query = (
+            sa.select(
+                r.run_id,
+                r.space,
+                r.name,
+                r.data,
+                sa.case((r.verdict == Verdict.PASS.value, 1), else_=0).label("passed"),
+                sa.case((self._counted(), 1), else_=0).label("counted"),
+            )
+            .where(sa.exists().where(d.space == r.space, d.name == r.name))
+            .order_by(r.run_id, r.space, r.name, r.trial)
+        )
+        if run_ids is not None:
+            query = query.where(r.run_id.in_(run_ids))
+        grouped: dict[tuple[str, str, str], list[Any]] = {}
+        for row in conn.execute(query):
+            grouped.setdefault((row.run_id, row.space, row.name), []).append(row)
+        out: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
+        for (run_id, space, name), trials in grouped.items():
+            try:  # the first trial's key, as ``scores.gather`` reads it
+                first = TrialResult.model_validate_json(trials[0].data)
+            except ValueError:
+                continue  # an unreadable result: ``show`` says so, the list counts it
+            if (space, name, trial_dispute_hash(first)) not in keys:
+                continue  # graded against another key: the dispute does not apply
+            out.setdefault(run_id, {})[(space, name)] = (
+                sum(int(t.passed) for t in trials),
+                sum(int(t.counted) for t in trials),
+            )
+        return out
 
     def _unreadable_results(
         self, conn: Connection, run_ids: Sequence[str] | None
@@ -547,9 +608,14 @@ class RunStore:
                 .values(status=RunStatus.CORRUPT.value, error=sentence)
             )
 
-    def _decided_counts(self, conn: Connection) -> dict[str, tuple[int, int]]:
+    def _decided_counts(
+        self,
+        conn: Connection,
+        disputed: dict[str, dict[tuple[str, str], tuple[int, int]]],
+    ) -> dict[str, tuple[int, int]]:
         """Per run: how many questions a person decided, and how that changes the passed
-        trials (a decision counts for every counted trial of its question)."""
+        trials (a decision counts for every counted trial of its question); a question of
+        ``disputed`` (``_disputed_counts``) is out of accuracy, its decision too."""
         r, v = self._results.c, self._reviews.c
         counted = r.verdict != Verdict.SKIPPED.value
         query = (
@@ -571,7 +637,7 @@ class RunStore:
         )
         out: dict[str, tuple[int, int]] = {}
         for row in conn.execute(query):
-            if not row.counted:
+            if not row.counted or (row.space, row.name) in disputed.get(row.run_id, {}):
                 continue
             human, change = out.get(row.run_id, (0, 0))
             decided = int(row.counted) if row.verdict == Verdict.PASS.value else 0

@@ -194,6 +194,7 @@ class ViewServer:
                     "passed": summary.passed,
                     "total": summary.total,
                     "human": summary.human,
+                    "disputed": summary.disputed,
                     "accuracy": summary.accuracy.label(),
                     "created_by": info.created_by,
                     "updated_at": info.updated_at.isoformat(),

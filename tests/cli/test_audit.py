@@ -257,3 +257,41 @@ def test_a_dispute_made_in_the_viewer_leaves_accuracy(planted: Path, invoke) -> 
     q07 = next(r for r in shown["results"] if r["name"] == "q07")
     assert q07["disputed"]["reason"] == "ASC for the largest"
     assert shown["accuracy"]["disputed"] == 1
+
+
+def _listed(invoke, root: Path, run: str) -> tuple[str, dict[str, object]]:
+    """The Accuracy cell of ``run`` in ``sqlbench runs`` and its entry in ``--format json``."""
+    table = invoke("runs", "-C", str(root), env={"COLUMNS": "400"}).stdout
+    line = next(line for line in table.splitlines() if line.startswith(run + " "))
+    runs = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
+    return line, next(r for r in runs if r["name"] == run)
+
+
+def test_the_run_list_leaves_a_disputed_question_out_as_show_does(planted: Path, invoke) -> None:
+    runs = json.loads(invoke("runs", "-C", str(planted), "--format", "json").stdout)["runs"]
+    a1 = next(r["name"] for r in runs if r["agent"] == "a1")
+    invoke("review", "-C", str(planted), "q02", "--dispute", "counts APAC")
+    # A person's decision on a disputed question leaves accuracy with it.
+    invoke("review", "-C", str(planted), a1, "q02", "pass")
+    shown = _accuracy(invoke, planted, a1)
+    assert "82% (9/11, 1 disputed, not counted)" in shown
+    line, entry = _listed(invoke, planted, a1)
+    assert "82% (9/11, 1 disputed, not counted)" in line
+    assert (entry["passed"], entry["total"], entry["disputed"]) == (9, 11, 1)
+    data = json.loads(invoke("show", "-C", str(planted), a1, "--format", "json").stdout)
+    assert entry["accuracy"] == data["accuracy"]["value"]
+    # The key of q02 changes: a run graded against the new key counts q02 again, in both.
+    questions = planted / "eval_questions" / "shop.yml"
+    questions.write_text(
+        questions.read_text(encoding="utf-8").replace("region = 'APAC'", "region = 'EMEA'", 1),
+        encoding="utf-8",
+    )
+    invoke("run", "-C", str(planted), "--agent", "a1", "--name", "fixed")
+    shown = _accuracy(invoke, planted, "fixed")
+    assert "83% (10/12)" in shown and "disputed" not in shown
+    line, entry = _listed(invoke, planted, "fixed")
+    assert "83% (10/12)" in line and "disputed" not in line
+    assert (entry["passed"], entry["total"], entry["disputed"]) == (10, 12, 0)
+    # The run graded against the disputed key keeps it out, in both.
+    assert "82% (9/11, 1 disputed, not counted)" in _accuracy(invoke, planted, a1)
+    assert "82% (9/11, 1 disputed, not counted)" in _listed(invoke, planted, a1)[0]
