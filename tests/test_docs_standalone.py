@@ -47,7 +47,7 @@ def test_python_api_runs_are_stored_like_the_clis(tmp_path: Path) -> None:
 # The product contract's own name, however it is cited ("SPEC section 4", "SPEC 3", "(SPEC)",
 # "SPEC.md"), and "section 6 metrics" (its numbering): the repository's docs/*.md state the
 # contract, so code, tests and docs point there. A variable such as SQLBENCH_PIP_SPEC is no
-# citation. Rewriting the citations a merge brings in: /work/wt/spec_refs.py (kept outside).
+# citation. A new citation points at the docs/*.md page of its area (docs/architecture.md).
 _CONTRACT = re.compile(r"(?<![A-Za-z0-9_])" + "SP" + r"EC(?![A-Za-z0-9_])|\bsection \d+ metric")
 _SCANNED = ("sqlbench", "tests", "docs", "README.md", "CONTRIBUTING.md")
 _TEXT = {".py", ".md", ".yml", ".yaml", ".toml", ".txt", ".js", ".html", ".css", ".sql", ".json"}
