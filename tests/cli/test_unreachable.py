@@ -5,13 +5,12 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_servers import Received, Reply, ScriptedServer
 from click.testing import Result
 
 from sqlbench.testing import GitRepo
@@ -31,56 +30,30 @@ eval_questions:
 SQL = {"total": "SELECT SUM(x) FROM t", "rows": "SELECT COUNT(*) FROM t"}
 
 
-class Endpoint:
-    """An agent endpoint on 127.0.0.1: answers 429 while ``limited`` says so, else the SQL."""
+class Endpoint(ScriptedServer):
+    """An agent endpoint on 127.0.0.1: answers 429 while ``limited`` says so, else the SQL;
+    ``asked`` lists the questions asked, in order."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.limited: Callable[[str], bool] = lambda name: False
-        self.asked: list[str] = []
-        endpoint = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                name = body["name"]
-                endpoint.asked.append(name)
-                if endpoint.limited(name):
-                    self._send(429, {"error": "rate limited"}, {"Retry-After": "0"})
-                else:
-                    self._send(200, {"sql": SQL[name]}, {})
-
-            def _send(self, status: int, data: Any, headers: dict[str, str]) -> None:
-                payload = json.dumps(data).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.respond = self._answer
 
     @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/"
+    def asked(self) -> list[str]:
+        return [request.body["name"] for request in self.received]
+
+    def _answer(self, request: Received) -> Reply:
+        name = request.body["name"]
+        if self.limited(name):
+            return Reply(429, {"error": "rate limited"}, headers={"Retry-After": "0"})
+        return Reply(200, {"sql": SQL[name]})
 
 
 @pytest.fixture
 def endpoint() -> Iterator[Endpoint]:
-    server = Endpoint()
-    server.thread.start()
-    try:
+    with Endpoint() as server:
         yield server
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
 
 
 def _files(url: str) -> dict[str, str]:
@@ -149,7 +122,7 @@ def test_429_always_is_not_asked_out_of_accuracy_and_resume_asks_it(
     runs = json.loads(invoke("runs", "-C", str(project.root), "--format", "json").stdout)
     assert (runs["runs"][0]["passed"], runs["runs"][0]["total"]) == (1, 1)
 
-    endpoint.asked.clear()
+    endpoint.received.clear()
     endpoint.limited = lambda name: False
     resumed = invoke("run", "-C", str(project.root), "--agent", "api", "--resume", "latest")
     assert endpoint.asked == ["total"]  # exactly the question not asked, nothing else
@@ -185,7 +158,7 @@ def test_check_never_calls_a_question_not_asked_a_regression_and_exits_3(
     assert "re-run with --resume" in result.stderr
 
     # The endpoint is back: the check asks exactly those again (the faulty head is not reused).
-    endpoint.asked.clear()
+    endpoint.received.clear()
     endpoint.limited = lambda name: False
     again = invoke("check", "-C", root, "--base", "HEAD~1", "--head", "HEAD", "--agent", "api")
     assert sorted(endpoint.asked) == ["rows", "total"]

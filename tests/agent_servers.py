@@ -1,6 +1,7 @@
-"""A scripted HTTP server on 127.0.0.1 for agent tests (``http`` kind, OpenAI-compatible LLM).
+"""A scripted HTTP server on 127.0.0.1: the one every test uses for an agent endpoint (``http``
+kind, OpenAI-compatible LLM) or an LLM judge, so no test writes a server of its own.
 
-Imported by the tests of this folder as ``agent_servers`` (pytest puts the folder on sys.path).
+Imported as ``agent_servers`` (pytest puts ``tests/``, where the root conftest is, on sys.path).
 """
 
 from __future__ import annotations
