@@ -2,74 +2,45 @@
 real temporary git repository, built by real dbt into real DuckDB files.
 
 Each test builds one or two refs (dbt takes a few seconds per invocation), so the module shares
-one repository with its branches and checks several behaviours per build.
+one repository with its branches (``dbt_shop.make_shop``) and checks several behaviours per
+build; ``shop_cli`` runs the commands on it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from click.testing import Result
+from dbt_shop import (
+    BAD_REF,
+    BROKEN,
+    EXAMPLE,
+    FILTER_CHANGE,
+    NESTED_MACRO,
+    UNRELATED,
+    Invoke,
+    ShopCli,
+    asked,
+    dbt_installed,
+    make_shop,
+)
 
 from sqlbench.testing import GitRepo, write_project
-
-Invoke = Callable[..., Result]
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dbt_shop"
-
-
-def _dbt_installed() -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in ("dbt.cli", "dbt.adapters.duckdb"))
-
 
 pytestmark = [
     pytest.mark.dbt,
     pytest.mark.skipif(
-        not _dbt_installed(),
+        not dbt_installed(),
         reason="dbt-core and dbt-duckdb are not installed: pip install -e '.[test,dbt]' (.ci/run)",
     ),
 ]
 
-FILTER_CHANGE = (
-    "models/marts/orders.sql",
-    "where o.status <> 'returned'",
-    "where o.status not in ('returned', 'placed')",
-)
-BROKEN = (
-    "models/staging/stg_payments.sql",
-    "{{ cents_to_units('amount_cents') }} as amount",
-    "{{ cents_to_units('amount_cents') }} as amount,,",
-)
-# A macro two calls away from stg_payments (cents_to_units calls cents_per_unit).
-NESTED_MACRO = ("macros/money.sql", "cents_per_unit() %}100.0", "cents_per_unit() %}1000.0")
-BAD_REF = ("models/marts/customers.sql", "ref('orders')", "ref('orderz')")
-UNRELATED = (
-    "models/marts/payment_methods.sql",
-    "from {{ ref('stg_payments') }}",
-    "from {{ ref('stg_payments') }}\nwhere method <> 'gift_card'",
-)
-
-
-def _edit(root: Path, change: tuple[str, str, str]) -> dict[str, str]:
-    path, old, new = change
-    text = (root / path).read_text(encoding="utf-8")
-    assert old in text
-    return {path: text.replace(old, new)}
-
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    """The example committed on main, with branches `filter`, `broken` and `unrelated`."""
-    root = tmp_path_factory.mktemp("dbt") / "shop"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".sqlbench", "*.duckdb"))
-    repo = GitRepo.init(root)
-    repo.git("add", "-A")
-    repo.git("commit", "-q", "-m", "shop")
+    """The example committed on main, with a branch per change."""
     branches = {
         "filter": FILTER_CHANGE,
         "broken": BROKEN,
@@ -77,10 +48,12 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         "badref": BAD_REF,
         "macro": NESTED_MACRO,
     }
-    for branch, change in branches.items():
-        repo.commit(_edit(root, change), branch, branch=branch)
-        repo.git("checkout", "-q", "main")
-    return repo
+    return make_shop(tmp_path_factory.mktemp("dbt") / "shop", branches)
+
+
+@pytest.fixture
+def shop_cli(shop: GitRepo, invoke: Invoke) -> ShopCli:
+    return ShopCli(shop, invoke)
 
 
 def _builds(root: Path) -> list[str]:
@@ -88,11 +61,9 @@ def _builds(root: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
-def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
-    shop: GitRepo, invoke: Invoke
-) -> None:
-    root = shop.root
-    first = invoke("run", "-C", str(root), "--format", "json")
+def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(shop_cli: ShopCli) -> None:
+    root = shop_cli.root
+    first = shop_cli.run("--format", "json")
     assert "dbt: 1 of " in first.stderr and "START" in first.stderr  # dbt's progress shows
     assert "dbt: built main (" in first.stderr
     results = {r["name"]: r for r in json.loads(first.stdout)["results"]}
@@ -104,7 +75,7 @@ def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
     assert (root / ".sqlbench" / "dbt" / "logs" / f"{key}.log").is_file()
     assert not (root / "dev.duckdb").exists()  # the profile's own database is never written
     assert not (root / "target").exists()  # nor dbt's files into the project
-    second = invoke("run", "-C", str(root), "--format", "json")
+    second = shop_cli.run("--format", "json")
     assert "START" not in second.stderr  # the same ref is not built again
     assert f"dbt: reusing the build of main ({key}, " in second.stderr
     assert _builds(root) == [key]
@@ -113,33 +84,15 @@ def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
 
 
 def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer_changes(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "filter",
-        "--trust-ref",
-        "filter",
-        "--affected",
-        "--markdown",
-        str(root.parent / "filter.md"),
-        exit_code=1,
-    )
+    root = shop_cli.root
+    shop_cli.run_branch("main")
+    summary_file = root.parent / "filter.md"
+    checked = shop_cli.check("filter", "--affected", "--markdown", str(summary_file), exit_code=1)
     err = checked.stderr
     assert "changed in the dbt project or setup: customers, orders" in err
-    asked = sorted(
-        line.split("asking ")[1].split(":")[0]
-        for line in err.splitlines()
-        if "affected-only: asking " in line
-    )
-    assert asked == [
+    assert asked(err) == [
         "shop/customers_by_country",
         "shop/customers_without_orders",
         "shop/june_orders",  # its ground truth reads stg_orders, but the agent read orders
@@ -148,7 +101,7 @@ def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer
         "shop/top_customer",
         "shop/total_revenue",
     ]
-    summary = (root.parent / "filter.md").read_text()
+    summary = summary_file.read_text()
     # The agent hard-codes the old definition of a revenue order: a regression on head.
     assert "shop/orders_by_status" in summary.split("Regressions")[1].split("\n\n")[1]
     changes = summary.split("Answer changes")[1]
@@ -158,123 +111,59 @@ def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer
 
 
 def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    broken = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "broken",
-        "--trust-ref",
-        "broken",
-        exit_code=2,
-    )
+    broken = shop_cli.check("broken", exit_code=2)
     message = broken.stderr.strip().splitlines()[-1]
     assert "dbt could not build model 'stg_payments' at broken:" in message
     assert "Traceback" not in broken.stderr
     # The base's work is kept: its run is stored and reused next time.
-    runs = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
-    assert any(r["branch"] == "main" and r["status"] == "completed" for r in runs)
+    assert any(r["branch"] == "main" and r["status"] == "completed" for r in shop_cli.runs())
 
 
 def test_a_change_to_a_macro_a_model_calls_through_another_asks_what_reads_it(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "macro",
-        "--trust-ref",
-        "macro",
-        "--affected",
-    )  # the agent reads the models, so its answers follow the change: no regression
+    shop_cli.run_branch("main")
+    # The agent reads the models, so its answers follow the change: no regression.
+    checked = shop_cli.check("macro", "--affected")
     assert "reads changed stg_payments" in checked.stderr  # card_payments, average_payment
     assert "asking shop/june_orders" in checked.stderr  # orders reads stg_payments
     assert "asking shop/february_signups" not in checked.stderr
 
 
 def test_a_model_that_does_not_compile_names_the_side_the_ref_and_the_model(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    checked = invoke(
-        "check",
-        "-C",
-        str(shop.root),
-        "--base",
-        "main",
-        "--head",
-        "badref",
-        "--trust-ref",
-        "badref",
-        exit_code=2,
-    )
+    checked = shop_cli.check("badref", exit_code=2)
     line = checked.stderr.strip().splitlines()[-1]
     assert line.startswith("Error: head badref: dbt cannot parse the project in '.': ")
     assert "models/marts/customers.sql" in line and "'orderz'" in line
 
 
 def test_a_change_to_a_model_no_question_reads_asks_nothing_and_says_so(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "unrelated",
-        "--trust-ref",
-        "unrelated",
-        "--affected",
-    )
+    shop_cli.run_branch("main")
+    checked = shop_cli.check("unrelated", "--affected")
     assert "changed in the dbt project or setup: payment_methods" in checked.stderr
     assert "no question reads what changed; asking none" in checked.stderr
     assert "affected-only: asking" not in checked.stderr
 
 
 def test_base_and_head_built_side_by_side_give_each_side_its_own_answers(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    base = json.loads(invoke("run", "-C", str(root), "--branch", "main", "--format", "json").stdout)
-    head = json.loads(
-        invoke(
-            "run",
-            "-C",
-            str(root),
-            "--branch",
-            "filter",
-            "--trust-ref",
-            "filter",
-            "--format",
-            "json",
-        ).stdout
-    )
-    verdicts = {r["name"]: r["verdict"] for r in base["results"]}
-    assert verdicts["orders_by_status"] == "pass"
-    assert {r["name"]: r["verdict"] for r in head["results"]}["orders_by_status"] == "fail"
+    base = shop_cli.verdicts("--branch", "main")
+    assert base["orders_by_status"] == "pass"
+    head = shop_cli.verdicts("--branch", "filter", "--trust-ref", "filter")
+    assert head["orders_by_status"] == "fail"
     # The base ref's run, made again after head was built, still reads base's models.
-    again = json.loads(
-        invoke("run", "-C", str(root), "--branch", "main", "--format", "json").stdout
-    )
-    assert {r["name"]: r["verdict"] for r in again["results"]} == verdicts
+    assert shop_cli.verdicts("--branch", "main") == base
 
 
-def test_validate_execute_runs_ground_truth_on_the_build(shop: GitRepo, invoke: Invoke) -> None:
-    invoke("validate", "-C", str(shop.root), "--execute")
+def test_validate_execute_runs_ground_truth_on_the_build(shop_cli: ShopCli) -> None:
+    shop_cli.invoke("validate", "-C", str(shop_cli.root), "--execute")
 
 
 def test_init_dbt_writes_beside_the_dbt_project_never_into_models(
