@@ -9,7 +9,10 @@ build; ``shop_cli`` runs the commands on it.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,6 +27,7 @@ from dbt_shop import (
     ShopCli,
     asked,
     dbt_installed,
+    edit,
     make_shop,
 )
 
@@ -116,6 +120,7 @@ def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
     broken = shop_cli.check("broken", exit_code=2)
     message = broken.stderr.strip().splitlines()[-1]
     assert "dbt could not build model 'stg_payments' at broken:" in message
+    assert "compiled code at" not in message  # dbt's work folder, gone by now
     assert "Traceback" not in broken.stderr
     # The base's work is kept: its run is stored and reused next time.
     assert any(r["branch"] == "main" and r["status"] == "completed" for r in shop_cli.runs())
@@ -160,6 +165,44 @@ def test_base_and_head_built_side_by_side_give_each_side_its_own_answers(
     assert head["orders_by_status"] == "fail"
     # The base ref's run, made again after head was built, still reads base's models.
     assert shop_cli.verdicts("--branch", "main") == base
+
+
+def test_a_second_branch_run_reuses_the_parse_and_the_build_without_invoking_dbt(
+    shop: GitRepo,
+) -> None:
+    """Each command a process of its own, as a user runs them: the second finds the first's
+    parse on disk (.sqlbench/dbt/parsed) and its build, and invokes dbt not at all."""
+    root = shop.root
+    change = ("models/marts/orders.sql", "-- One row", "-- Parse cache: one row")
+    shop.commit(edit(root, change), "parse cache", branch="parsecache")
+    shop.git("checkout", "-q", "main")
+    logs = root / ".sqlbench" / "dbt" / "logs"
+
+    branch = ("--branch", "parsecache", "--trust-ref", "parsecache")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sqlbench", "run", "-C", str(root), *branch],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=240,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+
+    def dbt_logs() -> dict[str, int]:
+        return {p.name: p.stat().st_mtime_ns for p in logs.iterdir()} if logs.is_dir() else {}
+
+    before = dbt_logs()
+    first = run()
+    assert "dbt: built parsecache (" in first.stderr
+    after_first = dbt_logs()
+    new = sorted(set(after_first) - set(before))
+    assert any(name.startswith("parse-") for name in new)  # the first run parsed
+    second = run()
+    assert "dbt: reusing the build of parsecache (" in second.stderr
+    assert "START" not in second.stderr
+    assert dbt_logs() == after_first  # no parse, no build: dbt was not invoked
 
 
 def test_validate_execute_runs_ground_truth_on_the_build(shop_cli: ShopCli) -> None:
@@ -255,3 +298,89 @@ def test_a_duckdb_warehouse_is_where_the_build_starts_and_is_never_written(
             row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         }
     assert tables == {"raw_orders"}
+
+
+def _env_project(root: Path) -> None:
+    """A dbt project whose model reads two environment variables with env_var()."""
+    write_project(
+        root,
+        {
+            "dbt_project.yml": {"name": "envp", "profile": "envp"},
+            "models/big.sql": (
+                "select n, '{{ env_var('SHOP_LABEL') }}' as label\n"
+                "from (values (1), (2), (3), (4)) as t(n)\n"
+                "where n >= {{ env_var('SHOP_MIN_N') }}\n"
+            ),
+            "sqlbench.yml": {"dbt": {}},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "big",
+                        "question": "How many big numbers?",
+                        "sql": "SELECT count(*) FROM {{ ref('big') }}",
+                    }
+                ]
+            },
+            "agents/a.yml": {"agents": [{"name": "a", "kind": "replay", "path": "a.jsonl"}]},
+            "agents/a.jsonl": '{"name": "big", "sql": "SELECT 3"}\n',
+        },
+    )
+
+
+def test_a_change_to_an_environment_variable_the_project_reads_rebuilds_it(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "envp"
+    _env_project(root)
+    marker = "label-5c1e9a"
+    env = {"SHOP_MIN_N": "2", "SHOP_LABEL": marker}
+
+    def run(**changed: str) -> tuple[str, str]:
+        ran = invoke(
+            "run", "-C", str(root), "--agent", "a", "--format", "json", env={**env, **changed}
+        )
+        (verdict,) = [r["verdict"] for r in json.loads(ran.stdout)["results"]]
+        return verdict, ran.stderr
+
+    verdict, err = run()
+    assert verdict == "pass" and "dbt: built " in err  # 2, 3 and 4: three rows
+    verdict, err = run(SOME_OTHER_VARIABLE="x")  # a variable the project does not read
+    assert verdict == "pass" and "dbt: reusing the build of " in err
+    verdict, err = run(SHOP_MIN_N="3")  # built again: 3 and 4
+    assert verdict == "fail" and "dbt: built " in err
+    assert len(_builds(root)) == 2
+    verdict, err = run()  # back to the first value: its build is still there
+    assert verdict == "pass" and "dbt: reusing the build of " in err
+    # The values are hashed into the build key, never stored by sqlbench (dbt's own log of a
+    # build, under .sqlbench/dbt/logs, holds the SQL it ran, as dbt's logs do).
+    stored = [
+        p
+        for p in (root / ".sqlbench").rglob("*")
+        if p.is_file() and "builds" not in p.parts and "logs" not in p.parts
+    ]
+    assert any(p.parent.name == "parsed" for p in stored)
+    assert not [p for p in stored if marker.encode() in p.read_bytes()]
+
+
+def test_a_dbt_project_on_a_mariadb_warehouse_is_one_sentence(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "maria"
+    _env_project(root)
+    settings = "dbt: {}\nwarehouse: mysql+pymysql://root@127.0.0.1:3306/test\n"
+    (root / "sqlbench.yml").write_text(settings)
+    ran = invoke(
+        "run",
+        "-C",
+        str(root),
+        "--agent",
+        "a",
+        exit_code=2,
+        env={"SHOP_MIN_N": "2", "SHOP_LABEL": "x"},
+    )
+    assert ran.stderr.strip().splitlines()[-1] == (
+        "Error: sqlbench.yml has `dbt:` with the MariaDB/MySQL warehouse "
+        "mysql+pymysql://root@127.0.0.1:3306/test; sqlbench builds each ref's dbt models into "
+        "schemas of their own, which MariaDB and MySQL do not have (a schema is a database "
+        "there): use PostgreSQL or DuckDB"
+    )
