@@ -79,7 +79,10 @@ class SqlbenchGroup(click.Group):
         # the console, whatever an agent, a driver or a file put into a message.
         with secrets.scrubbed_streams():
             try:
-                return super().invoke(ctx)
+                try:
+                    return super().invoke(ctx)
+                finally:
+                    _release_dbt_builds()
             except SqlbenchError as err:
                 click.echo(f"Error: {err}", err=True)
                 ctx.exit(ExitCode.ERROR)
@@ -104,6 +107,17 @@ class SqlbenchGroup(click.Group):
 )
 def cli(project_dir: Path | None) -> None:
     """Benchmark text-to-SQL agents by executing their SQL against known-correct answers."""
+
+
+def _release_dbt_builds() -> None:
+    """The command is done with the dbt builds it made on a server warehouse: drop their
+    schemas unless kept (docs/dbt.md), saying so. Only when a build was made: the module is
+    loaded by the first one."""
+    server = sys.modules.get("sqlbench.dbt.server")
+    if server is None:
+        return
+    for line in server.release_builds():
+        click.echo(f"Note: dbt: {line}", err=True)
 
 
 def get_cli() -> click.Group:

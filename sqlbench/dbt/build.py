@@ -12,6 +12,7 @@ kept in ``.sqlbench/dbt/logs/<build key>.log``.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 import uuid
@@ -32,6 +33,7 @@ from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings, Project
 
 _FAILED = frozenset({"error", "fail", "runtime error"})
+_COMPILED_AT = re.compile(r"\s*compiled code at \S+")
 
 
 @dataclass(frozen=True)
@@ -88,10 +90,18 @@ def build_ref(
     """
     started = time.perf_counter()
     settings = _settings(project)
+    dbt_project = read_project(settings, project.root)
+    if dbt_project.on_server:
+        raise DbtError(
+            f"dbt: target {dbt_project.target!r} ({dbt_project.profile_source}) is a "
+            f"{dbt_project.adapter} target, but sqlbench.yml's warehouse is "
+            f"{'a DuckDB file' if warehouse is not None else 'the embedded one'}: set "
+            "`warehouse:` to the database the target builds in, or use a duckdb target "
+            "(`dbt: target`)"
+        )
     parsed = parse_project(project)
     home = dbt_home(project)
     key = build_key(parsed, warehouse)
-    dbt_project = read_project(settings, project.root)
     name = f"{database_stem(dbt_project)}.duckdb"
     final = home / "builds" / key
     database = final / name
@@ -123,7 +133,7 @@ def build_ref(
         if (log_dir / "dbt.log").is_file():
             shutil.copyfile(log_dir / "dbt.log", log)
         if not outcome.success:
-            raise DbtError(_build_failure(outcome.result, outcome.exception, ref, log, project))
+            raise DbtError(build_failure(outcome.result, outcome.exception, ref, log, project))
         for leftover in ("target", "logs", "profiles.yml"):
             target = partial / leftover
             if target.is_dir():
@@ -150,7 +160,7 @@ def _settings(project: Project) -> DbtSettings:
     return settings
 
 
-def _build_failure(
+def build_failure(
     result: Any, exception: BaseException | None, ref: str, log: Path, project: Project
 ) -> str:
     """One sentence: the first node that failed, the ref and dbt's message."""
@@ -160,6 +170,8 @@ def _build_failure(
         if status in _FAILED:
             node = each.node
             message = " ".join(str(each.message or "").split())
+            # dbt points at its compiled SQL in a work folder that is gone by now.
+            message = _COMPILED_AT.sub("", message)
             return (
                 f"dbt could not build {node.resource_type} {node.name!r} at {ref}: "
                 f"{message[:500]} {where}"

@@ -15,6 +15,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from sqlbench.dbt.profile import ADAPTERS
 from sqlbench.errors import DbtError
 
 Progress = Callable[[str], None]
@@ -46,19 +47,21 @@ class DbtOutcome(NamedTuple):
     """What stopped dbt (a compilation or project error), if anything."""
 
 
-def versions() -> dict[str, str]:
-    """The installed dbt-core and dbt-duckdb versions (part of every build key).
+def versions(adapter: str = "duckdb") -> dict[str, str]:
+    """The installed dbt-core and adapter versions (part of every build key): dbt-duckdb for
+    a duckdb target, dbt-postgres for a postgres one.
 
     Raises:
-        DbtError: dbt is not installed.
+        DbtError: dbt or the adapter is not installed.
     """
     found = {}
-    for package in ("dbt-core", "dbt-duckdb"):
+    for package in ("dbt-core", ADAPTERS.get(adapter, f"dbt-{adapter}")):
         try:
             found[package] = metadata.version(package)
         except metadata.PackageNotFoundError as err:
+            hint = INSTALL_HINT if adapter == "duckdb" else f"pip install '{package}>=1.11,<1.12'"
             raise DbtError(
-                f"sqlbench.yml has `dbt:` but {package} is not installed: {INSTALL_HINT}"
+                f"sqlbench.yml has `dbt:` but {package} is not installed: {hint}"
             ) from err
     return found
 
@@ -72,15 +75,16 @@ def run_dbt(
     *,
     log_dir: Path | None = None,
     progress: Progress | None = None,
+    adapter: str = "duckdb",
 ) -> DbtOutcome:
     """Run ``dbt COMMAND`` on the project in ``project_dir`` with the profiles.yml in
     ``profiles_dir`` (sqlbench's), writing dbt's target files under ``work_dir`` and its log
-    under ``log_dir`` (default: ``work_dir``).
+    under ``log_dir`` (default: ``work_dir``); ``adapter`` is the target's type.
 
     Raises:
-        DbtError: dbt is not installed.
+        DbtError: dbt or the adapter is not installed.
     """
-    versions()
+    versions(adapter)
     from dbt.cli.main import dbtRunner
 
     failed: list[BaseException] = []

@@ -3,14 +3,22 @@ decides its build (body checksum, config, relation, the macros it calls), the bu
 lineage between two refs (dbt's ``state:modified`` and everything downstream).
 
 The summary is kept in ``.sqlbench/dbt/parsed/`` under a hash of the files dbt reads (its
-project folders, packages and profile, the vars, dbt's and the adapter's versions), so a ref
-whose dbt files did not change is not parsed again.
+project folders, packages and profile, the vars, dbt's and the adapter's versions, and the
+values of the environment variables the project reads with ``env_var()``), so a ref whose dbt
+files did not change is not parsed again, in this process or the next.
+
+Environment variables: the names a project reads are found in its files (``env_var('X')`` in
+its SQL, YAML and Python, packages included) and in what dbt's parse recorded; their values are
+hashed into the build key (a change rebuilds), never stored. ``DBT_ENV_SECRET_*`` variables
+(dbt's secrets, for credentials) and the profile's own are left out.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -22,6 +30,7 @@ from sqlbench.dbt.invoke import run_dbt, versions
 from sqlbench.dbt.profile import (
     DbtProject,
     database_stem,
+    parse_schema,
     profile_key,
     profiles_yml,
     read_project,
@@ -30,8 +39,12 @@ from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings
 
 _BUILT_TYPES = frozenset({"seed", "model", "snapshot"})
-_SUMMARY_VERSION = 2
+_SUMMARY_VERSION = 3
 _CHUNK = 1 << 20
+_ENV_VAR = re.compile(r"""env_var\(\s*(['"])([^'"]+)\1""")
+_SCANNED = frozenset({".sql", ".yml", ".yaml", ".py", ".jinja", ".j2"})
+"""Files searched for ``env_var('X')`` (not seeds: a CSV holds no Jinja)."""
+_SECRET_ENV = "DBT_ENV_SECRET_"
 
 
 _PARSED: dict[str, Parsed] = {}
@@ -69,6 +82,10 @@ class Parsed:
     project: str = ""
     """Hash of dbt_project.yml (its vars and configs reach every node's compiled SQL): when it
     differs between two refs, every node counts as modified."""
+    env_vars: tuple[str, ...] = ()
+    """The environment variables the project reads (names only)."""
+    env: str = ""
+    """Hash of their values when it was parsed (``env_hash``): part of ``key``."""
 
     def relations(self) -> dict[str, str]:
         """Model, seed and snapshot name -> the relation as sqlbench's warehouse names it
@@ -96,26 +113,76 @@ def parse_ref(settings: DbtSettings, root: Path, cache_dir: Path | None = None) 
     if settings.untrusted is not None:
         raise DbtError(settings.untrusted)
     project = read_project(settings, root)
-    inputs = _inputs_hash(project, settings)
+    inputs, env_vars = _inputs_hash(project, settings)
     cached = _PARSED.get(inputs) or _read_cached(cache_dir, inputs)
-    if cached is not None:
+    if cached is not None and cached.env == env_hash(cached.env_vars):
         _PARSED[inputs] = cached
         return cached
     work = Path(tempfile.mkdtemp(prefix="sqlbench-dbt-parse-"))
     try:
-        # The database file dbt never opens while parsing; only the path's stem matters.
-        (work / "profiles.yml").write_text(
-            profiles_yml(project, work / f"{database_stem(project)}.duckdb"), encoding="utf-8"
+        if project.on_server:
+            # A server project is parsed into a placeholder schema (see profile.PARSE_SUFFIX).
+            text = profiles_yml(project, schema=parse_schema(project))
+        else:
+            # The database file dbt never opens while parsing; only the path's stem matters.
+            text = profiles_yml(project, work / f"{database_stem(project)}.duckdb")
+        (work / "profiles.yml").write_text(text, encoding="utf-8")
+        outcome = run_dbt(
+            "parse",
+            project.project_dir,
+            work,
+            work,
+            _vars_args(settings),
+            log_dir=work / "logs",
+            adapter=project.adapter,
         )
-        outcome = run_dbt("parse", project.project_dir, work, work, _vars_args(settings))
+        if cache_dir is not None:
+            _keep_log(work / "logs" / "dbt.log", cache_dir.parent / "logs" / f"parse-{inputs}.log")
         if not outcome.success or outcome.result is None:
             raise DbtError(parse_failure(project, outcome.exception, root))
-        parsed = _summary(outcome.result, project, settings)
+        recorded = getattr(outcome.result, "env_vars", None) or {}
+        parsed = _summary(outcome.result, project, settings, env_vars | set(recorded))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if project.on_server:
+        _check_schemas(parsed, parse_schema(project))
     _write_cached(cache_dir, inputs, parsed)
     _PARSED[inputs] = parsed
     return parsed
+
+
+def _keep_log(log: Path, kept: Path) -> None:
+    """Keep dbt's log of a parse beside the builds' (``.sqlbench/dbt/logs/parse-*.log``)."""
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, kept)
+    except OSError:
+        return  # a log that cannot be kept costs nothing else
+
+
+def env_hash(names: Iterable[str]) -> str:
+    """Hash of the current values of the environment variables ``names`` (unset ones too):
+    what a build key holds of them, never the values themselves."""
+    return _hash({name: os.environ.get(name) for name in sorted(names)})
+
+
+def _check_schemas(parsed: Parsed, parsed_with: str) -> None:
+    """Every node of a server project must land in a schema of sqlbench's own: the parse
+    schema itself, or one starting with it (dbt's ``generate_schema_name`` puts a custom
+    schema after the target's, ``<schema>_<custom>``).
+
+    Raises:
+        DbtError: a node would be built into another schema (one sentence naming it).
+    """
+    for node in sorted(parsed.nodes.values(), key=lambda n: n.unique_id):
+        if not node.schema.startswith(parsed_with):
+            raise DbtError(
+                f"dbt: {node.resource_type} {node.name!r} is built into schema "
+                f"{node.schema!r}, which does not start with the target's schema: sqlbench "
+                f"builds each ref into schemas of its own ('{parsed_with[: -len('_ref')]}_<key>"
+                "...') and writes no other, so a generate_schema_name macro must keep "
+                "target.schema first"
+            )
 
 
 def parse_failure(project: DbtProject, exception: BaseException | None, root: Path) -> str:
@@ -147,7 +214,9 @@ def build_args(settings: DbtSettings) -> list[str]:
     return args
 
 
-def _summary(manifest: Any, project: DbtProject, settings: DbtSettings) -> Parsed:
+def _summary(
+    manifest: Any, project: DbtProject, settings: DbtSettings, env_vars: Iterable[str]
+) -> Parsed:
     macros: dict[str, str] = {
         uid: hashlib.sha256(str(macro.macro_sql).encode()).hexdigest()[:16]
         for uid, macro in manifest.macros.items()
@@ -171,19 +240,21 @@ def _summary(manifest: Any, project: DbtProject, settings: DbtSettings) -> Parse
         )
     project_file = project.project_dir / "dbt_project.yml"
     project_hash = hashlib.sha256(project_file.read_bytes()).hexdigest()[:16]
-    key = _hash(
-        {
-            "nodes": {uid: asdict(node) for uid, node in sorted(nodes.items())},
-            "project": project_hash,
-            "profile": profile_key(project),
-            "vars": settings.vars,
-            "select": settings.select,
-            "exclude": settings.exclude,
-            "test": settings.test,
-            "versions": versions(),
-        }
-    )
-    return Parsed(key, nodes, project_hash)
+    names = tuple(sorted(n for n in set(env_vars) if not n.startswith(_SECRET_ENV)))
+    env = env_hash(names)
+    parts = {
+        "nodes": {uid: asdict(node) for uid, node in sorted(nodes.items())},
+        "project": project_hash,
+        "profile": profile_key(project),
+        "vars": settings.vars,
+        "select": settings.select,
+        "exclude": settings.exclude,
+        "test": settings.test,
+        "versions": versions(project.adapter),
+    }
+    if names:
+        parts["env"] = env  # left out when none is read: keys made before stay the same
+    return Parsed(_hash(parts), nodes, project_hash, names, env)
 
 
 def _macro_closure(direct: Iterable[str], macros: Mapping[str, Any]) -> list[str]:
@@ -278,25 +349,40 @@ def _hash(value: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
-def _inputs_hash(project: DbtProject, settings: DbtSettings) -> str:
+def _inputs_hash(project: DbtProject, settings: DbtSettings) -> tuple[str, set[str]]:
+    """The hash of what a parse reads (see the module docstring), and the environment
+    variables the project's files name with ``env_var()``."""
     digest = hashlib.sha256()
     parts = {
         "version": _SUMMARY_VERSION,
-        "settings": settings.model_dump(mode="json"),
-        "profile": project.profile,
-        "target": project.target,
-        "versions": versions(),
+        "settings": settings.model_dump(mode="json", exclude={"keep_schemas"}),
+        "profile": profile_key(project),
+        "versions": versions(project.adapter),
     }
+    if project.on_server:
+        # The schema it is parsed into (its nodes' schemas follow) as rendered: a profile's
+        # `{{ env_var() }}` is not among the variables found below.
+        parts["schema"] = parse_schema(project)
     digest.update(json.dumps(parts, sort_keys=True, default=str).encode())
+    names: set[str] = set()
     for path in project.inputs:
         files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
         for file in files:
             digest.update(file.relative_to(project.project_dir).as_posix().encode() + b"\0")
-            with file.open("rb") as handle:
-                while chunk := handle.read(_CHUNK):
-                    digest.update(chunk)
+            if file.suffix.lower() in _SCANNED:
+                data = file.read_bytes()
+                digest.update(data)
+                if b"env_var" in data:
+                    text = data.decode("utf-8", errors="replace")
+                    names.update(m.group(2) for m in _ENV_VAR.finditer(text))
+            else:
+                with file.open("rb") as handle:
+                    while chunk := handle.read(_CHUNK):
+                        digest.update(chunk)
             digest.update(b"\0")
-    return digest.hexdigest()[:32]
+    names = {n for n in names if not n.startswith(_SECRET_ENV)}
+    digest.update(env_hash(names).encode())
+    return digest.hexdigest()[:32], names
 
 
 def _read_cached(cache_dir: Path | None, inputs: str) -> Parsed | None:
@@ -309,7 +395,8 @@ def _read_cached(cache_dir: Path | None, inputs: str) -> Parsed | None:
             uid: Node(**{**node, "depends_on": tuple(node["depends_on"])})
             for uid, node in data["nodes"].items()
         }
-        return Parsed(str(data["key"]), nodes, str(data["project"]))
+        names = tuple(str(n) for n in data["env_vars"])
+        return Parsed(str(data["key"]), nodes, str(data["project"]), names, str(data["env"]))
     except (OSError, ValueError, KeyError, TypeError):
         return None  # not cached (or written by another version): parse again
 
@@ -321,6 +408,8 @@ def _write_cached(cache_dir: Path | None, inputs: str, parsed: Parsed) -> None:
         "key": parsed.key,
         "nodes": {uid: asdict(n) for uid, n in parsed.nodes.items()},
         "project": parsed.project,
+        "env_vars": list(parsed.env_vars),
+        "env": parsed.env,
     }
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)

@@ -87,6 +87,8 @@ class ServerSpec:
     dialect: str
     pool_size: int
     label: str
+    search_path: tuple[str, ...] = ()
+    """Schemas searched first (``SqlAlchemyEngine``'s ``search_path``)."""
 
 
 @dataclass(frozen=True)

@@ -25,12 +25,16 @@ from sqlbench.project.files import DEFAULT_WAREHOUSE, Project, Settings
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
-def open_engine(settings: Settings, project_root: Path) -> Engine:
+def open_engine(
+    settings: Settings, project_root: Path, *, search_path: tuple[str, ...] = ()
+) -> Engine:
     """Open the project's warehouse (not yet set up).
 
     Args:
         settings: The project's sqlbench.yml (``warehouse``, ``dialect``, ``run.concurrency``).
         project_root: Where relative warehouse paths resolve.
+        search_path: Schemas searched first for unqualified names (a dbt build's, on
+            PostgreSQL).
 
     Returns:
         An engine; call ``engine.setup(project_root, setup_files(settings, project_root))``
@@ -46,7 +50,7 @@ def open_engine(settings: Settings, project_root: Path) -> Engine:
         resolved = resolve(warehouse, where="sqlbench.yml warehouse")
     except EnvVarError as err:
         raise EngineError(str(err)) from err
-    target = WarehouseTarget(resolved, warehouse, settings, project_root)
+    target = WarehouseTarget(resolved, warehouse, settings, project_root, search_path)
     if url_scheme(resolved) is None and _is_sqlite_file(target.local(resolved)):
         target = replace(target, url=f"sqlite:///{target.local(resolved)}")
     return open_warehouse(target)
@@ -89,8 +93,9 @@ def open_project_engine(
 ) -> Engine:
     """Open the project's warehouse (or the one named in ``warehouses:``) and run its setup
     (at the project's root, which for ``--branch REF`` is that ref's files). With ``dbt:``,
-    the default warehouse is the ref's dbt build (``sqlbench.dbt.build_ref``; ``progress``
-    gets dbt's progress lines) and setup SQL runs on top of it.
+    the default warehouse is the ref's dbt build (``sqlbench.dbt.build.build_ref``, or on
+    PostgreSQL ``sqlbench.dbt.server.build_on_server``, whose schemas are searched first;
+    ``progress`` gets dbt's progress lines) and setup SQL runs on top of it.
 
     Raises:
         EngineError: the warehouse cannot be opened, the dbt build fails (``DbtError``) or its
@@ -98,10 +103,11 @@ def open_project_engine(
     """
     settings = project.settings.for_warehouse(warehouse)
     relations: dict[str, str] = {}
+    search_path: tuple[str, ...] = ()
     if settings.dbt is not None and (warehouse is None or warehouse == DEFAULT_WAREHOUSE):
-        settings, relations = _dbt_warehouse(project, settings, progress)
+        settings, relations, search_path = _dbt_warehouse(project, settings, progress)
     try:
-        engine = open_engine(settings, project.root)
+        engine = open_engine(settings, project.root, search_path=search_path)
         engine.relations = relations
         try:
             engine.setup(project.root, setup_files(settings, project.root))
@@ -117,9 +123,24 @@ def open_project_engine(
 
 def _dbt_warehouse(
     project: Project, settings: Settings, progress: Progress | None
-) -> tuple[Settings, dict[str, str]]:
-    """The settings with the ref's dbt build as the warehouse, and its models' relations. A
-    DuckDB file ``warehouse`` is where the build starts from (its tables are the sources)."""
+) -> tuple[Settings, dict[str, str], tuple[str, ...]]:
+    """The settings with the ref's dbt build as the warehouse, its models' relations and the
+    schemas to search first. A DuckDB file ``warehouse`` is where the build starts from (its
+    tables are the sources); on a PostgreSQL warehouse the build goes to schemas of its own
+    there, searched first."""
+    server = dbt_server(settings)
+    if server is not None:
+        from sqlbench.dbt.server import build_on_server
+
+        assert settings.warehouse is not None
+        built = build_on_server(project, server, display=settings.warehouse, progress=progress)
+        if progress is not None:
+            done = "built" if built.built else "reusing the build of"
+            progress(
+                f"{done} {project.source.branch} in schema {built.schemas[0]} ({built.key}, "
+                f"{built.seconds:.1f} s); dbt's log: .sqlbench/dbt/logs/{built.key}.log"
+            )
+        return settings, built.relations, built.schemas
     from sqlbench.dbt.build import build_ref
 
     build = build_ref(project, warehouse=dbt_start(settings, project.root), progress=progress)
@@ -129,7 +150,24 @@ def _dbt_warehouse(
             f"{done} {project.source.branch} ({build.key}, {build.seconds:.1f} s); dbt's log: "
             f".sqlbench/dbt/logs/{build.key}.log"
         )
-    return settings.model_copy(update={"warehouse": str(build.database)}), build.relations
+    return settings.model_copy(update={"warehouse": str(build.database)}), build.relations, ()
+
+
+def dbt_server(settings: Settings) -> str | None:
+    """The resolved URL of a server ``warehouse`` a dbt build goes to (docs/dbt.md), or None
+    when the build is a DuckDB file (the embedded warehouse, or a DuckDB ``warehouse``).
+
+    Raises:
+        EngineError: an unset ``${ENV}``.
+    """
+    if settings.warehouse is None:
+        return None
+    try:
+        resolved = resolve(settings.warehouse, where="sqlbench.yml warehouse")
+    except EnvVarError as err:
+        raise EngineError(str(err)) from err
+    scheme = url_scheme(resolved)
+    return None if scheme is None or scheme in ("duckdb", "sqlite") else resolved
 
 
 def dbt_start(settings: Settings, project_root: Path) -> Path | None:
@@ -157,7 +195,7 @@ def dbt_start(settings: Settings, project_root: Path) -> Path | None:
     if path is None or _is_sqlite_file(path):
         raise EngineError(
             f"sqlbench.yml has `dbt:` with warehouse {settings.warehouse!r}; sqlbench builds "
-            "dbt projects on the embedded warehouse or a DuckDB file only (docs/dbt.md)"
+            "dbt projects on the embedded warehouse, a DuckDB file or PostgreSQL (docs/dbt.md)"
         )
     if not path.is_file():
         raise EngineError(f"the warehouse DuckDB file {path} does not exist")

@@ -37,6 +37,12 @@ class Profile:
     unbuffered_cursor = False
     """Whether a cursor left mid-result would drain every remaining row on close, so its query
     must be stopped first (``stop_statement``) or its connection dropped."""
+    search_path: tuple[str, ...] = ()
+    """Schemas searched first for unqualified names on each connection (a dbt build's)."""
+
+    def search_path_refusal(self) -> str | None:
+        """Why this database cannot search schemas first, or None when it can."""
+        return f"sqlbench cannot set the schema search path on {self.label} warehouses"
 
     def begin(
         self,
@@ -109,11 +115,29 @@ class PostgresProfile(Profile):
     label = "PostgreSQL"
     temporary_setup = True
 
+    def search_path_refusal(self) -> str | None:
+        return None
+
     def prepare_connection(self, dbapi: Any, statements: list[SetupStatement]) -> None:
         from sqlbench.engines.pg_values import register_loaders
 
         register_loaders(dbapi)
+        if self.search_path:
+            self.apply_search_path(dbapi)
         super().prepare_connection(dbapi, statements)
+
+    def apply_search_path(self, dbapi: Any) -> None:
+        """Put ``search_path``'s schemas before the session's own (the role's setting, else
+        ``"$user", public``), for the whole session: setup SQL and every query then resolve
+        unqualified names in them first."""
+        first = ", ".join('"' + s.replace('"', '""') + '"' for s in self.search_path)
+        with dbapi.cursor() as cur:
+            cur.execute(
+                "SELECT set_config('search_path', "
+                "concat_ws(', ', %s::text, nullif(current_setting('search_path'), '')), false)",
+                (first,),
+            )
+        dbapi.commit()
 
     def begin(
         self,
@@ -167,14 +191,22 @@ class PostgresProfile(Profile):
         dbapi.commit()
 
     def list_tables(self, dbapi: Any) -> list[TableInfo]:
+        # With a dbt build's schemas searched first, other refs' builds (kept schemas, another
+        # process's) are not this run's tables: left out of the list (docs/dbt.md).
+        others = (
+            "AND (c.table_schema !~ '_sqlb_[0-9a-f]{12}' OR c.table_schema = ANY(%s)) "
+            if self.search_path
+            else ""
+        )
         with dbapi.cursor() as cur:
             cur.execute(
                 "SELECT c.table_schema, c.table_name, c.column_name, c.data_type, "
-                "c.table_schema LIKE 'pg\\_temp\\_%' FROM information_schema.columns c "
+                "c.table_schema ~ '^pg_temp_' FROM information_schema.columns c "
                 "WHERE c.table_schema NOT IN ('pg_catalog', 'information_schema') "
-                "AND (c.table_schema NOT LIKE 'pg\\_temp\\_%' "
+                "AND (c.table_schema !~ '^pg_temp_' "
                 "OR c.table_schema = pg_my_temp_schema()::regnamespace::text) "
-                "ORDER BY 5 DESC, 1, 2, c.ordinal_position"
+                f"{others}ORDER BY 5 DESC, 1, 2, c.ordinal_position",
+                (list(self.search_path),) if self.search_path else None,
             )
             rows = cur.fetchall()
         dbapi.rollback()

@@ -167,6 +167,7 @@ def _open(spec: QueryProcessSpec) -> Engine:
             dialect=spec.server.dialect,
             project_root=spec.project_root or Path.cwd(),
             pool_size=spec.server.pool_size,
+            search_path=spec.server.search_path,
         )
         if spec.setup_files:
             assert spec.project_root is not None

@@ -40,6 +40,9 @@ class WarehouseTarget:
     """How messages show it: as written in sqlbench.yml."""
     settings: Settings
     project_root: Path
+    search_path: tuple[str, ...] = ()
+    """Schemas searched first for unqualified names (a dbt build's on PostgreSQL:
+    docs/dbt.md); empty: the database's own search path."""
 
     def local(self, path: str) -> Path:
         """A file path of the warehouse, ``~`` expanded and relative to the project root."""

@@ -98,6 +98,7 @@ def open_warehouse(target: WarehouseTarget) -> SqlAlchemyEngine:
         project_root=target.project_root,
         pool_size=settings.run.concurrency,
         query_process_mb=server_query_process_mb(settings.run),
+        search_path=target.search_path,
     )
 
 
@@ -114,6 +115,8 @@ class SqlAlchemyEngine(AgentSqlEngine):
         dialect: The sqlglot dialect of the warehouse.
         project_root: Where relative SQLite paths resolve.
         pool_size: Connections kept open (the run's concurrency).
+        search_path: Schemas searched first for unqualified names on every connection (a dbt
+            build's schemas on PostgreSQL, docs/dbt.md); empty: the database's own.
     """
 
     def __init__(
@@ -125,6 +128,7 @@ class SqlAlchemyEngine(AgentSqlEngine):
         project_root: Path,
         pool_size: int = 8,
         query_process_mb: int | None = None,
+        search_path: tuple[str, ...] = (),
     ) -> None:
         self.display = display
         self.dialect = dialect
@@ -141,6 +145,11 @@ class SqlAlchemyEngine(AgentSqlEngine):
         parsed = self._parse_url(url)
         backend = parsed.get_backend_name()
         self._profile: Profile = profile_for(backend)
+        if search_path:
+            refusal = self._profile.search_path_refusal()
+            if refusal is not None:
+                raise EngineError(refusal)
+            self._profile.search_path = search_path
         self._sa = self._create(parsed, backend, project_root, pool_size)
         self._profile.dbapi_error = self._sa.dialect.loaded_dbapi.Error
         event.listen(self._sa, "connect", self._on_connect)
@@ -162,7 +171,9 @@ class SqlAlchemyEngine(AgentSqlEngine):
             # before sqlbench can count it.
             if isinstance(self._profile, MySqlProfile) and not self._profile.mariadb:
                 label = "MySQL"
-            server = ServerSpec(url, dialect=dialect, pool_size=pool_size, label=label)
+            server = ServerSpec(
+                url, dialect=dialect, pool_size=pool_size, label=label, search_path=search_path
+            )
             self._query_process = QueryProcess(
                 QueryProcessSpec(
                     database=None,

@@ -444,6 +444,9 @@ class DbtSettings(_Strict):
     """``--vars`` for the build."""
     test: bool = False
     """Also run the project's data tests (``dbt build``); a failing test fails the build."""
+    keep_schemas: bool = False
+    """On a server warehouse: keep each ref's schemas (``<schema>_sqlb_<key>...``) when the
+    command is done, for a later command to reuse; False: drop them then."""
     _untrusted: str | None = PrivateAttr(None)
 
     @property

@@ -177,7 +177,7 @@ def project_side(
         raise AgentError(f"{role} {project.source.branch}: {err}") from err
     questions = pick_questions(project, (), None, None)
     try:
-        warehouse = warehouse_identity(project.settings, project.root)
+        warehouse = warehouse_identity(project.settings, project.root, folder=project.folder)
     except DbtError as err:  # its dbt project does not parse: say which side
         raise DbtError(f"{role} {project.source.branch}: {err}") from err
     identity = run_identity(project, config, questions, warehouse)
@@ -302,7 +302,8 @@ def affected_reuse(
             # base's build; what changed between the builds is what select_affected reads.
             from sqlbench.runs.identity import warehouse_identity
 
-            now = now._replace(warehouse_hash=warehouse_identity(loaded.settings, loaded.root).hash)
+            identity = warehouse_identity(loaded.settings, loaded.root, folder=loaded.folder)
+            now = now._replace(warehouse_hash=identity.hash)
         if before[3:] != now[3:]:
             say(
                 "affected-only: the base run used another sqlbench version, compare options or "

@@ -141,10 +141,17 @@ def source_key(source: SourceInfo) -> str | None:
 
 
 def warehouse_identity(
-    settings: Settings, project_root: Path, environ: Mapping[str, str] | None = None
+    settings: Settings,
+    project_root: Path,
+    environ: Mapping[str, str] | None = None,
+    *,
+    folder: Path | None = None,
 ) -> WarehouseIdentity:
     """The identity of the warehouses ``settings`` name (the one function that decides it):
-    the top-level one and each of ``warehouses:``.
+    the top-level one and each of ``warehouses:``. ``folder`` is the project folder on disk
+    (``Project.folder``; default ``project_root``), whose ``.sqlbench/dbt/parsed`` keeps a dbt
+    project's parse for the next command (``project_root`` of a ``--branch`` ref is a
+    checkout that does not outlive the command).
 
     ``${VAR}`` is resolved here only to hash it: two databases behind one URL template that
     differ in one variable are two warehouses. The password never enters the hash or label.
@@ -159,12 +166,12 @@ def warehouse_identity(
         >>> warehouse_identity(Settings(), Path(".")).built
         True
     """
-    default = _one_warehouse(settings, project_root, environ)
+    default = _one_warehouse(settings, project_root, environ, folder)
     if not settings.warehouses:
         return default
     each = {DEFAULT_WAREHOUSE: default}
     for name in sorted(settings.warehouses):
-        each[name] = _one_warehouse(settings.for_warehouse(name), project_root, environ)
+        each[name] = _one_warehouse(settings.for_warehouse(name), project_root, environ, folder)
     hashes = {name: one.hash for name, one in each.items()}
     return WarehouseIdentity(
         None if None in hashes.values() else stable_hash(hashes),
@@ -174,27 +181,16 @@ def warehouse_identity(
 
 
 def _one_warehouse(
-    settings: Settings, project_root: Path, environ: Mapping[str, str] | None
+    settings: Settings,
+    project_root: Path,
+    environ: Mapping[str, str] | None,
+    folder: Path | None = None,
 ) -> WarehouseIdentity:
     written = settings.warehouse
     dialect = settings.dialect
     parts: dict[str, Any]
     if settings.dbt is not None:
-        # The ref's dbt build (docs/dbt.md): its build key says which models the run read,
-        # and from which DuckDB warehouse file.
-        from sqlbench.dbt.build import build_key
-        from sqlbench.dbt.manifest import parse_ref
-        from sqlbench.engines.open import dbt_start
-
-        parsed = parse_ref(
-            settings.dbt, project_root, project_root / ".sqlbench" / "dbt" / "parsed"
-        )
-        try:
-            key = build_key(parsed, dbt_start(settings, project_root))
-        except SqlbenchError:
-            return WarehouseIdentity(None, _mask_password(written or ""), True)
-        parts = {"kind": "duckdb-dbt", "dialect": dialect, "dbt_build": key}
-        return WarehouseIdentity(stable_hash(parts), f"dbt build {key}", True)
+        return _dbt_warehouse(settings, project_root, environ, folder or project_root)
     if written is None:
         parts = {"kind": "duckdb-memory", "dialect": dialect}
         return WarehouseIdentity(stable_hash(parts), "in-memory DuckDB", True)
@@ -221,6 +217,41 @@ def _one_warehouse(
         return WarehouseIdentity(stable_hash(parts), label, True)
     parts = {"kind": "url", "dialect": dialect, "url": _url_without_password(resolved)}
     return WarehouseIdentity(stable_hash(parts), label, False)
+
+
+def _dbt_warehouse(
+    settings: Settings, project_root: Path, environ: Mapping[str, str] | None, folder: Path
+) -> WarehouseIdentity:
+    """The ref's dbt build (docs/dbt.md): its build key says which models the run read, and
+    from which DuckDB warehouse file; on a server, on which database (its sources can change
+    without a commit, as any server's data)."""
+    from sqlbench.dbt.build import build_key
+    from sqlbench.dbt.manifest import parse_ref
+    from sqlbench.engines.open import dbt_start
+
+    assert settings.dbt is not None
+    parsed = parse_ref(settings.dbt, project_root, folder / ".sqlbench" / "dbt" / "parsed")
+    written = settings.warehouse
+    label = _mask_password(written or "")
+    try:
+        resolved = resolve(written, os.environ if environ is None else environ) if written else None
+    except EnvVarError:
+        return WarehouseIdentity(None, label, False)
+    scheme = None if resolved is None else url_scheme(resolved)
+    if resolved is not None and scheme not in (None, "duckdb", "sqlite"):
+        parts = {
+            "kind": "server-dbt",
+            "dialect": settings.dialect or warehouse_dialect(resolved, {}),
+            "url": _url_without_password(resolved),
+            "dbt_build": parsed.key,
+        }
+        return WarehouseIdentity(stable_hash(parts), f"dbt build {parsed.key} on {label}", False)
+    try:
+        key = build_key(parsed, dbt_start(settings, project_root))
+    except SqlbenchError:
+        return WarehouseIdentity(None, label, True)
+    parts = {"kind": "duckdb-dbt", "dialect": settings.dialect, "dbt_build": key}
+    return WarehouseIdentity(stable_hash(parts), f"dbt build {key}", True)
 
 
 def _url_without_password(url: str) -> str:
@@ -279,7 +310,7 @@ def run_identity(
     ``warehouse`` defaults to ``warehouse_identity`` of the project's settings."""
     selected = project.questions if questions is None else questions
     if warehouse is None:
-        warehouse = warehouse_identity(project.settings, project.root)
+        warehouse = warehouse_identity(project.settings, project.root, folder=project.folder)
     if _same_questions(selected, project.questions):
         set_hash = project.question_set_hash  # the loader's hash of these very questions
     else:
@@ -311,7 +342,7 @@ def identity_fields(
     warehouse)``; ``warehouse`` defaults as in ``run_identity``.
     """
     if warehouse is None:
-        warehouse = warehouse_identity(project.settings, project.root)
+        warehouse = warehouse_identity(project.settings, project.root, folder=project.folder)
     identity = run_identity(project, agent, questions, warehouse)
     source = project.source
     return {

@@ -207,7 +207,9 @@ def plan_run(
             f"shard {options.shard} holds none of the selected questions: an empty run "
             "(merge accepts it)"
         )
-    warehouse = warehouse_identity(project.settings, project.root, options.env)
+    warehouse = warehouse_identity(
+        project.settings, project.root, options.env, folder=project.folder
+    )
     fields = identity_fields(project, config, questions, warehouse)
     if options.reuse is not None:
         source = options.reuse.source
@@ -260,7 +262,9 @@ def _regrade_plan(
             f"{regrade.left_out} question(s) of run {source.name} were never put to the agent "
             "(failing ground truth, or skipped): not regraded; `sqlbench run` asks them"
         )
-    warehouse = warehouse_identity(project.settings, project.root, options.env)
+    warehouse = warehouse_identity(
+        project.settings, project.root, options.env, folder=project.folder
+    )
     fields = identity_fields(project, config, covered, warehouse)
     fields.update(
         agent_settings=dict(source.agent_settings),
@@ -303,7 +307,10 @@ def _resume(
     config = agent_config(project, agent_name or info.agent_name)
     questions = pick_questions(project, select, space, shard)
     identity = run_identity(
-        project, config, questions, warehouse_identity(project.settings, project.root, options.env)
+        project,
+        config,
+        questions,
+        warehouse_identity(project.settings, project.root, options.env, folder=project.folder),
     )
     stored = identity_of(info)
     if identity.question_set_hash != stored.question_set_hash:

@@ -2,74 +2,49 @@
 real temporary git repository, built by real dbt into real DuckDB files.
 
 Each test builds one or two refs (dbt takes a few seconds per invocation), so the module shares
-one repository with its branches and checks several behaviours per build.
+one repository with its branches (``dbt_shop.make_shop``) and checks several behaviours per
+build; ``shop_cli`` runs the commands on it.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import os
 import shutil
-from collections.abc import Callable
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from click.testing import Result
+from dbt_shop import (
+    BAD_REF,
+    BROKEN,
+    EXAMPLE,
+    FILTER_CHANGE,
+    NESTED_MACRO,
+    UNRELATED,
+    Invoke,
+    ShopCli,
+    asked,
+    dbt_installed,
+    edit,
+    make_shop,
+)
 
 from sqlbench.testing import GitRepo, write_project
-
-Invoke = Callable[..., Result]
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "dbt_shop"
-
-
-def _dbt_installed() -> bool:
-    return all(importlib.util.find_spec(m) is not None for m in ("dbt.cli", "dbt.adapters.duckdb"))
-
 
 pytestmark = [
     pytest.mark.dbt,
     pytest.mark.skipif(
-        not _dbt_installed(),
+        not dbt_installed(),
         reason="dbt-core and dbt-duckdb are not installed: pip install -e '.[test,dbt]' (.ci/run)",
     ),
 ]
 
-FILTER_CHANGE = (
-    "models/marts/orders.sql",
-    "where o.status <> 'returned'",
-    "where o.status not in ('returned', 'placed')",
-)
-BROKEN = (
-    "models/staging/stg_payments.sql",
-    "{{ cents_to_units('amount_cents') }} as amount",
-    "{{ cents_to_units('amount_cents') }} as amount,,",
-)
-# A macro two calls away from stg_payments (cents_to_units calls cents_per_unit).
-NESTED_MACRO = ("macros/money.sql", "cents_per_unit() %}100.0", "cents_per_unit() %}1000.0")
-BAD_REF = ("models/marts/customers.sql", "ref('orders')", "ref('orderz')")
-UNRELATED = (
-    "models/marts/payment_methods.sql",
-    "from {{ ref('stg_payments') }}",
-    "from {{ ref('stg_payments') }}\nwhere method <> 'gift_card'",
-)
-
-
-def _edit(root: Path, change: tuple[str, str, str]) -> dict[str, str]:
-    path, old, new = change
-    text = (root / path).read_text(encoding="utf-8")
-    assert old in text
-    return {path: text.replace(old, new)}
-
 
 @pytest.fixture(scope="module")
 def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    """The example committed on main, with branches `filter`, `broken` and `unrelated`."""
-    root = tmp_path_factory.mktemp("dbt") / "shop"
-    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".sqlbench", "*.duckdb"))
-    repo = GitRepo.init(root)
-    repo.git("add", "-A")
-    repo.git("commit", "-q", "-m", "shop")
+    """The example committed on main, with a branch per change."""
     branches = {
         "filter": FILTER_CHANGE,
         "broken": BROKEN,
@@ -77,10 +52,12 @@ def shop(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
         "badref": BAD_REF,
         "macro": NESTED_MACRO,
     }
-    for branch, change in branches.items():
-        repo.commit(_edit(root, change), branch, branch=branch)
-        repo.git("checkout", "-q", "main")
-    return repo
+    return make_shop(tmp_path_factory.mktemp("dbt") / "shop", branches)
+
+
+@pytest.fixture
+def shop_cli(shop: GitRepo, invoke: Invoke) -> ShopCli:
+    return ShopCli(shop, invoke)
 
 
 def _builds(root: Path) -> list[str]:
@@ -88,11 +65,9 @@ def _builds(root: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
 
 
-def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
-    shop: GitRepo, invoke: Invoke
-) -> None:
-    root = shop.root
-    first = invoke("run", "-C", str(root), "--format", "json")
+def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(shop_cli: ShopCli) -> None:
+    root = shop_cli.root
+    first = shop_cli.run("--format", "json")
     assert "dbt: 1 of " in first.stderr and "START" in first.stderr  # dbt's progress shows
     assert "dbt: built main (" in first.stderr
     results = {r["name"]: r for r in json.loads(first.stdout)["results"]}
@@ -104,7 +79,7 @@ def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
     assert (root / ".sqlbench" / "dbt" / "logs" / f"{key}.log").is_file()
     assert not (root / "dev.duckdb").exists()  # the profile's own database is never written
     assert not (root / "target").exists()  # nor dbt's files into the project
-    second = invoke("run", "-C", str(root), "--format", "json")
+    second = shop_cli.run("--format", "json")
     assert "START" not in second.stderr  # the same ref is not built again
     assert f"dbt: reusing the build of main ({key}, " in second.stderr
     assert _builds(root) == [key]
@@ -113,33 +88,15 @@ def test_a_run_builds_the_ref_once_and_resolves_ref_in_ground_truth(
 
 
 def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer_changes(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "filter",
-        "--trust-ref",
-        "filter",
-        "--affected",
-        "--markdown",
-        str(root.parent / "filter.md"),
-        exit_code=1,
-    )
+    root = shop_cli.root
+    shop_cli.run_branch("main")
+    summary_file = root.parent / "filter.md"
+    checked = shop_cli.check("filter", "--affected", "--markdown", str(summary_file), exit_code=1)
     err = checked.stderr
     assert "changed in the dbt project or setup: customers, orders" in err
-    asked = sorted(
-        line.split("asking ")[1].split(":")[0]
-        for line in err.splitlines()
-        if "affected-only: asking " in line
-    )
-    assert asked == [
+    assert asked(err) == [
         "shop/customers_by_country",
         "shop/customers_without_orders",
         "shop/june_orders",  # its ground truth reads stg_orders, but the agent read orders
@@ -148,7 +105,7 @@ def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer
         "shop/top_customer",
         "shop/total_revenue",
     ]
-    summary = (root.parent / "filter.md").read_text()
+    summary = summary_file.read_text()
     # The agent hard-codes the old definition of a revenue order: a regression on head.
     assert "shop/orders_by_status" in summary.split("Regressions")[1].split("\n\n")[1]
     changes = summary.split("Answer changes")[1]
@@ -158,123 +115,98 @@ def test_check_of_a_changed_filter_asks_only_affected_questions_and_shows_answer
 
 
 def test_a_model_that_fails_to_build_is_one_sentence_naming_it_and_the_ref(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    broken = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "broken",
-        "--trust-ref",
-        "broken",
-        exit_code=2,
-    )
+    broken = shop_cli.check("broken", exit_code=2)
     message = broken.stderr.strip().splitlines()[-1]
     assert "dbt could not build model 'stg_payments' at broken:" in message
+    assert "compiled code at" not in message  # dbt's work folder, gone by now
     assert "Traceback" not in broken.stderr
     # The base's work is kept: its run is stored and reused next time.
-    runs = json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
-    assert any(r["branch"] == "main" and r["status"] == "completed" for r in runs)
+    assert any(r["branch"] == "main" and r["status"] == "completed" for r in shop_cli.runs())
 
 
 def test_a_change_to_a_macro_a_model_calls_through_another_asks_what_reads_it(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "macro",
-        "--trust-ref",
-        "macro",
-        "--affected",
-    )  # the agent reads the models, so its answers follow the change: no regression
+    shop_cli.run_branch("main")
+    # The agent reads the models, so its answers follow the change: no regression.
+    checked = shop_cli.check("macro", "--affected")
     assert "reads changed stg_payments" in checked.stderr  # card_payments, average_payment
     assert "asking shop/june_orders" in checked.stderr  # orders reads stg_payments
     assert "asking shop/february_signups" not in checked.stderr
 
 
 def test_a_model_that_does_not_compile_names_the_side_the_ref_and_the_model(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    checked = invoke(
-        "check",
-        "-C",
-        str(shop.root),
-        "--base",
-        "main",
-        "--head",
-        "badref",
-        "--trust-ref",
-        "badref",
-        exit_code=2,
-    )
+    checked = shop_cli.check("badref", exit_code=2)
     line = checked.stderr.strip().splitlines()[-1]
     assert line.startswith("Error: head badref: dbt cannot parse the project in '.': ")
     assert "models/marts/customers.sql" in line and "'orderz'" in line
 
 
 def test_a_change_to_a_model_no_question_reads_asks_nothing_and_says_so(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    invoke("run", "-C", str(root), "--branch", "main")
-    checked = invoke(
-        "check",
-        "-C",
-        str(root),
-        "--base",
-        "main",
-        "--head",
-        "unrelated",
-        "--trust-ref",
-        "unrelated",
-        "--affected",
-    )
+    shop_cli.run_branch("main")
+    checked = shop_cli.check("unrelated", "--affected")
     assert "changed in the dbt project or setup: payment_methods" in checked.stderr
     assert "no question reads what changed; asking none" in checked.stderr
     assert "affected-only: asking" not in checked.stderr
 
 
 def test_base_and_head_built_side_by_side_give_each_side_its_own_answers(
-    shop: GitRepo, invoke: Invoke
+    shop_cli: ShopCli,
 ) -> None:
-    root = shop.root
-    base = json.loads(invoke("run", "-C", str(root), "--branch", "main", "--format", "json").stdout)
-    head = json.loads(
-        invoke(
-            "run",
-            "-C",
-            str(root),
-            "--branch",
-            "filter",
-            "--trust-ref",
-            "filter",
-            "--format",
-            "json",
-        ).stdout
-    )
-    verdicts = {r["name"]: r["verdict"] for r in base["results"]}
-    assert verdicts["orders_by_status"] == "pass"
-    assert {r["name"]: r["verdict"] for r in head["results"]}["orders_by_status"] == "fail"
+    base = shop_cli.verdicts("--branch", "main")
+    assert base["orders_by_status"] == "pass"
+    head = shop_cli.verdicts("--branch", "filter", "--trust-ref", "filter")
+    assert head["orders_by_status"] == "fail"
     # The base ref's run, made again after head was built, still reads base's models.
-    again = json.loads(
-        invoke("run", "-C", str(root), "--branch", "main", "--format", "json").stdout
-    )
-    assert {r["name"]: r["verdict"] for r in again["results"]} == verdicts
+    assert shop_cli.verdicts("--branch", "main") == base
 
 
-def test_validate_execute_runs_ground_truth_on_the_build(shop: GitRepo, invoke: Invoke) -> None:
-    invoke("validate", "-C", str(shop.root), "--execute")
+def test_a_second_branch_run_reuses_the_parse_and_the_build_without_invoking_dbt(
+    shop: GitRepo,
+) -> None:
+    """Each command a process of its own, as a user runs them: the second finds the first's
+    parse on disk (.sqlbench/dbt/parsed) and its build, and invokes dbt not at all."""
+    root = shop.root
+    change = ("models/marts/orders.sql", "-- One row", "-- Parse cache: one row")
+    shop.commit(edit(root, change), "parse cache", branch="parsecache")
+    shop.git("checkout", "-q", "main")
+    logs = root / ".sqlbench" / "dbt" / "logs"
+
+    branch = ("--branch", "parsecache", "--trust-ref", "parsecache")
+
+    def run() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sqlbench", "run", "-C", str(root), *branch],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=240,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
+
+    def dbt_logs() -> dict[str, int]:
+        return {p.name: p.stat().st_mtime_ns for p in logs.iterdir()} if logs.is_dir() else {}
+
+    before = dbt_logs()
+    first = run()
+    assert "dbt: built parsecache (" in first.stderr
+    after_first = dbt_logs()
+    new = sorted(set(after_first) - set(before))
+    assert any(name.startswith("parse-") for name in new)  # the first run parsed
+    second = run()
+    assert "dbt: reusing the build of parsecache (" in second.stderr
+    assert "START" not in second.stderr
+    assert dbt_logs() == after_first  # no parse, no build: dbt was not invoked
+
+
+def test_validate_execute_runs_ground_truth_on_the_build(shop_cli: ShopCli) -> None:
+    shop_cli.invoke("validate", "-C", str(shop_cli.root), "--execute")
 
 
 def test_init_dbt_writes_beside_the_dbt_project_never_into_models(
@@ -366,3 +298,89 @@ def test_a_duckdb_warehouse_is_where_the_build_starts_and_is_never_written(
             row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         }
     assert tables == {"raw_orders"}
+
+
+def _env_project(root: Path) -> None:
+    """A dbt project whose model reads two environment variables with env_var()."""
+    write_project(
+        root,
+        {
+            "dbt_project.yml": {"name": "envp", "profile": "envp"},
+            "models/big.sql": (
+                "select n, '{{ env_var('SHOP_LABEL') }}' as label\n"
+                "from (values (1), (2), (3), (4)) as t(n)\n"
+                "where n >= {{ env_var('SHOP_MIN_N') }}\n"
+            ),
+            "sqlbench.yml": {"dbt": {}},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "big",
+                        "question": "How many big numbers?",
+                        "sql": "SELECT count(*) FROM {{ ref('big') }}",
+                    }
+                ]
+            },
+            "agents/a.yml": {"agents": [{"name": "a", "kind": "replay", "path": "a.jsonl"}]},
+            "agents/a.jsonl": '{"name": "big", "sql": "SELECT 3"}\n',
+        },
+    )
+
+
+def test_a_change_to_an_environment_variable_the_project_reads_rebuilds_it(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "envp"
+    _env_project(root)
+    marker = "label-5c1e9a"
+    env = {"SHOP_MIN_N": "2", "SHOP_LABEL": marker}
+
+    def run(**changed: str) -> tuple[str, str]:
+        ran = invoke(
+            "run", "-C", str(root), "--agent", "a", "--format", "json", env={**env, **changed}
+        )
+        (verdict,) = [r["verdict"] for r in json.loads(ran.stdout)["results"]]
+        return verdict, ran.stderr
+
+    verdict, err = run()
+    assert verdict == "pass" and "dbt: built " in err  # 2, 3 and 4: three rows
+    verdict, err = run(SOME_OTHER_VARIABLE="x")  # a variable the project does not read
+    assert verdict == "pass" and "dbt: reusing the build of " in err
+    verdict, err = run(SHOP_MIN_N="3")  # built again: 3 and 4
+    assert verdict == "fail" and "dbt: built " in err
+    assert len(_builds(root)) == 2
+    verdict, err = run()  # back to the first value: its build is still there
+    assert verdict == "pass" and "dbt: reusing the build of " in err
+    # The values are hashed into the build key, never stored by sqlbench (dbt's own log of a
+    # build, under .sqlbench/dbt/logs, holds the SQL it ran, as dbt's logs do).
+    stored = [
+        p
+        for p in (root / ".sqlbench").rglob("*")
+        if p.is_file() and "builds" not in p.parts and "logs" not in p.parts
+    ]
+    assert any(p.parent.name == "parsed" for p in stored)
+    assert not [p for p in stored if marker.encode() in p.read_bytes()]
+
+
+def test_a_dbt_project_on_a_mariadb_warehouse_is_one_sentence(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    root = tmp_path / "maria"
+    _env_project(root)
+    settings = "dbt: {}\nwarehouse: mysql+pymysql://root@127.0.0.1:3306/test\n"
+    (root / "sqlbench.yml").write_text(settings)
+    ran = invoke(
+        "run",
+        "-C",
+        str(root),
+        "--agent",
+        "a",
+        exit_code=2,
+        env={"SHOP_MIN_N": "2", "SHOP_LABEL": "x"},
+    )
+    assert ran.stderr.strip().splitlines()[-1] == (
+        "Error: sqlbench.yml has `dbt:` with the MariaDB/MySQL warehouse "
+        "mysql+pymysql://root@127.0.0.1:3306/test; sqlbench builds each ref's dbt models into "
+        "schemas of their own, which MariaDB and MySQL do not have (a schema is a database "
+        "there): use PostgreSQL or DuckDB"
+    )

@@ -1,0 +1,271 @@
+"""dbt projects on a PostgreSQL warehouse (docs/dbt.md, "On a server warehouse"): the example
+project in examples/dbt_shop built by real dbt (dbt-postgres) into schemas of its own on the
+real server named by SQLBENCH_TEST_POSTGRES_URL, and queried as the read-only role of
+SQLBENCH_TEST_POSTGRES_READER_URL when it is set.
+
+Every schema the tests make starts with a name of the module's own (``shop_<random>``): what is
+left after a command is read from information_schema, and whatever a failing test left is
+dropped at the end.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+import yaml
+from dbt_shop import (
+    BROKEN,
+    EXAMPLE,
+    FILTER_CHANGE,
+    Invoke,
+    ShopCli,
+    asked,
+    dbt_installed,
+    make_shop,
+)
+
+from sqlbench.testing import GitRepo
+
+PG_URL = os.environ.get("SQLBENCH_TEST_POSTGRES_URL")
+READER_URL = os.environ.get("SQLBENCH_TEST_POSTGRES_READER_URL")
+
+pytestmark = [
+    pytest.mark.dbt,
+    pytest.mark.postgres,
+    pytest.mark.skipif(PG_URL is None, reason="SQLBENCH_TEST_POSTGRES_URL is not set (PostgreSQL)"),
+    pytest.mark.skipif(
+        not dbt_installed("postgres"),
+        reason="dbt-postgres is not installed: pip install -c constraints-dbt.txt dbt-postgres "
+        "(.ci/run's dbt step)",
+    ),
+]
+
+# The recorded agent's SQL, in PostgreSQL's dialect (the example's is DuckDB's: month()).
+ANSWERS = EXAMPLE / "agents" / "recorded_answers.jsonl"
+GENERATE_SCHEMA_NAME = """\
+{% macro generate_schema_name(custom_schema_name, node) -%}
+  {{ custom_schema_name or 'public' }}
+{%- endmacro %}
+"""
+
+
+def _profile(schema: str, database: str | None = None) -> str:
+    """A postgres target on the test server, building into ``schema`` (as a developer's)."""
+    assert PG_URL is not None
+    url = sa.make_url(PG_URL)
+    target = {
+        "type": "postgres",
+        "host": url.host or "127.0.0.1",
+        "port": url.port or 5432,
+        "user": url.username,
+        "password": url.password or "",
+        "dbname": database or url.database,
+        "schema": schema,
+        "threads": 4,
+    }
+    return yaml.safe_dump({"dbt_shop": {"target": "pg", "outputs": {"pg": target}}})
+
+
+def _settings(*, keep: bool = False, warehouse: str | None = None) -> str:
+    dbt = {"project_dir": ".", "profiles_dir": ".", **({"keep_schemas": True} if keep else {})}
+    # Questions run as the least-privilege role when there is one: sqlbench grants it reading
+    # the schemas the target's role builds.
+    settings = {"dbt": dbt, "warehouse": warehouse or READER_URL or PG_URL}
+    return yaml.safe_dump({**settings, "default_agent": "recorded"})
+
+
+@pytest.fixture(scope="module")
+def prefix() -> Iterator[str]:
+    """The target schema of the module's projects; every schema left with it is dropped."""
+    name = f"shop_{uuid.uuid4().hex[:8]}"
+    yield name
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.begin() as conn:
+        for schema in _schemas(name):
+            conn.execute(sa.text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+    engine.dispose()
+
+
+def _schemas(prefix: str) -> list[str]:
+    """The schemas on the server whose names start with ``prefix``."""
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.connect() as conn:
+        found = conn.execute(
+            sa.text(
+                "SELECT schema_name FROM information_schema.schemata "
+                "WHERE starts_with(schema_name, :prefix) ORDER BY 1"
+            ),
+            {"prefix": prefix},
+        )
+        names = [str(row[0]) for row in found]
+    engine.dispose()
+    return names
+
+
+@pytest.fixture(scope="module")
+def pg_shop(tmp_path_factory: pytest.TempPathFactory, prefix: str) -> GitRepo:
+    """The example on PostgreSQL, its marts in a custom schema (``+schema: marts``, built as
+    ``<schema>_sqlb_<key>_marts``), committed on main, with branches `filter` (a changed
+    filter), `broken` (a model that does not build) and `kept` (``keep_schemas: true``, and a
+    comment changed in a model: a build key of its own)."""
+    root = tmp_path_factory.mktemp("dbt_pg") / "shop"
+    project = EXAMPLE / "dbt_project.yml"
+    answers = ANSWERS.read_text().replace(
+        "month(signed_up_at) = 2", "extract(month from signed_up_at) = 2"
+    )
+    answers = answers.replace("month(ordered_at) = 6", "extract(month from ordered_at) = 6")
+    files = {
+        "profiles.yml": _profile(prefix),
+        "sqlbench.yml": _settings(),
+        "dbt_project.yml": project.read_text().replace(
+            "+materialized: table", "+materialized: table\n      +schema: marts"
+        ),
+        "agents/recorded_answers.jsonl": answers,
+    }
+    branches = {
+        "filter": FILTER_CHANGE,
+        "broken": BROKEN,
+        "kept": {
+            "sqlbench.yml": _settings(keep=True),
+            "models/marts/orders.sql": "-- kept\n"
+            + (EXAMPLE / "models" / "marts" / "orders.sql").read_text(),
+        },
+    }
+    return make_shop(root, branches, files)
+
+
+@pytest.fixture
+def shop_cli(pg_shop: GitRepo, invoke: Invoke) -> ShopCli:
+    return ShopCli(pg_shop, invoke)
+
+
+def _built_schema(stderr: str, ref: str) -> str:
+    """The schema a command's `dbt: built REF in schema S` line names."""
+    (line,) = [
+        s
+        for s in stderr.splitlines()
+        if f" {ref} in schema " in s and ("built" in s or "reusing" in s)
+    ]
+    return line.split(" in schema ")[1].split(" ")[0]
+
+
+def test_base_and_head_build_side_by_side_into_schemas_of_their_own_dropped_after(
+    shop_cli: ShopCli, prefix: str
+) -> None:
+    summary_file = shop_cli.root.parent / "filter.md"
+    checked = shop_cli.check(
+        "filter", "--affected", "--fresh", "--markdown", str(summary_file), exit_code=1
+    )
+    err = checked.stderr
+    base, head = _built_schema(err, "main"), _built_schema(err, "filter")
+    assert base != head
+    assert base.startswith(f"{prefix}_sqlb_") and head.startswith(f"{prefix}_sqlb_")
+    assert f"START sql table model {base}_marts.orders" in err  # the custom schema, suffixed
+    # `{{ ref('orders') }}` (total_revenue) and the unqualified names the agent's SQL and the
+    # rest of the ground truth use read each ref's own models: head's filter changes answers.
+    assert asked(err) == [
+        "shop/customers_by_country",
+        "shop/customers_without_orders",
+        "shop/june_orders",
+        "shop/monthly_revenue",
+        "shop/orders_by_status",
+        "shop/top_customer",
+        "shop/total_revenue",
+    ]
+    summary = summary_file.read_text()
+    assert "shop/orders_by_status" in summary.split("Regressions")[1].split("\n\n")[1]
+    changes = summary.split("Answer changes")[1]
+    assert "shop/total_revenue" in changes and "shop/card_payments" not in changes
+    # Dropped when the command was done with them, and said so; nothing else was created.
+    assert f"dbt: dropped schemas {base}, {base}_marts" in err
+    assert f"dbt: dropped schemas {head}, {head}_marts" in err
+    assert _schemas(prefix) == []
+
+
+def test_kept_schemas_are_reused_by_the_next_command_not_built_again(
+    shop_cli: ShopCli, prefix: str
+) -> None:
+    first = shop_cli.run_branch("kept", "--format", "json")
+    schema = _built_schema(first.stderr, "kept")
+    assert "dbt: built kept in schema " in first.stderr
+    assert f"dbt: kept schemas {schema}, {schema}_marts (dbt: keep_schemas)" in first.stderr
+    assert _schemas(prefix) == [schema, f"{schema}_marts"]
+    second = shop_cli.run_branch("kept", "--format", "json")
+    assert "START" not in second.stderr  # dbt did not build again
+    assert f"dbt: reusing the build of kept in schema {schema} (" in second.stderr
+    assert _schemas(prefix) == [schema, f"{schema}_marts"]
+    verdicts = shop_cli.verdicts("--branch", "kept", "--trust-ref", "kept")
+    assert verdicts["total_revenue"] == verdicts["orders_by_status"] == "pass"
+    # Unqualified names in the agent's SQL found the marts' schema and the target's.
+    assert verdicts["top_customer"] == verdicts["card_payments"] == "pass"
+
+
+def test_a_model_that_fails_to_build_is_one_sentence_and_the_base_run_is_kept(
+    shop_cli: ShopCli, prefix: str
+) -> None:
+    broken = shop_cli.check("broken", "--fresh", exit_code=2)
+    message = broken.stderr.strip().splitlines()[-1]
+    assert message.startswith("Error: dbt could not build model 'stg_payments' at broken: ")
+    assert 'syntax error at or near ","' in message and "Traceback" not in broken.stderr
+    assert any(r["branch"] == "main" and r["status"] == "completed" for r in shop_cli.runs())
+    assert not [s for s in _schemas(prefix) if "_sqlb_" in s and not _kept(s)]
+
+
+def _kept(schema: str) -> bool:
+    """Whether ``schema`` belongs to a finished build (kept by the test above): its build's
+    own schema (``<prefix>_sqlb_<key>``) is marked so."""
+    own = re.sub(r"(_sqlb_[0-9a-f]{12}).*", r"\1", schema)
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.connect() as conn:
+        comment = conn.execute(
+            sa.text(
+                "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = :s"
+            ),
+            {"s": own},
+        ).scalar()
+    engine.dispose()
+    return str(comment or "").startswith("sqlbench dbt build ")
+
+
+def test_a_target_on_another_database_is_one_sentence(
+    tmp_path: Path, invoke: Invoke, prefix: str
+) -> None:
+    repo = make_shop(
+        tmp_path / "other",
+        {},
+        {
+            "profiles.yml": _profile(prefix, "elsewhere"),
+            "sqlbench.yml": _settings(warehouse=PG_URL),
+        },
+    )
+    ran = invoke("run", "-C", str(repo.root), exit_code=2)
+    database = sa.make_url(str(PG_URL)).database
+    assert ran.stderr.strip().splitlines()[-1] == (
+        "Error: dbt: target 'pg' builds into database 'elsewhere', but sqlbench.yml's warehouse "
+        f"{PG_URL} is database {database!r}: sqlbench runs the questions where dbt builds the "
+        "models, so both must name the same database"
+    )
+
+
+def test_a_schema_macro_that_leaves_out_the_target_schema_is_refused_before_building(
+    tmp_path: Path, invoke: Invoke, prefix: str
+) -> None:
+    repo = make_shop(
+        tmp_path / "macro",
+        {},
+        {
+            "profiles.yml": _profile(prefix),
+            "sqlbench.yml": _settings(warehouse=PG_URL),
+            "macros/schemas.sql": GENERATE_SCHEMA_NAME,
+        },
+    )
+    ran = invoke("run", "-C", str(repo.root), exit_code=2)
+    line = ran.stderr.strip().splitlines()[-1]
+    assert line.startswith("Error: dbt: model 'customers' is built into schema 'public', ")
+    assert "generate_schema_name" in line and "START" not in ran.stderr
