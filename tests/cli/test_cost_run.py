@@ -154,6 +154,26 @@ def test_a_bad_budget_is_one_sentence(invoke, tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_explain_analyze_is_refused_on_a_warehouse_that_is_not_postgres(
+    invoke, tmp_path: Path
+) -> None:
+    settings = (
+        "run:\n  explain_analyze: true\nwarehouses:\n"
+        "  pg:\n    url: postgresql+psycopg://u@h/db\n    run: {explain_analyze: true}\n"
+        "  lite:\n    url: sqlite:///x.db\n    run:\n      explain_analyze: true\n"
+    )
+    root = make_project(tmp_path / "p", settings)
+    result = invoke("validate", "-C", str(root), exit_code=1)
+    problems = [line for line in result.output.splitlines() if "explain_analyze" in line]
+    assert problems == [
+        "sqlbench.yml:4: error: run.explain_analyze: only a PostgreSQL warehouse reports its "
+        "work through EXPLAIN ANALYZE, and this one is duckdb; remove the key",
+        "sqlbench.yml:12: error: warehouses.lite.run.explain_analyze: only a PostgreSQL "
+        "warehouse reports its work through EXPLAIN ANALYZE, and this one is sqlite; remove "
+        "the key",
+    ]
+
+
 def test_the_report_shows_cost_per_correct_answer_work_and_accuracy_against_cost(
     invoke, tmp_path: Path
 ) -> None:
