@@ -242,6 +242,7 @@ def test_the_viewer_shows_a_conversation_as_a_thread(
             server.shutdown()
 
 
+@pytest.mark.slow
 def test_the_run_list_plots_accuracy_against_cost_as_runs_arrive(
     tmp_path: Path, open_page: Any, invoke: Any
 ) -> None:
