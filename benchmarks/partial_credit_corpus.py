@@ -9,9 +9,9 @@ when the other row holds it anywhere, errors 0), both over the BIRD questions of
 and the published mini-dev Soft-F1 (all 500 questions) where one exists.
 
 ``--spider SYSTEM``: the agent-to-ground-truth work ratio over that Spider system's predictions
-whose plan both sides have, and its distribution: the Spider databases copied into DuckDB files
-(once, under ``--copies``), both SQL texts transpiled from SQLite, and each plan's rows scanned
-from the DuckDB engine's ``work_of`` (nothing run).
+that both ran on DuckDB, and its distribution: the Spider databases copied into DuckDB files
+(once, under ``--copies``), both SQL texts transpiled from SQLite and run (the prediction as
+agent SQL), each one's rows scanned as DuckDB's profiler counted them (``ResultSet.work``).
 
 Usage: ``python benchmarks/partial_credit_corpus.py --bird`` or ``--spider "DAIL-SQL + GPT-4"``.
 Not part of the test suite: it takes minutes.
@@ -168,7 +168,14 @@ def spider(root: Path, system: str, folder: Path) -> None:
         except QueryError:
             unknown += 1
             continue
-        truth, agent = engine.work_of(truth_sql), engine.work_of(agent_sql)
+        try:
+            truth_run = engine.run_truth(truth_sql, timeout_s=30, max_rows=100_000)
+            agent_run = engine.run_agent(agent_sql, timeout_s=30, max_rows=100_000)
+        except QueryError:
+            unknown += 1
+            continue
+        truth = engine.work_of(truth_sql, truth_run)
+        agent = engine.work_of(agent_sql, agent_run)
         if truth is None or agent is None or truth.amount <= 0:
             unknown += 1
             continue
@@ -178,7 +185,7 @@ def spider(root: Path, system: str, folder: Path) -> None:
         engine.close()
     ordered = sorted(ratios)
     print(
-        f"{system} ({unit}, DuckDB plans): {len(ratios)} predictions with a ratio, "
+        f"{system} ({unit}, DuckDB's profiler): {len(ratios)} predictions with a ratio, "
         f"{unknown} without"
     )
     print(

@@ -41,6 +41,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from sqlbench.engines.base import ResultSet
 from sqlbench.engines.fetch import timed_out
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind, QueryProcessError
 
@@ -65,6 +66,8 @@ class QueryProcessSpec:
     server: ServerSpec | None = None
     """For a server reached through SQLAlchemy (PostgreSQL, MySQL/MariaDB): how to connect;
     None for the embedded DuckDB."""
+    profiled_connections: int = 0
+    """The embedded DuckDB's connections with its profiler on (``DuckDBEngine``)."""
 
     @property
     def label(self) -> str:
@@ -196,9 +199,10 @@ class QueryProcess:
         max_rows: int,
         max_bytes: int | None,
         variant: VariantData | None = None,
-    ) -> pa.Table:
+    ) -> ResultSet:
         """Run agent SQL in the query process (guard, the engine's checks, the query, the fetch
-        within ``max_rows`` and ``max_bytes``); its table, or the ``QueryError`` it raised.
+        within ``max_rows`` and ``max_bytes``); its result (with the work the engine reported
+        there), or the ``QueryError`` it raised.
         With ``variant``, on that data variant's database instead of the engine's.
 
         Raises:
@@ -211,7 +215,7 @@ class QueryProcess:
 
     def run_truth(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None
-    ) -> pa.Table:
+    ) -> ResultSet:
         """Run ground truth in the query process (the engine's ``run_truth``: no guard), under
         the same memory bound as agent SQL: ground truth is a ref's text too, and one that
         takes too much memory is stopped there (TOO_LARGE) instead of taking sqlbench's.
@@ -231,7 +235,7 @@ class QueryProcess:
         variant: VariantData | None,
         *,
         truth: bool,
-    ) -> pa.Table:
+    ) -> ResultSet:
         try:
             with self._solo.shared():
                 return self._attempt(sql, timeout_s, max_rows, max_bytes, variant, truth)
@@ -268,7 +272,7 @@ class QueryProcess:
         max_bytes: int | None,
         variant: VariantData | None,
         truth: bool = False,
-    ) -> pa.Table:
+    ) -> ResultSet:
         conn, pending, request = self._submit()
         try:
             with self._send_lock:
@@ -285,8 +289,8 @@ class QueryProcess:
         assert reply is not None
         kind = reply[0]
         if kind == "table":
-            with pa.ipc.open_stream(pa.py_buffer(reply[1])) as reader:
-                return reader.read_all()
+            with pa.ipc.open_stream(pa.py_buffer(reply[2])) as reader:
+                return ResultSet(reader.read_all(), work=reply[1])
         if kind == "query_error":
             raise QueryError(QueryErrorKind(reply[1]), reply[2])
         if kind == "lost":
@@ -372,9 +376,9 @@ class QueryProcess:
             if message[0] == "over_memory":
                 over_memory = True
                 continue
-            if message[0] == "table":
+            if message[0] == "table":  # ("table", request, work), then the table's bytes
                 try:
-                    message = ("table", message[1], conn.recv_bytes())
+                    message = ("table", message[1], message[2], conn.recv_bytes())
                 except (OSError, EOFError):
                     break
             with self._lock:

@@ -44,8 +44,8 @@ class AgentSqlEngine(Engine):
         """Run agent SQL behind the guard, read-only; see ``Engine.run_agent``."""
         process = self._agent_query_process()
         if process is not None:
-            return ResultSet(
-                process.run_agent(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+            return process.run_agent(
+                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
             )
         start = time.monotonic()
         try:

@@ -28,6 +28,9 @@ class ResultSet:
 
     table: pa.Table
     """Arrow table; column names may repeat."""
+    work: Work | None = None
+    """What the warehouse reports the query read as it ran (DuckDB's profiler, a local Spark
+    session's plan metrics; ``engines.work``); None where it reports nothing then."""
 
     def to_pandas(self) -> pd.DataFrame:
         """A DataFrame for ``compare_results``: decimals stay ``Decimal``, dates stay
@@ -128,11 +131,12 @@ class Engine(ABC):
     def tables(self) -> list[TableInfo]:
         """Tables and views agent SQL may read (after setup)."""
 
-    def work_of(self, sql: str) -> Work | None:
-        """What ``sql`` would read, from the planner, without running it (``engines.work``);
-        None where the engine reports nothing so."""
+    def work_of(self, sql: str, result: ResultSet) -> Work | None:
+        """What ``sql``, whose run gave ``result``, read (``engines.work``): by default what
+        the run reported (``result.work``); an engine that reports it from its planner instead
+        asks it here. None where the engine reports nothing."""
         del sql
-        return None
+        return result.work
 
     def start_query_process(self) -> None:
         """Start the process agent SQL and ground truth run in, where the engine has one, now

@@ -14,9 +14,12 @@ objects are made ordinary ones: every query runs on a cursor of its own (a conne
 would not see another connection's temporary objects), and the in-memory database is the run's
 alone. After setup the database is locked for the rest of the run: no extension installs or
 loads, and no configuration changes (``lock_configuration=true``); files outside the project
-tree stay unreadable (docs/security.md). Every query runs on its own cursor (a DuckDB connection
-of its own, so calls from many threads are safe) inside ``BEGIN TRANSACTION READ ONLY``, is
-streamed as Arrow batches up to ``max_rows``, and is interrupted from a timer at its timeout.
+tree stay unreadable (docs/security.md). Every query runs on a connection of its own for its
+duration (calls from many threads are safe): one of those made just before the lock with
+DuckDB's profiler on, which counts the rows its scans read (``ResultSet.work``, docs/cost.md),
+reused one query at a time, else a new one. It runs inside ``BEGIN TRANSACTION READ ONLY``
+(rolled back after), is streamed as Arrow batches up to ``max_rows``, and is interrupted from a
+timer at its timeout.
 Results are exported losslessly (``arrow_lossless_conversion``) and decoded to comparable Arrow
 types by ``sqlbench.engines.arrow_values`` (exact 128-bit and BIGNUM integers, TIMETZ in UTC).
 """
@@ -55,7 +58,7 @@ from sqlbench.engines.fetch import (
 from sqlbench.engines.guard import unchecked_syntax
 from sqlbench.engines.limits import duckdb_memory_limit_mb, duckdb_query_process_mb
 from sqlbench.engines.registry import WarehouseTarget
-from sqlbench.engines.work import Work, duckdb_plan_work, duckdb_table_rows
+from sqlbench.engines.work import DUCKDB_PROFILED_METRICS, Work, duckdb_profiled_work
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.dialect import url_location, url_scheme
 from sqlbench.tempdirs import make_temp
@@ -67,6 +70,10 @@ _RESERVED_CATALOGS = frozenset({"memory", "system", "temp", "main"})
 VARIANT_MEMORY_LIMIT_MB = 256
 """DuckDB's memory limit for a data variant's engine (``DuckDBEngine.from_tables``): a
 variant holds a few small tables, so the main engine's minimum is plenty."""
+PROFILED_CONNECTIONS = 10
+"""Connections with DuckDB's profiler on an engine keeps by default: the run's default
+concurrency (8), the ground-truth prefetcher and one more (``open_warehouse`` sizes them to the
+run's concurrency)."""
 
 
 _LOCK_SETTINGS = (
@@ -77,8 +84,8 @@ _LOCK_SETTINGS = (
     "SET autoload_known_extensions = false",
     "SET allow_community_extensions = false",
     "SET enable_external_access = false",
-    "SET lock_configuration = true",
 )
+"""Run by ``lock`` before ``SET lock_configuration = true``, which forbids any change after."""
 _EXTERNAL_ACCESS_HINT = (
     " (DuckDB reads no file outside the project: a setup view that reads a file "
     "at query time may fail; create a table from the file in setup instead)"
@@ -158,6 +165,7 @@ class DuckDBEngine(AgentSqlEngine):
         display: str = "embedded DuckDB",
         memory_limit_mb: int | None = None,
         query_process_mb: int | None = None,
+        profiled_connections: int = PROFILED_CONNECTIONS,
     ) -> None:
         self.display = display
         self.attached = database is not None
@@ -172,18 +180,25 @@ class DuckDBEngine(AgentSqlEngine):
         )
         self._cursor_lock = threading.Lock()
         self._locked = False
+        self._closed = False
         self._catalog: str | None = None
         """The attached file's catalog name."""
         self._wrappers: set[tuple[str, str]] = set()
         """The in-memory views that expose the attached file's tables and views."""
         self._database = database
-        self._table_rows: dict[str, int] | None = None
-        """Rows per table, for the work of plans (read once: the data is fixed once locked)."""
+        self._profiled_connections = profiled_connections
+        """How many connections with the profiler on the engine running the queries keeps
+        (this one, or its query process's)."""
+        self._profiled_here = profiled_connections
+        self._profiled: list[duckdb.DuckDBPyConnection] = []
+        """Idle connections with the profiler on (``_take_cursor``), made before the lock."""
         self._query_process: QueryProcess | None = None
         if query_process_mb is not None and sys.platform == "linux":
             # Agent SQL runs in a child process under an address-space limit (see
-            # sqlbench.engines.agent_process); it gets the setup when setup runs.
+            # sqlbench.engines.agent_process); it gets the setup when setup runs. Its queries
+            # run there, on its connections: this one keeps none with the profiler on.
             self._query_process = QueryProcess(self._process_spec(query_process_mb))
+            self._profiled_here = 0
         if database is not None:
             self._attach(database)
 
@@ -197,6 +212,7 @@ class DuckDBEngine(AgentSqlEngine):
             address_space_mb=address_space_mb,
             project_root=project_root,
             setup_files=tuple(files),
+            profiled_connections=self._profiled_connections,
         )
 
     def _attach(self, database: Path) -> None:
@@ -310,11 +326,50 @@ class DuckDBEngine(AgentSqlEngine):
                 self._con.execute(f"SET memory_limit = '{int(self.memory_limit_mb)}MB'")
             for statement in _LOCK_SETTINGS:
                 self._con.execute(statement)
+            self._make_profiled()
+            self._con.execute("SET lock_configuration = true")
         except duckdb.Error as err:
             raise EngineError(
                 f"cannot lock DuckDB for the run: {driver_message(str(err))}"
             ) from err
         self._locked = True
+
+    def _make_profiled(self) -> None:
+        """The connections queries run on with DuckDB's profiler on, counting the rows their
+        scans read (``engines.work``). The profiler is a setting of each connection, which the
+        lock forbids changing, so they are made now and reused, one query at a time each. A
+        DuckDB whose profiler lacks the count gets none: its work is not reported."""
+        for _ in range(self._profiled_here):
+            cursor = self._con.cursor()
+            try:
+                cursor.execute("SET enable_profiling = 'no_output'")
+                cursor.execute(f"SET tracked_metrics = {DUCKDB_PROFILED_METRICS}")
+            except duckdb.Error:
+                cursor.close()
+                return
+            self._profiled.append(cursor)
+
+    def _take_cursor(self) -> tuple[duckdb.DuckDBPyConnection, bool]:
+        """A connection for one query, and whether its profiler is on: an idle profiled one,
+        else (more queries at once than there are) a new one without."""
+        with self._cursor_lock:
+            if self._profiled:
+                return self._profiled.pop(), True
+            return self._con.cursor(), False
+
+    def _put_back(self, cursor: duckdb.DuckDBPyConnection, profiled: bool) -> None:
+        """Done with a query's connection: a profiled one ends its transaction (a failed one
+        too) and waits for the next query; any other is closed."""
+        if profiled and not self._closed:
+            try:
+                cursor.execute("ROLLBACK")
+            except duckdb.Error:
+                pass  # no transaction began, or the connection is unusable: not reused
+            else:
+                with self._cursor_lock:
+                    self._profiled.append(cursor)
+                return
+        cursor.close()
 
     def run_truth(
         self, sql: str, *, timeout_s: float, max_rows: int, max_bytes: int | None = None
@@ -325,8 +380,8 @@ class DuckDBEngine(AgentSqlEngine):
         process = self._agent_query_process()
         if process is not None:
             # Under the query process's memory bound, as agent SQL (docs/security.md).
-            return ResultSet(
-                process.run_truth(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+            return process.run_truth(
+                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
             )
         return self._run(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
 
@@ -347,24 +402,6 @@ class DuckDBEngine(AgentSqlEngine):
             max_bytes=limits.max_bytes,
             spent_s=limits.spent_s,
         )
-
-    def work_of(self, sql: str) -> Work | None:
-        """The rows DuckDB's plan of ``sql`` scans (``engines.work``), planned here (where the
-        setup ran too) and never run; None when it does not plan or scans what has no known
-        size."""
-        self.lock()
-        with self._cursor_lock:
-            cursor = self._con.cursor()
-        try:
-            cursor.execute("BEGIN TRANSACTION READ ONLY")
-            if self._table_rows is None:
-                self._table_rows = duckdb_table_rows(cursor)
-            rows = cursor.execute(f"EXPLAIN (FORMAT JSON) {sql}").fetchall()
-            return duckdb_plan_work(str(rows[0][1]), self._table_rows) if rows else None
-        except duckdb.Error:
-            return None
-        finally:
-            cursor.close()
 
     def _syntax_error(self, sql: str, guard_error: QueryError, limits: QueryLimits) -> QueryError:
         """SQL sqlglot cannot parse: DuckDB's own parser (which runs nothing) says what is
@@ -393,18 +430,24 @@ class DuckDBEngine(AgentSqlEngine):
         """``spent_s``: agent SQL only, the part of ``timeout_s`` the guard took already."""
         agent = spent_s is not None
         self.lock()
-        with self._cursor_lock:
-            cursor = self._con.cursor()
+        cursor, profiled = self._take_cursor()
         fired = threading.Event()
+        # A timer firing late must not interrupt the next query on a reused connection.
+        running = threading.Lock()
+        done = False
 
         def interrupt() -> None:
-            fired.set()
-            cursor.interrupt()
+            with running:
+                if done:
+                    return
+                fired.set()
+                cursor.interrupt()
 
         budget = timeout_s - (spent_s or 0.0)
         timer = threading.Timer(budget, interrupt)
         timer.daemon = True
         deadline = time.monotonic() + budget
+        reader: pa.RecordBatchReader | None = None
         try:
             cursor.execute("BEGIN TRANSACTION READ ONLY")
             timer.start()
@@ -424,7 +467,8 @@ class DuckDBEngine(AgentSqlEngine):
                     raise too_large(max_bytes, held)
                 if time.monotonic() > deadline:
                     raise timed_out(timeout_s)
-            return ResultSet(concat_batches(batches, reader.schema))
+            table = concat_batches(batches, reader.schema)
+            return ResultSet(table, work=_profiled_work(cursor) if profiled else None)
         except duckdb.OutOfMemoryException as err:
             raise too_large(max_bytes, out_of_memory=_oom_text(err)) from err
         except duckdb.Error as err:
@@ -439,7 +483,11 @@ class DuckDBEngine(AgentSqlEngine):
             raise
         finally:
             timer.cancel()
-            cursor.close()
+            with running:
+                done = True
+            if reader is not None:
+                reader.close()  # a result left open (a limit reached) would keep the connection
+            self._put_back(cursor, profiled)
 
     def base_tables(self, max_rows: int | None = None) -> tuple[list[BaseTable], list[str]]:
         """The tables queries see (setup's, and an attached file's; not views) with their
@@ -485,7 +533,9 @@ class DuckDBEngine(AgentSqlEngine):
         directory). Its queries run in the process that calls this: ground truth in sqlbench's;
         agent SQL in the warehouse engine's query process where it has one
         (``run_agent_on_variant``), since ``memory_limit`` does not bound one huge value."""
-        engine = cls(display="data variant", memory_limit_mb=memory_limit_mb)
+        engine = cls(
+            display="data variant", memory_limit_mb=memory_limit_mb, profiled_connections=0
+        )
         con = engine._con
         try:
             for table in tables:
@@ -531,10 +581,9 @@ class DuckDBEngine(AgentSqlEngine):
             views=tuple(view_sql),
             nbytes=sum(table.data.nbytes for table in tables),
         )
-        table = self._query_process.run_agent(
+        return self._query_process.run_agent(
             sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes, variant=variant
         )
-        return ResultSet(table)
 
     def tables(self) -> list[TableInfo]:
         """Tables and views in the in-memory database (setup's, and the attached file's)."""
@@ -556,6 +605,11 @@ class DuckDBEngine(AgentSqlEngine):
         """Close the database (in memory: everything set up is gone) and its query process."""
         if self._query_process is not None:
             self._query_process.close()
+        with self._cursor_lock:
+            self._closed = True
+            idle, self._profiled = self._profiled, []
+        for cursor in idle:
+            cursor.close()
         self._con.close()
         self._remove_spill()
 
@@ -567,20 +621,30 @@ def open_warehouse(target: WarehouseTarget) -> DuckDBEngine:
     run = target.settings.run
     memory = duckdb_memory_limit_mb(run)
     process = duckdb_query_process_mb(run)
+    # The run's workers and its ground-truth prefetcher each run one query at a time.
+    profiled = run.concurrency + 2
     if target.url is None:
-        return DuckDBEngine(memory_limit_mb=memory, query_process_mb=process)
+        return DuckDBEngine(
+            memory_limit_mb=memory, query_process_mb=process, profiled_connections=profiled
+        )
     location, display = target.url, target.display
     assert display is not None  # a path or URL, as written
     if url_scheme(location) is not None:
         rest = url_location(location)
         location = rest[1:] if rest.startswith("/") else rest
         if location in ("", ":memory:"):
-            return DuckDBEngine(display=display, memory_limit_mb=memory, query_process_mb=process)
+            return DuckDBEngine(
+                display=display,
+                memory_limit_mb=memory,
+                query_process_mb=process,
+                profiled_connections=profiled,
+            )
     return DuckDBEngine(
         target.local(location),
         display=display,
         memory_limit_mb=memory,
         query_process_mb=process,
+        profiled_connections=profiled,
     )
 
 
@@ -625,6 +689,15 @@ def _copies_from_a_file(text: str) -> bool:
     except SqlglotError:
         return False
     return isinstance(parsed, exp.Copy) and parsed.args.get("kind") is True
+
+
+def _profiled_work(cursor: duckdb.DuckDBPyConnection) -> Work | None:
+    """The rows the query just run on ``cursor`` scanned, from its profiler (extra
+    information: never the query's failure)."""
+    try:
+        return duckdb_profiled_work(cursor.get_profiling_information())
+    except duckdb.Error:
+        return None
 
 
 def _oom_text(err: Exception) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from sqlbench.engines.agent_process import QueryProcessSpec, VariantData
-from sqlbench.engines.base import Engine
+from sqlbench.engines.base import Engine, ResultSet
 from sqlbench.errors import QueryError, QueryErrorKind
 
 _WATCH_INTERVAL_S = 0.01
@@ -103,16 +103,14 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
         truth: bool = False,
     ) -> None:
         try:
-            if truth:
-                table = engine.run_truth(
-                    sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size
-                ).table
-            elif variant is None:
-                table = engine.run_agent(
-                    sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size
-                ).table
+            if variant is not None:
+                result = _on_variant(variant, held, sql, timeout_s, rows, size)
+            elif truth:
+                result = engine.run_truth(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size)
             else:
-                table = _on_variant(variant, held, sql, timeout_s, rows, size)
+                result = engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size)
+            table, work = result.table, result.work
+            del result
             sink = pa.BufferOutputStream()
             with pa.ipc.new_stream(sink, table.schema) as writer:
                 writer.write_table(table)
@@ -120,7 +118,7 @@ def serve(conn: Connection, spec: QueryProcessSpec) -> None:
             payload = sink.getvalue()
             with send_lock, contextlib.suppress(OSError, ValueError):
                 # The header, then the bytes as they are (no pickled copy on either side).
-                conn.send(("table", request))
+                conn.send(("table", request, work))
                 conn.send_bytes(memoryview(payload))
             if payload.size >= _GIVE_BACK_BYTES:
                 del payload
@@ -175,7 +173,12 @@ def _open(spec: QueryProcessSpec) -> Engine:
         return server
     from sqlbench.engines.duckdb import DuckDBEngine
 
-    engine = DuckDBEngine(spec.database, display=spec.display, memory_limit_mb=spec.memory_limit_mb)
+    engine = DuckDBEngine(
+        spec.database,
+        display=spec.display,
+        memory_limit_mb=spec.memory_limit_mb,
+        profiled_connections=spec.profiled_connections,
+    )
     if spec.project_root is not None:
         engine.setup(spec.project_root, list(spec.setup_files))
     else:
@@ -208,7 +211,7 @@ def _on_variant(
     timeout_s: float,
     rows: int,
     size: int | None,
-) -> pa.Table:
+) -> ResultSet:
     """Agent SQL on a data variant's database, built here for it and closed after; the memory
     watch allows for the database while it is open."""
     from sqlbench.engines.duckdb import DuckDBEngine
@@ -217,7 +220,7 @@ def _on_variant(
     with held.holding(allowance):
         engine = DuckDBEngine.from_tables(list(variant.tables), list(variant.views))
         try:
-            return engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size).table
+            return engine.run_agent(sql, timeout_s=timeout_s, max_rows=rows, max_bytes=size)
         finally:
             engine.close()
 

@@ -48,6 +48,7 @@ from sqlbench.engines.fetch import (
 from sqlbench.engines.guard import unchecked_syntax
 from sqlbench.engines.registry import WarehouseTarget
 from sqlbench.engines.spark_setup import build_setup, spark_errors, spark_message
+from sqlbench.engines.work import ROWS_SCANNED, Work
 from sqlbench.errors import EngineError, QueryError, QueryErrorKind
 from sqlbench.project.dialect import url_scheme
 from sqlbench.text import one_line
@@ -306,8 +307,8 @@ class SparkEngine(AgentSqlEngine):
         tags.add()
         watchdog.start()
         try:
-            frame = self._session.sql(sql)
-            table = frame.limit(max_rows + 1).toArrow()
+            frame = self._session.sql(sql).limit(max_rows + 1)
+            table = frame.toArrow()
         except spark_errors() as err:
             if fired.is_set():
                 raise timed_out(shown_timeout_s) from err
@@ -324,7 +325,9 @@ class SparkEngine(AgentSqlEngine):
             raise too_many_rows(max_rows)
         if max_bytes is not None and table.nbytes > max_bytes:
             raise too_large(max_bytes, table.nbytes)
-        return ResultSet(normalize_table(table))
+        return ResultSet(
+            normalize_table(table), work=scanned_rows(frame, _is_connect(self._session))
+        )
 
     def tables(self) -> list[TableInfo]:
         """The setup's temporary views, then the tables of the session's current database."""
@@ -428,6 +431,77 @@ class _JobTags:
     def _progress(self, stages: Any, **_: Any) -> None:
         if stages:
             self._stage_seen.set()
+
+
+_NOT_READ = frozenset({"Scan OneRowRelation"})
+"""Leaves whose name says Scan but that read no data (``SELECT 1``)."""
+
+
+def scanned_rows(frame: Any, connect: bool) -> Work | None:
+    """The rows the scans of ``frame``'s executed plan output (``numOutputRows`` of each leaf
+    that scans: a file, a cached or local relation), summed, once the frame was collected: from
+    the executed plan of a local session, from ``executionInfo`` on Spark Connect (the metrics
+    its server sends with the result). None where Spark reported none. Extra information: never
+    the query's failure."""
+    try:
+        rows = _connect_scanned_rows(frame) if connect else _local_scanned_rows(frame)
+    except Exception:  # py4j or a client without the metrics: not reported
+        return None
+    return None if rows is None else Work(float(rows), ROWS_SCANNED)
+
+
+def _local_scanned_rows(frame: Any) -> float:
+    """Walked through the JVM: adaptive plans (their final plan, each query stage's plan) and
+    subqueries included; a reused exchange or subquery read nothing again."""
+    total = 0.0
+    stack = [frame._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        kind = node.getClass().getSimpleName()
+        if kind.startswith("Reused"):
+            continue
+        if kind == "AdaptiveSparkPlanExec":
+            stack.append(node.executedPlan())
+            continue
+        if kind.endswith("QueryStageExec"):
+            stack.append(node.plan())
+            continue
+        inner = [*_scala_items(node.children()), *_scala_items(node.subqueries())]
+        if inner:
+            stack.extend(inner)
+            continue
+        name = str(node.nodeName())
+        if "Scan" in name and name not in _NOT_READ:
+            metric = node.metrics().get("numOutputRows")
+            if metric.isDefined():
+                total += float(metric.get().value())
+    return total
+
+
+def _scala_items(seq: Any) -> list[Any]:
+    items = []
+    walk = seq.iterator()
+    while walk.hasNext():
+        items.append(walk.next())
+    return items
+
+
+def _connect_scanned_rows(frame: Any) -> float | None:
+    info = frame.executionInfo
+    if info is None or info.metrics is None:
+        return None
+    root, graph = info.metrics.extract_graph()
+    if graph[root].name == "LocalTableScan":
+        # The server sends a local relation's rows as they are, running nothing, and reports
+        # the scan's rows as 0.
+        return None
+    total = 0.0
+    for node in graph.values():
+        if any(child != node.id for child in node.children):
+            continue
+        if "Scan" in node.name and node.name not in _NOT_READ:
+            total += sum(float(m.value) for m in node.metrics if m.name == "numOutputRows")
+    return total
 
 
 def _is_connect(session: SparkSession) -> bool:

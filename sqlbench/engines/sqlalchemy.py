@@ -99,6 +99,7 @@ def open_warehouse(target: WarehouseTarget) -> SqlAlchemyEngine:
         pool_size=settings.run.concurrency,
         query_process_mb=server_query_process_mb(settings.run),
         search_path=target.search_path,
+        explain_analyze_s=settings.run.query_timeout_s if settings.run.explain_analyze else None,
     )
 
 
@@ -117,6 +118,8 @@ class SqlAlchemyEngine(AgentSqlEngine):
         pool_size: Connections kept open (the run's concurrency).
         search_path: Schemas searched first for unqualified names on every connection (a dbt
             build's schemas on PostgreSQL, docs/dbt.md); empty: the database's own.
+        explain_analyze_s: On PostgreSQL, report each query's work from ``EXPLAIN (ANALYZE,
+            BUFFERS)`` (which runs it again) under this timeout; None: from its plan.
     """
 
     def __init__(
@@ -129,8 +132,10 @@ class SqlAlchemyEngine(AgentSqlEngine):
         pool_size: int = 8,
         query_process_mb: int | None = None,
         search_path: tuple[str, ...] = (),
+        explain_analyze_s: float | None = None,
     ) -> None:
         self.display = display
+        self._explain_analyze_s = explain_analyze_s if dialect == "postgres" else None
         self.dialect = dialect
         self.sqlite_path: Path | None = None
         """The SQLite file, when the warehouse is one (opened read-only)."""
@@ -288,8 +293,8 @@ class SqlAlchemyEngine(AgentSqlEngine):
         if process is not None:
             # Under the query process's memory bound, as agent SQL (docs/security.md): the
             # driver holds a whole row of a ref's ground truth too before it can be counted.
-            return ResultSet(
-                process.run_truth(sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes)
+            return process.run_truth(
+                sql, timeout_s=timeout_s, max_rows=max_rows, max_bytes=max_bytes
             )
         limits = QueryLimits(timeout_s, max_rows, max_bytes)
         return self._run(sql, limits, agent=False)
@@ -307,13 +312,18 @@ class SqlAlchemyEngine(AgentSqlEngine):
     def _run_checked(self, sql: str, limits: QueryLimits) -> ResultSet:
         return self._run(sql, limits, agent=True)
 
-    def work_of(self, sql: str) -> Work | None:
-        """The planner's account of ``sql`` (PostgreSQL's plan cost, SQLite's full table
-        scans; ``engines.work``), run behind the same read-only session and timeout as agent
-        SQL; None on other databases, or when the planner refuses it."""
-        statement = explain_statement(self.dialect, sql)
+    def work_of(self, sql: str, result: ResultSet) -> Work | None:
+        """The planner's account of ``sql`` (PostgreSQL's plan cost, or with
+        ``explain_analyze`` the shared buffers ``EXPLAIN (ANALYZE, BUFFERS)`` reports as it
+        runs the query again; SQLite's full table scans; ``engines.work``), asked behind the
+        same read-only session as agent SQL (with ``explain_analyze``, under the agent's query
+        timeout); None on other databases, or when the planner refuses it."""
+        del result  # a DB-API driver reports nothing of a query's work as it runs
+        analyze = self._explain_analyze_s is not None
+        statement = explain_statement(self.dialect, sql, analyze=analyze)
         if statement is None:
             return None
+        timeout_s = self._explain_analyze_s if self._explain_analyze_s else _EXPLAIN_TIMEOUT_S
         try:
             raw = self._checkout()
         except _ConnectionLost:
@@ -321,11 +331,11 @@ class SqlAlchemyEngine(AgentSqlEngine):
         cursor: Any = None
         try:
             self._profile.begin(
-                raw.dbapi_connection, timeout_s=_EXPLAIN_TIMEOUT_S, max_rows=1000, agent=True
+                raw.dbapi_connection, timeout_s=timeout_s, max_rows=1000, agent=True
             )
             cursor = raw.dbapi_connection.cursor()
             cursor.execute(statement)
-            return explained_work(self.dialect, cursor.fetchall())
+            return explained_work(self.dialect, cursor.fetchall(), analyze=analyze)
         except Exception:  # the work is extra information: never the answer's failure
             return None
         finally:

@@ -13,8 +13,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
+
+from sqlbench.project.problems import KEY_ERROR
 
 MAX_TIMEOUT_S = 86_400
 """Longest timeout a setting may name (one day)."""
@@ -231,6 +241,10 @@ class RunSettings(_Strict):
     """Longest agent SQL text (KiB) sqlbench parses and runs: past it, the SQL is not run."""
     budget: Budget | None = None
     """What the run may spend (docs/cost.md); None: no limit."""
+    explain_analyze: bool = False
+    """PostgreSQL only: each answer's warehouse work from ``EXPLAIN (ANALYZE, BUFFERS)``,
+    which runs the ground truth and the agent's SQL again (docs/cost.md); False: from the
+    plan's cost, nothing run."""
     processes: int | Literal["auto"] = "auto"
     """Processes grading a batch of replayed answers (``run --agent a,b``, see
     ``runs/forked.py``): ``auto`` uses up to 4 cores when it is safe and worth it, 1 keeps one
@@ -265,6 +279,7 @@ class WarehouseLimits(_Strict):
     query_timeout_s: Timeout | None = None
     gold_timeout_s: Timeout | None = None
     max_rows: RowLimit | None = None
+    explain_analyze: bool | None = None
 
 
 class WarehouseSettings(_Strict):
@@ -279,6 +294,29 @@ class WarehouseSettings(_Strict):
     dialect: str | None = None
     """sqlglot dialect of this warehouse's ground truth; None: the warehouse's own."""
     run: WarehouseLimits = Field(default_factory=WarehouseLimits)
+
+    @field_validator("run")
+    @classmethod
+    def _analyze_on_postgres(cls, value: WarehouseLimits, info: ValidationInfo) -> Any:
+        return _explain_analyze_on_postgres(value, value.explain_analyze, info.data.get("url"))
+
+
+def _explain_analyze_on_postgres(run: Any, analyze: bool | None, url: str | None) -> Any:
+    """``run`` unless it sets ``explain_analyze`` on a warehouse known not to be PostgreSQL
+    (one whose URL is an unset ``${VARIABLE}`` is not known)."""
+    if not analyze:
+        return run
+    from sqlbench.project.dialect import warehouse_dialect
+
+    dialect = warehouse_dialect(url, {})
+    if dialect is None or dialect == "postgres":
+        return run
+    raise PydanticCustomError(
+        KEY_ERROR,
+        f"only a PostgreSQL warehouse reports its work through EXPLAIN ANALYZE, and this one is "
+        f"{dialect}; remove the key",
+        {"key": "explain_analyze"},
+    )
 
 
 DEFAULT_WAREHOUSE = "default"
@@ -496,6 +534,13 @@ class Settings(_Strict):
     """The data model as a dbt project (docs/dbt.md); None: ``setup`` SQL only."""
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """Dollars per million tokens by model name (docs/cost.md); none built in."""
+
+    @field_validator("run")
+    @classmethod
+    def _analyze_on_postgres(cls, value: RunSettings, info: ValidationInfo) -> Any:
+        return _explain_analyze_on_postgres(
+            value, value.explain_analyze, info.data.get("warehouse")
+        )
 
     @field_validator("warehouses", mode="before")
     @classmethod

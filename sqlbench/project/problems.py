@@ -28,6 +28,9 @@ RANGE_ERRORS = frozenset(
     {"finite_number", "greater_than", "greater_than_equal", "less_than", "less_than_equal"}
 )
 """pydantic's error types for a number out of its range, worded from the key's definition."""
+KEY_ERROR = "sqlbench_key"
+"""The error type of a model's check of one of its keys against the others: the message is the
+whole sentence, reported at the key named by the error's context (``key``, under ``loc``)."""
 
 
 def _allowed_range(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
@@ -171,6 +174,10 @@ def pydantic_problems(
             where = f" under {'.'.join(map(str, loc[:-1]))!r}" if len(loc) > 1 else ""
             valid = _model_keys(sub) if sub is not None else []
             message = f"unknown key {key!r}{where}{suggest(key, valid, listing=True)}"
+            line = line_of(data, loc)
+        elif kind == KEY_ERROR:
+            loc = (*loc, str(details.get("ctx", {}).get("key", "")))
+            message = f"{'.'.join(str(p) for p in loc)}: {details['msg']}"
             line = line_of(data, loc)
         elif kind == "missing":
             message = f"missing required key {str(loc[-1])!r}"

@@ -101,9 +101,10 @@ def _asset(name: str) -> Markup:
     return Markup(text)
 
 
-def cost_chart(history: Sequence[RunSummary], current: str) -> dict[str, Any] | None:
+def cost_chart(history: Sequence[RunSummary], current: str | None) -> dict[str, Any] | None:
     """Accuracy against cost over the stored runs priced in full (docs/cost.md): one dot per
-    run, cost rightwards from $0, accuracy 0–100% upwards; None with fewer than two."""
+    run (``current``'s marked), cost rightwards from $0, accuracy 0–100% upwards; None with
+    fewer than two. The report's template draws it, and the viewer's run list from its JSON."""
     runs = [
         s
         for s in history
@@ -121,6 +122,7 @@ def cost_chart(history: Sequence[RunSummary], current: str) -> dict[str, Any] | 
             "title": f"{s.info.name} ({s.info.agent_name}): {s.accuracy.label()}, "
             f"{usd_text(s.cost_usd)}",
             "current": s.info.id == current,
+            "run": s.info.id,
         }
         for s in runs
     ]

@@ -18,10 +18,11 @@ file, a command that is not found) or a run that breaks fails alone, with one se
 others complete. A batch of one raises its run's failure to the caller once the run is stored
 as Failed (a store that fails: Interrupted, which ``--resume`` finishes).
 
-``run.budget`` (docs/cost.md) is kept for a batch of one run (several agents are refused
-before the batch is made): each worker asks its guard (``runs/budget.py``) before it takes the
-next answer, and settles it once graded. A run the budget stopped is stored Interrupted, with
-everything graded kept and the sentence saying so, and ``--resume`` continues it.
+``run.budget`` (docs/cost.md) is kept for each run of the batch on its own (every agent's run
+may spend the budget): a worker that takes an answer asks that run's guard (``runs/budget.py``)
+before asking the agent, and settles it once graded; an answer the guard refuses is not asked
+(as a failed run's). A run the budget stopped is stored Interrupted, with everything graded kept
+and the sentence saying so, and ``--resume`` continues it; the batch's other runs go on.
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ cost a selector each)."""
 class _Work:
     run: AgentRun
     item: Item
+    capped: bool = False
+    """Its run's ``run.budget`` refused it: not asked."""
 
 
 class _Claims:
@@ -203,8 +206,8 @@ class Batch:
         """With stand-ins: the worker found nothing left to grade."""
         self._parent_lock = threading.Lock()
         """In a forked process: held by the grader reading the parent's messages."""
-        self._budget: BudgetGuard | None = None
-        """The guard of the one run's ``run.budget``; None: no budget."""
+        self._budgets: dict[str, BudgetGuard] = {}
+        """Each run's guard of ``run.budget``, by run id (none: no budget)."""
 
     def _emit(self, event: Any) -> None:
         if self._progress is not None:
@@ -245,8 +248,8 @@ class Batch:
                     continue
                 rid = run.info.id
                 budget = run.start_budget()
-                if budget is not None:  # one run: several agents are refused a budget
-                    self._budget = budget
+                if budget is not None:
+                    self._budgets[rid] = budget
                 agents[rid] = agent
                 items[rid] = todo
                 started.append(run)
@@ -761,19 +764,16 @@ class Batch:
 
     def _next_work(self) -> _Work | None:
         """The next answer to grade, taking the next group (``_Claims``) when none is queued;
-        None when none is left, or when ``run.budget`` would be passed by asking it (the guard
-        counts a taken answer in flight until ``_graded`` settles it)."""
-        budget = self._budget
-        if budget is None:
-            return self._take_work()
-        if self._work.empty() and self._claims is None:
-            return None
-        if not budget.admit(self._stop.is_set):
-            return None
+        None when none is left. With ``run.budget``, its run's guard admits it (counting it in
+        flight until ``_graded`` settles it), else it comes ``capped``: asking it would pass
+        the budget."""
         work = self._take_work()
-        if work is None:
-            budget.settle(None)
-        return work
+        if work is None or not self._budgets:
+            return work
+        budget = self._budgets.get(work.run.info.id)
+        if budget is None or budget.admit(self._stop.is_set):
+            return work
+        return replace(work, capped=True)
 
     def _take_work(self) -> _Work | None:
         claims = self._claims
@@ -799,7 +799,7 @@ class Batch:
             held[slot] = time.monotonic()
         spent: TrialResult | None = None  # the stored result, for run.budget (None: not graded)
         try:
-            if run.info.id in self._failed:
+            if work.capped or run.info.id in self._failed:
                 self._release_truths(item)
                 self._event("skipped", run, None)
                 return True
@@ -833,8 +833,9 @@ class Batch:
         finally:
             if held is not None and slot is not None:
                 held[slot] = None
-            if self._budget is not None:
-                self._budget.settle(spent)
+            budget = self._budgets.get(run.info.id)
+            if budget is not None and not work.capped:
+                budget.settle(spent)
             self._release(key)
 
     def _release_truths(self, item: Item) -> None:

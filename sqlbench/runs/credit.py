@@ -38,16 +38,18 @@ def work_record(
     outcome: AgentOutcome,
     agent_sql: str | None,
 ) -> WorkRecord | None:
-    """What the ground truth and the agent's SQL read, from the engine's planner, and their
-    ratio; None unless both produced a result; a record with every field None where the
-    engine reports nothing."""
+    """What the ground truth and the agent's SQL read, as the engine reports it (from their
+    runs, or its planner: ``Engine.work_of``), and their ratio; None unless both produced a
+    result; a record with every field None where the engine reports nothing."""
     if truth is None or truth.result is None or not isinstance(outcome, ResultSet):
         return None
     try:
-        truth_work = engine.work_of(transpile_truth(truth.sql, truth_dialect, engine.dialect))
+        truth_sql = transpile_truth(truth.sql, truth_dialect, engine.dialect)
     except QueryError:
         truth_work = None
-    agent_work = engine.work_of(agent_sql) if agent_sql is not None else None
+    else:
+        truth_work = engine.work_of(truth_sql, truth.result)
+    agent_work = engine.work_of(agent_sql, outcome) if agent_sql is not None else None
     reported = truth_work if truth_work is not None else agent_work
     unit = reported.unit if reported is not None else None
     return WorkRecord(

@@ -145,11 +145,6 @@ def run_benchmarks_stored(
         raise SqlbenchError("no agent to run")
     if options.resume is not None:
         raise SqlbenchError("--resume finishes one run; give it without several agents")
-    if project.settings.run.budget is not None and len(agent_names) > 1:
-        raise SqlbenchError(
-            "run.budget is kept for one agent at a time; run the agents one by one "
-            "(sqlbench run --agent NAME)"
-        )
     project = with_variants(project, options.variants)
     for name in agent_names:
         agent_config(project, name)  # unknown names fail before anything runs

@@ -25,6 +25,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from sqlbench.errors import SqlbenchError
 from sqlbench.report import html, html_data
+from sqlbench.report.run_format import usd_text
 from sqlbench.runs.disputes import dispute_graded
 from sqlbench.runs.pages import report_inputs
 from sqlbench.runs.reviews import decide
@@ -178,8 +179,11 @@ class ViewServer:
         }
 
     def runs_json(self) -> dict[str, Any]:
+        """The run list, newest first, and the chart of accuracy against cost over the runs
+        priced in full (``report.html.cost_chart``; None with fewer than two)."""
         runs = []
-        for summary in self.store.list_runs():
+        summaries = self.store.list_runs()
+        for summary in summaries:
             info = summary.info
             runs.append(
                 {
@@ -196,11 +200,12 @@ class ViewServer:
                     "human": summary.human,
                     "disputed": summary.disputed,
                     "accuracy": summary.accuracy.label(),
+                    "cost": usd_text(summary.cost_usd) if summary.cost_usd is not None else "",
                     "created_by": info.created_by,
                     "updated_at": info.updated_at.isoformat(),
                 }
             )
-        return {"runs": runs}
+        return {"runs": runs, "cost_chart": html.cost_chart(summaries, None)}
 
     def run_page(self, ref: str, base: str | None) -> str:
         inputs = report_inputs(self.store, ref, base_ref=base)

@@ -118,13 +118,33 @@ def test_a_token_budget(invoke, tmp_path: Path) -> None:
     assert "run.budget reached: 2,400 tokens spent of 2,500 tokens" in result.stderr
 
 
-def test_a_budget_is_refused_with_several_agents(invoke, tmp_path: Path) -> None:
+def test_a_budget_is_kept_for_each_agents_run(invoke, tmp_path: Path) -> None:
+    """Every agent's run may spend run.budget: each stops at its own, the cheaper agent's run
+    answers more, and --resume with a larger budget continues the stopped one."""
     root = make_project(tmp_path / "p", "run:\n  budget: {tokens: 2500}\n")
-    agents = "agents:\n" + write_replay(root, "a") + write_replay(root, "b")
+    agents = "agents:\n" + write_replay(root, "dear", USAGE)
+    agents += write_replay(root, "cheap", {"input_tokens": 500, "output_tokens": 200})
     (root / "agents" / "agents.yml").write_text(agents, encoding="utf-8")
-    result = invoke("run", "-C", str(root), "--agent", "a,b", exit_code=2)
-    assert "run.budget is kept for one agent at a time" in result.stderr
-    assert json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"] == []
+    both = invoke("run", "-C", str(root), "--agent", "dear,cheap", "--format", "json")
+    # 1,200 tokens an answer: a third would pass 2,500. 700 an answer: all three fit (2,100).
+    assert "run.budget reached: 2,400 tokens spent of 2,500 tokens" in both.stderr
+    runs = {
+        r["agent"]: r
+        for r in json.loads(invoke("runs", "-C", str(root), "--format", "json").stdout)["runs"]
+    }
+    assert runs["dear"]["status"] == "interrupted" and runs["cheap"]["status"] == "completed"
+    dear = json.loads(
+        invoke("show", "-C", str(root), runs["dear"]["name"], "--format", "json").stdout
+    )
+    assert len(dear["results"]) == 2 and dear["cost"]["tokens"] == 2400
+    (root / "sqlbench.yml").write_text(
+        (root / "sqlbench.yml").read_text().replace("2500", "5000"), encoding="utf-8"
+    )
+    invoke("run", "-C", str(root), "--resume", runs["dear"]["name"])
+    dear = json.loads(
+        invoke("show", "-C", str(root), runs["dear"]["name"], "--format", "json").stdout
+    )
+    assert dear["run"]["status"] == "completed" and dear["cost"]["tokens"] == 3600
 
 
 def test_a_bad_budget_is_one_sentence(invoke, tmp_path: Path) -> None:
@@ -132,6 +152,26 @@ def test_a_bad_budget_is_one_sentence(invoke, tmp_path: Path) -> None:
     result = invoke("run", "-C", str(root), exit_code=2)
     assert "sqlbench.yml:4: error: run.budget: give exactly one of usd or tokens" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_explain_analyze_is_refused_on_a_warehouse_that_is_not_postgres(
+    invoke, tmp_path: Path
+) -> None:
+    settings = (
+        "run:\n  explain_analyze: true\nwarehouses:\n"
+        "  pg:\n    url: postgresql+psycopg://u@h/db\n    run: {explain_analyze: true}\n"
+        "  lite:\n    url: sqlite:///x.db\n    run:\n      explain_analyze: true\n"
+    )
+    root = make_project(tmp_path / "p", settings)
+    result = invoke("validate", "-C", str(root), exit_code=1)
+    problems = [line for line in result.output.splitlines() if "explain_analyze" in line]
+    assert problems == [
+        "sqlbench.yml:4: error: run.explain_analyze: only a PostgreSQL warehouse reports its "
+        "work through EXPLAIN ANALYZE, and this one is duckdb; remove the key",
+        "sqlbench.yml:12: error: warehouses.lite.run.explain_analyze: only a PostgreSQL "
+        "warehouse reports its work through EXPLAIN ANALYZE, and this one is sqlite; remove "
+        "the key",
+    ]
 
 
 def test_the_report_shows_cost_per_correct_answer_work_and_accuracy_against_cost(

@@ -3,6 +3,7 @@ a decision made in a run's page is stored as ``sqlbench review`` stores it."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -236,6 +237,70 @@ def test_the_viewer_shows_a_conversation_as_a_thread(
             assert "declined as expected: I cannot forecast." in page.inner_text("#turn-3")
             assert page.locator("#turn-2 table.preview tr.differs").count() == 1
             _shot(page, "viewer-conversation.png")
+            assert watched.problems() == []
+        finally:
+            server.shutdown()
+
+
+@pytest.mark.slow
+def test_the_run_list_plots_accuracy_against_cost_as_runs_arrive(
+    tmp_path: Path, open_page: Any, invoke: Any
+) -> None:
+    """The report's chart of accuracy against cost, in the live run list: one dot per run
+    priced in full, a new run's dot added without a reload, each dot a link to its run."""
+    from cost_project import ANSWERS, make_project, write_replay
+    from playwright.sync_api import expect
+
+    root = make_project(tmp_path / "p", "pricing:\n  m1: {input: 2.0, output: 8.0}\n")
+    usage = {"input_tokens": 1000, "output_tokens": 200, "model": "m1"}  # $0.0036 an answer
+    agents = "agents:\n" + write_replay(root, "dear", usage)
+    agents += write_replay(root, "cheap", {**usage, "input_tokens": 100, "output_tokens": 50})
+    agents += write_replay(root, "right", usage)
+    (root / "agents" / "agents.yml").write_text(agents, encoding="utf-8")
+    truths = {
+        "by_region": "SELECT region, revenue FROM sales",
+        "top": "SELECT region FROM sales ORDER BY revenue DESC LIMIT 1",
+    }
+    lines = [{"name": q, "sql": truths.get(q, sql), "usage": usage} for q, sql in ANSWERS.items()]
+    (root / "agents" / "right.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8"
+    )
+    invoke("run", "-C", str(root), "--agent", "dear", "--name", "dear")
+    invoke("run", "-C", str(root), "--agent", "cheap", "--name", "cheap")
+    with open_project_store(root) as store:
+        server = ViewServer(store)
+        server.start()
+        try:
+            watched = open_page(server.url)
+            page = watched.page
+            dots = page.locator("#cost-chart circle")
+            expect(dots).to_have_count(2, timeout=10_000)
+            page.evaluate("window.__samePage = true")
+            titles = sorted(d.text_content() or "" for d in dots.all())
+            assert titles == [
+                "cheap (cheap): 33% (1/3), $0.0018",
+                "dear (dear): 33% (1/3), $0.0108",
+            ]
+            assert page.inner_text("tr[data-run='dear'] td.cost") == "$0.0108"
+            invoke("run", "-C", str(root), "--agent", "right", "--name", "right")
+            expect(dots).to_have_count(3, timeout=10_000)
+            assert page.evaluate("window.__samePage") is True  # no reload
+            by_title = {
+                (d.text_content() or "").split(" ")[0]: (
+                    float(d.get_attribute("cx") or 0),
+                    float(d.get_attribute("cy") or 0),
+                )
+                for d in dots.all()
+            }
+            assert by_title["right"][1] < by_title["dear"][1]  # more accurate: higher
+            assert by_title["cheap"][0] < by_title["dear"][0] == by_title["right"][0]
+            expect(page.locator("#cost-right")).to_have_text("$0.0108")
+            _shot(page, "viewer-cost-chart.png")
+            page.locator("#cost-chart a").first.click()
+            page.wait_for_selector("#count")
+            assert "/runs/" in page.url
+            origin = server.url.rstrip("/")
+            assert [u for u in watched.requests if not u.startswith(origin)] == []
             assert watched.problems() == []
         finally:
             server.shutdown()

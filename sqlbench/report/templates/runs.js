@@ -34,6 +34,7 @@
       var status = run.status + (run.status === "Running" ? " " + run.graded + "/" + run.planned : "");
       tr.appendChild(cell(status, "status status-" + run.status.toLowerCase()));
       tr.appendChild(cell(run.total ? run.accuracy : "–", "acc"));
+      tr.appendChild(cell(run.cost || "–", "cost"));
       tr.appendChild(cell(run.created_by));
       tr.appendChild(cell(ago(run.updated_at)));
       fragment.appendChild(tr);
@@ -42,11 +43,52 @@
     body.appendChild(fragment);
     document.getElementById("empty").hidden = runs.length > 0;
   }
+  // Accuracy against cost over the runs: the geometry the report's chart is drawn from
+  // (report/html.py, cost_chart), drawn again only when it changes (a hovered dot keeps its
+  // title between refreshes).
+  var SVG = "http://www.w3.org/2000/svg";
+  var drawnChart = null;
+  function svg(name, attributes) {
+    var node = document.createElementNS(SVG, name);
+    Object.keys(attributes).forEach(function (key) { node.setAttribute(key, attributes[key]); });
+    return node;
+  }
+  function drawCost(chart) {
+    var text = JSON.stringify(chart);
+    if (text === drawnChart) return;
+    drawnChart = text;
+    var section = document.getElementById("cost-section");
+    section.hidden = !chart;
+    if (!chart) return;
+    var box = document.getElementById("cost-chart");
+    box.textContent = "";
+    box.setAttribute("width", chart.width);
+    box.setAttribute("height", chart.height);
+    box.setAttribute("viewBox", "0 0 " + chart.width + " " + chart.height);
+    chart.grid.forEach(function (g) {
+      box.appendChild(svg("line", { x1: chart.pad, x2: chart.width - chart.pad, y1: g.y, y2: g.y, stroke: "#e5e7eb" }));
+      var label = svg("text", { x: 2, y: g.y + 4 });
+      label.textContent = g.label;
+      box.appendChild(label);
+    });
+    chart.dots.forEach(function (d) {
+      var link = svg("a", { href: "/runs/" + encodeURIComponent(d.run) });
+      var dot = svg("circle", { cx: d.x, cy: d.y, r: 4, fill: "#2563eb", "data-run": d.run });
+      var title = svg("title", {});
+      title.textContent = d.title;
+      dot.appendChild(title);
+      link.appendChild(dot);
+      box.appendChild(link);
+    });
+    document.getElementById("cost-right").textContent = chart.right;
+    document.getElementById("cost-axis").style.width = chart.width + "px";
+  }
   function refresh() {
     fetch(DATA.viewer.runs_api, { cache: "no-store" })
       .then(function (response) { return response.json(); })
       .then(function (data) {
         draw(data.runs);
+        drawCost(data.cost_chart);
         document.getElementById("refreshed").textContent = "updated " + new Date().toLocaleTimeString();
       })
       .catch(function () {
