@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_servers import Reply, ScriptedServer
+
 SETUP = """
 CREATE TABLE sales (region VARCHAR, revenue INTEGER);
 INSERT INTO sales VALUES ('EU', 10), ('US', 20), ('APAC', 30), ('LATAM', 40);
@@ -60,49 +62,24 @@ def write_replay(root: Path, name: str, usage: dict[str, Any] | None = None) -> 
     return f"  - name: {name}\n    kind: replay\n    path: {name}.jsonl\n"
 
 
-class AgentServer:
+class AgentServer(ScriptedServer):
     """A real HTTP agent on 127.0.0.1: answers each question with ``ANSWERS`` and the same
-    ``usage``, and counts the questions it was asked; with ``reply``, answers every request
-    with that body instead (an OpenAI-compatible judge)."""
+    ``usage``; with ``reply``, answers every request with that body instead (an
+    OpenAI-compatible judge). ``asked`` lists the questions asked ("judge" for a judge call)."""
 
     def __init__(self, usage: dict[str, Any], reply: dict[str, Any] | None = None) -> None:
-        import threading
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        super().__init__()
+        self.respond = lambda request: Reply(
+            body=reply
+            if reply is not None
+            else {"sql": ANSWERS[request.body["name"]], "usage": usage}
+        )
+        self._judge = reply is not None
 
-        self.asked: list[str] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                request = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                if reply is not None:
-                    server.asked.append("judge")
-                    body = json.dumps(reply).encode()
-                else:
-                    server.asked.append(request["name"])
-                    body = json.dumps({"sql": ANSWERS[request["name"]], "usage": usage}).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+    @property
+    def asked(self) -> list[str]:
+        return ["judge" if self._judge else r.body["name"] for r in self.received]
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/answer"
-
-    def __enter__(self) -> AgentServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        return super().url + "/answer"
