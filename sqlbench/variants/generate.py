@@ -445,7 +445,10 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
     for table in tables:
         _move_values(table, prepared, rows, hints, rng)
     _keep_derived(schema, prepared.derived, rows, before)
-    _keep_patterns(prepared.derived, rows, before)
+    for _ in range(4):
+        if not _keep_patterns(prepared.derived, rows, before):
+            break
+        _keep_derived(schema, prepared.derived, rows, before)  # what follows the undone moves
     _settle(schema, rows, sampled)
     _recompute_totals(schema, prepared.derived, rows)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
@@ -1148,7 +1151,15 @@ def _find_derived(schema: _Schema, tables: list[Table]) -> _Derived:
     for table in tables:
         derived.sums.extend(_find_row_sums(schema, table))
         derived.months.extend(_find_named_months(table))
-        apart, follows = _find_patterns(schema, table)
+    computed: set[tuple[tuple[str, str], str]] = {
+        *((_target(schema, t.ref), t.column) for t in derived.totals),
+        *((s.table, c) for s in derived.sums for c in (s.total, s.first, s.second)),
+        *((schema.refs[c.ref][0].qualified, c.column) for c in derived.copies),
+    }
+    for table in tables:
+        apart, follows = _find_patterns(
+            schema, table, {c for t, c in computed if t == table.qualified}
+        )
         derived.apart.extend(apart)
         derived.follows.extend(follows)
     return derived
@@ -1328,17 +1339,21 @@ def _chance_follows(groups: list[int], counts: Counter[object], rows: int) -> fl
     return math.exp(log)
 
 
-def _find_patterns(schema: _Schema, table: Table) -> tuple[list[_Apart], list[_Follows]]:
+def _find_patterns(
+    schema: _Schema, table: Table, computed: set[str]
+) -> tuple[list[_Apart], list[_Follows]]:
     """Patterns of two columns the real rows keep beyond chance (``CHANCE``): two columns
     whose values each repeat but never together (``_Apart``), and a column whose rows sharing
-    a value share another column's (``_Follows``). Key columns are left out: their values
-    never repeat, so nothing is learnt from them."""
+    a value share another column's (``_Follows``). Key columns are left out (their values
+    never repeat, so nothing is learnt from them), and so are the ``computed`` ones, which
+    variants derive from others (a total, a part of a row's sum, a copy of a parent's): what
+    they share follows from their sources."""
     apart: list[_Apart] = []
     follows: list[_Follows] = []
     if len(table.rows) < _MIN_EVIDENCE:
         return apart, follows
     keys = schema.key_columns(table)
-    columns = [c for c, _, _ in table.columns if c not in keys]
+    columns = [c for c, _, _ in table.columns if c not in keys and c not in computed]
     values = {c: [_norm(row.get(c)) for row in table.rows] for c in columns}
     repeats = {c: _repeat_pairs(values[c]) for c in columns}
     rows = len(table.rows)
@@ -1417,22 +1432,33 @@ def _breaking(rows: list[Row], rule: _Apart | _Follows) -> list[Row]:
 
 def _keep_patterns(
     derived: _Derived, rows: dict[tuple[str, str], list[Row]], before: dict[int, Row]
-) -> None:
+) -> bool:
     """Undo the moves that break a pattern of two columns the real rows keep beyond chance,
-    until none does (undoing one move can uncover another)."""
+    until none does (undoing one move can uncover another); whether any was undone. With a
+    pattern's two columns go the columns a row keeps in step with them (the other two of a
+    row's sum, a date and the text naming its month), so the row keeps those too."""
     rules: list[_Apart | _Follows] = [*derived.apart, *derived.follows]
+    steps: list[tuple[tuple[str, str], set[str]]] = [
+        *((s.table, {s.total, s.first, s.second}) for s in derived.sums),
+        *((m.table, {m.text, m.date}) for m in derived.months),
+    ]
+    changed = False
     for _ in range(8):
         undone = False
         for rule in rules:
-            columns = (
-                (rule.first, rule.second) if isinstance(rule, _Apart) else (rule.by, rule.column)
-            )
+            pair = {rule.first, rule.second} if isinstance(rule, _Apart) else {rule.by, rule.column}
+            columns = set(pair)
+            for table, together in steps:
+                if table == rule.table and together & pair:
+                    columns |= together
             for row in _breaking(rows[rule.table], rule):
-                if _moved(row, before, columns):
-                    _revert(row, before, columns)
+                if _moved(row, before, pair):
+                    _revert(row, before, sorted(columns))
                     undone = True
         if not undone:
-            return
+            return changed
+        changed = True
+    return changed
 
 
 def _revert(row: Row, before: dict[int, Row], columns: Iterable[str]) -> None:
