@@ -49,13 +49,14 @@ Meeting').
 
 Patterns of two columns: where chance would hardly give them (below ``CHANCE``, were the two
 columns' values put together at random), whatever the table's size: two columns whose values
-each repeat but never together (one event of each type a month, one budget row per category
-and event) are never made to (a move that would is undone, a copy that would is not made),
-and where real rows sharing one column's value share another's (an event's name and its type),
-a move that breaks it is undone. One-column patterns (a text that never repeats, a column
-never NULL, a parent that always has a child) give no such test: n distinct values or n rows
-without NULL say nothing of how many values, or how few NULLs, the column could hold. They
-are read from tables of ``INFERRED_MIN_ROWS`` rows.
+each repeat but never together (one event of each type a month, one budget row per category and
+event) are never made to (a move that would is undone, a copy that would is not made), and
+where real rows sharing one column's value share another's (an event's name and its type), a
+move that breaks it is undone (with what its row keeps in step). Key columns and computed ones
+(a total, a part of a row's sum, a copy) are not tested. One-column patterns (a text that never
+repeats, a column never NULL, a parent that always has a child) give no such test: n distinct
+values or n rows without NULL say nothing of how many values, or how few NULLs, the column
+could hold. They are read from tables of ``INFERRED_MIN_ROWS`` rows.
 """
 
 from __future__ import annotations
