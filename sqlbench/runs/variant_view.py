@@ -31,7 +31,7 @@ def failing_variants(
         try:
             found[(result.space, result.name)] = variant_of(project, result, number)
         except SqlbenchError:
-            continue  # the data or the ground truth changed since: nothing to show
+            continue  # the data, the ground truth or the generator changed: nothing to show
     return found
 
 
@@ -41,8 +41,8 @@ def variant_of(project: Project, result: TrialResult, number: int) -> RebuiltVar
 
     Raises:
         SqlbenchError: The answer was not graded on variants, ``number`` is not one of its
-            kept variants, or the data or ground truth changed since (the rebuilt variant is
-            not the recorded one).
+            kept variants, or the data, the ground truth or the generator changed since (the
+            rebuilt variant is not the recorded one).
         EngineError: The warehouse cannot be opened or read.
     """
     from sqlbench.engines.open import open_project_engine
@@ -87,8 +87,9 @@ def variant_of(project: Project, result: TrialResult, number: int) -> RebuiltVar
         engine.close()
     if rebuilt is None:
         raise SqlbenchError(
-            f"data variant #{number} of {name} cannot be rebuilt: the warehouse's data or the "
-            f"ground truth changed since the run (recorded fingerprint {wanted})"
+            f"data variant #{number} of {name} cannot be rebuilt: the warehouse's data, the "
+            f"ground truth or the way sqlbench makes variants changed since the run (recorded "
+            f"fingerprint {wanted})"
         )
     return rebuilt
 

@@ -46,6 +46,17 @@ variant holds; a column the sum of two others of its row stays so (another of th
 follows a moved one, a recomputed total updates the other part); and a date keeps the month
 its row's text names where every real row naming a month is dated in it (a 'September
 Meeting').
+
+Patterns of two columns: where chance would hardly give them (below ``CHANCE``, were the two
+columns' values put together at random), whatever the table's size: two columns whose values
+each repeat but never together (one event of each type a month, one budget row per category and
+event) are never made to (a move that would is undone, a copy that would is not made), and
+where real rows sharing one column's value share another's (an event's name and its type), a
+move that breaks it is undone (with what its row keeps in step). Key columns and computed ones
+(a total, a part of a row's sum, a copy) are not tested. One-column patterns (a text that never
+repeats, a column never NULL, a parent that always has a child) give no such test: n distinct
+values or n rows without NULL say nothing of how many values, or how few NULLs, the column
+could hold. They are read from tables of ``INFERRED_MIN_ROWS`` rows.
 """
 
 from __future__ import annotations
@@ -53,9 +64,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import math
 import random
 import re
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -76,14 +89,22 @@ little."""
 
 INFERRED_MIN_ROWS = 50
 """Rows a table needs before its real data, rather than its declared schema, says what its
-variants keep: that a text column never repeats (a name: copies get fresh ones), that a
-nullable column is never NULL, that every parent row has a child. In a smaller table it can be
-chance (six cities in six countries, three pets each with an owner): there a column without a
-UNIQUE key may repeat and a nullable one may hold NULL, as the schema allows."""
+variants keep of one column: that a text column never repeats (a name: copies get fresh ones),
+that a nullable column is never NULL, that every parent row has a child. In a smaller table it
+can be chance (six cities in six countries, three pets each with an owner): there a column
+without a UNIQUE key may repeat and a nullable one may hold NULL, as the schema allows. Such a
+pattern has no chance test (how many values a column could hold, how rarely NULL, its own
+rows do not tell); 50 rows rule out that it breaks in one row in ten but for a chance of
+0.9 ** 50 = 0.5%, below ``CHANCE``."""
 
 MANDATORY_MIN_ROWS = INFERRED_MIN_ROWS
 """A parent table this large whose every row has a child in the real data keeps that in its
 variants."""
+
+CHANCE = 0.01
+"""How unlikely a pattern of two columns must be by chance before every variant keeps it:
+the probability of seeing it in the real rows were the two columns' values put together at
+random (each column keeping its own values)."""
 
 Row = dict[str, Any]
 
@@ -419,11 +440,16 @@ def make_variant(tables: list[Table], hints: TruthHints, seed: str) -> list[Tabl
         )
     _settle(schema, rows, sampled)
     for table in tables:
-        _duplicate(table, schema, rows, rng)
+        apart = [a for a in prepared.derived.apart if a.table == table.qualified]
+        _duplicate(table, schema, rows, rng, apart)
     before = {id(row): dict(row) for own in rows.values() for row in own}
     for table in tables:
         _move_values(table, prepared, rows, hints, rng)
     _keep_derived(schema, prepared.derived, rows, before)
+    for _ in range(4):
+        if not _keep_patterns(prepared.derived, rows, before):
+            break
+        _keep_derived(schema, prepared.derived, rows, before)  # what follows the undone moves
     _settle(schema, rows, sampled)
     _recompute_totals(schema, prepared.derived, rows)
     return [replace(t, rows=rows[t.qualified]) for t in tables]
@@ -644,10 +670,15 @@ def _subset(rows: list[Row], rng: random.Random, pair: tuple[str, str] | None = 
 
 
 def _duplicate(
-    table: Table, schema: _Schema, rows: dict[tuple[str, str], list[Row]], rng: random.Random
+    table: Table,
+    schema: _Schema,
+    rows: dict[tuple[str, str], list[Row]],
+    rng: random.Random,
+    apart: list[_Apart],
 ) -> None:
     """Copies of random rows; each key of the copy made unique again (a fresh value in a
-    column no reference constrains, else another value the referenced column holds)."""
+    column no reference constrains, else another value the referenced column holds). A copy
+    that would share both values of an ``_Apart`` pair with a row is not made."""
     own = rows[table.qualified]
     if not own or rng.random() >= 0.5:
         return
@@ -679,6 +710,8 @@ def _duplicate(
             # A column whose values never repeat in the real data (a name) gets a fresh
             # value too: a copy is another entity, not a twin of one.
             _fresh_names(copy, schema.natural[table.qualified], fixed, own)
+            if any(_breaking([*own, copy], rule) for rule in apart):
+                continue  # another event of that type in that month
             if mirror is None:
                 own.append(copy)
                 continue
@@ -706,7 +739,8 @@ def _duplicate(
                 in {tuple(_norm(r.get(c)) for c in k) for r in both}
             ) and _pair_key(back, mirror.pair) == (key[1], key[0]):
                 _fresh_names(back, schema.natural[table.qualified], fixed, both)
-                own.extend((copy, back))
+                if not any(_breaking([*both, back], rule) for rule in apart):
+                    own.extend((copy, back))
 
 
 def _fresh_names(copy: Row, natural: list[str], fixed: set[str], own: list[Row]) -> None:
@@ -987,6 +1021,27 @@ class _NamedMonth:
     date: str
 
 
+@dataclass(frozen=True)
+class _Apart:
+    """No two real rows of the table share both ``first`` and ``second`` (NULLs aside), though
+    each repeats, and chance would hardly keep them apart (``CHANCE``): one event of each type
+    a month."""
+
+    table: tuple[str, str]
+    first: str
+    second: str
+
+
+@dataclass(frozen=True)
+class _Follows:
+    """Real rows of the table sharing a value of ``by`` share ``column`` (NULL counted as a
+    value), and chance would hardly make them (``CHANCE``): an event name and its type."""
+
+    table: tuple[str, str]
+    by: str
+    column: str
+
+
 @dataclass
 class _Derived:
     copies: list[_Copy] = field(default_factory=list)
@@ -994,6 +1049,8 @@ class _Derived:
     totals: list[_Total] = field(default_factory=list)
     sums: list[_RowSum] = field(default_factory=list)
     months: list[_NamedMonth] = field(default_factory=list)
+    apart: list[_Apart] = field(default_factory=list)
+    follows: list[_Follows] = field(default_factory=list)
 
 
 def _number(value: object) -> bool:
@@ -1095,6 +1152,17 @@ def _find_derived(schema: _Schema, tables: list[Table]) -> _Derived:
     for table in tables:
         derived.sums.extend(_find_row_sums(schema, table))
         derived.months.extend(_find_named_months(table))
+    computed: set[tuple[tuple[str, str], str]] = {
+        *((_target(schema, t.ref), t.column) for t in derived.totals),
+        *((s.table, c) for s in derived.sums for c in (s.total, s.first, s.second)),
+        *((schema.refs[c.ref][0].qualified, c.column) for c in derived.copies),
+    }
+    for table in tables:
+        apart, follows = _find_patterns(
+            schema, table, {c for t, c in computed if t == table.qualified}
+        )
+        derived.apart.extend(apart)
+        derived.follows.extend(follows)
     return derived
 
 
@@ -1229,6 +1297,169 @@ def _find_named_months(table: Table) -> list[_NamedMonth]:
         if left and rows >= _MIN_EVIDENCE and len(months) >= 2:
             found.extend(_NamedMonth(table.qualified, text, date) for date in left)
     return found
+
+
+def _repeat_pairs(values: Iterable[object]) -> int:
+    """Pairs of rows sharing a value (NULLs aside)."""
+    counts = Counter(v for v in values if v is not None)
+    return sum(c * (c - 1) // 2 for c in counts.values())
+
+
+def _log_comb(n: int, k: int) -> float:
+    return math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+
+
+def _chance_apart(first: list[object], second: list[object]) -> float:
+    """The chance that no two rows share both values (rows with a NULL in either aside) were
+    the two columns unrelated: of the rows' N pairs, a share kA/N shares the first value and
+    kB/N the second, so E = kA * kB / N pairs are expected to share both, and none does with
+    probability about exp(-E) (the birthday bound)."""
+    both = [(a, b) for a, b in zip(first, second, strict=True) if a is not None and b is not None]
+    pairs = len(both) * (len(both) - 1) // 2
+    if not pairs:
+        return 1.0
+    expected = _repeat_pairs(a for a, _ in both) * _repeat_pairs(b for _, b in both) / pairs
+    return math.exp(-expected)
+
+
+def _chance_follows(groups: list[int], counts: Counter[object], rows: int) -> float:
+    """The chance that every group of rows sharing a value (``groups``: their sizes) also
+    shares the other column's value (``counts``: how often each is held over the ``rows``
+    rows) were the two columns unrelated: for a group of m, the share of m-row sets that agree
+    on it, sum over values of C(count, m) / C(rows, m); the groups taken as independent."""
+    log = 0.0
+    for size in groups:
+        agree = sum(
+            math.exp(_log_comb(c, size) - _log_comb(rows, size))
+            for c in counts.values()
+            if c >= size
+        )
+        if agree <= 0.0:
+            return 0.0
+        log += math.log(min(agree, 1.0))
+    return math.exp(log)
+
+
+def _find_patterns(
+    schema: _Schema, table: Table, computed: set[str]
+) -> tuple[list[_Apart], list[_Follows]]:
+    """Patterns of two columns the real rows keep beyond chance (``CHANCE``): two columns
+    whose values each repeat but never together (``_Apart``), and a column whose rows sharing
+    a value share another column's (``_Follows``). Key columns are left out (their values
+    never repeat, so nothing is learnt from them), and so are the ``computed`` ones, which
+    variants derive from others (a total, a part of a row's sum, a copy of a parent's): what
+    they share follows from their sources."""
+    apart: list[_Apart] = []
+    follows: list[_Follows] = []
+    if len(table.rows) < _MIN_EVIDENCE:
+        return apart, follows
+    keys = schema.key_columns(table)
+    columns = [c for c, _, _ in table.columns if c not in keys and c not in computed]
+    values = {c: [_norm(row.get(c)) for row in table.rows] for c in columns}
+    repeats = {c: _repeat_pairs(values[c]) for c in columns}
+    rows = len(table.rows)
+    pairs = rows * (rows - 1) // 2
+    needed = math.log(1 / CHANCE)
+    repeating = [c for c in columns if repeats[c]]
+    for i, first in enumerate(repeating):
+        for second in repeating[i + 1 :]:
+            # Chance keeps the two apart unless about needed pairs were expected to meet: a
+            # first look on every row, before the pairs are counted on the rows holding both.
+            if repeats[first] * repeats[second] / pairs < needed / 2:
+                continue
+            seen: set[tuple[object, object]] = set()
+            for a, b in zip(values[first], values[second], strict=True):
+                if a is None or b is None:
+                    continue
+                if (a, b) in seen:
+                    break
+                seen.add((a, b))
+            else:
+                if _chance_apart(values[first], values[second]) < CHANCE:
+                    apart.append(_Apart(table.qualified, first, second))
+    for by in repeating:
+        groups: dict[object, list[int]] = {}
+        for index, value in enumerate(values[by]):
+            if value is not None:
+                groups.setdefault(value, []).append(index)
+        shared = [g for g in groups.values() if len(g) > 1]
+        held = sum(len(g) for g in groups.values())
+        for column in columns:
+            if column == by:
+                continue
+            own = values[column]
+            if any(own[i] != own[g[0]] for g in shared for i in g[1:]):
+                continue
+            counts = Counter(own[i] for g in groups.values() for i in g)
+            if len(counts) < 2:
+                continue  # one value throughout: nothing follows
+            if _chance_follows([len(g) for g in shared], counts, held) < CHANCE:
+                follows.append(_Follows(table.qualified, by, column))
+    return apart, follows
+
+
+def _moved(row: Row, before: dict[int, Row], columns: Iterable[str]) -> bool:
+    """Whether this variant's moves changed any of ``columns`` in ``row``."""
+    snapshot = before.get(id(row))
+    return snapshot is not None and any(
+        _norm(row.get(c)) != _norm(snapshot.get(c)) for c in columns
+    )
+
+
+def _breaking(rows: list[Row], rule: _Apart | _Follows) -> list[Row]:
+    """The rows of a group that breaks ``rule``: two sharing both values, or sharing ``by``
+    with two values of ``column``."""
+    found: list[Row] = []
+    if isinstance(rule, _Apart):
+        together: dict[tuple[object, object], list[Row]] = {}
+        for row in rows:
+            a, b = _norm(row.get(rule.first)), _norm(row.get(rule.second))
+            if a is not None and b is not None:
+                together.setdefault((a, b), []).append(row)
+        for group in together.values():
+            if len(group) > 1:
+                found.extend(group)
+        return found
+    by: dict[object, list[Row]] = {}
+    for row in rows:
+        value = _norm(row.get(rule.by))
+        if value is not None:
+            by.setdefault(value, []).append(row)
+    for group in by.values():
+        if len({_norm(r.get(rule.column)) for r in group}) > 1:
+            found.extend(group)
+    return found
+
+
+def _keep_patterns(
+    derived: _Derived, rows: dict[tuple[str, str], list[Row]], before: dict[int, Row]
+) -> bool:
+    """Undo the moves that break a pattern of two columns the real rows keep beyond chance,
+    until none does (undoing one move can uncover another); whether any was undone. With a
+    pattern's two columns go the columns a row keeps in step with them (the other two of a
+    row's sum, a date and the text naming its month), so the row keeps those too."""
+    rules: list[_Apart | _Follows] = [*derived.apart, *derived.follows]
+    steps: list[tuple[tuple[str, str], set[str]]] = [
+        *((s.table, {s.total, s.first, s.second}) for s in derived.sums),
+        *((m.table, {m.text, m.date}) for m in derived.months),
+    ]
+    changed = False
+    for _ in range(8):
+        undone = False
+        for rule in rules:
+            pair = {rule.first, rule.second} if isinstance(rule, _Apart) else {rule.by, rule.column}
+            columns = set(pair)
+            for table, together in steps:
+                if table == rule.table and together & pair:
+                    columns |= together
+            for row in _breaking(rows[rule.table], rule):
+                if _moved(row, before, pair):
+                    _revert(row, before, sorted(columns))
+                    undone = True
+        if not undone:
+            return changed
+        changed = True
+    return changed
 
 
 def _revert(row: Row, before: dict[int, Row], columns: Iterable[str]) -> None:

@@ -57,8 +57,8 @@ def rebuild_variant(
     agent_sql: str | None,
 ) -> RebuiltVariant | None:
     """Variant ``number`` of the suite of whichever of ``truth_sqls`` (the main ground truth
-    and its ``also_accept``) gives the recorded fingerprint; None when none does (the data or
-    the ground truth changed since the run)."""
+    and its ``also_accept``) gives the recorded fingerprint; None when none does (the data,
+    the ground truth or this generator changed since the run)."""
     for truth_sql in truth_sqls:
         try:
             sql = transpile_truth(truth_sql, truth_dialect, source.dialect)

@@ -1116,3 +1116,177 @@ def test_variants_equal_to_the_original_data_or_each_other_are_not_kept(
     prints = [v.fingerprint for v in suite.variants]
     assert len(prints) == len(set(prints))
     assert suite.source.original_fingerprint not in prints
+
+
+# Patterns of two columns (docs/verdicts.md, "Data variants"): kept where chance would hardly
+# give them, whatever the table's size; a few rows that show one by chance follow the schema.
+_MONTHS_10 = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct")
+_TYPES = ("Meeting", "Speaker", "Game", "Social")
+
+
+def _talks(months: int, types: int) -> str:
+    """One event of each type a month (``months`` x ``types`` rows): the (month, type) pair
+    never repeats, though months and types do."""
+    rows = [
+        f"({m * types + t}, '{_MONTHS_10[m]} {_TYPES[t]}', {m + 1}, '{_TYPES[t]}',"
+        f" {10 * (m + t + 1)})"
+        for m in range(months)
+        for t in range(types)
+    ]
+    return (
+        "CREATE TABLE talks (id INTEGER PRIMARY KEY, name VARCHAR, month INTEGER,"
+        " type VARCHAR, cost INTEGER);\n"
+        f"INSERT INTO talks VALUES {', '.join(rows)};\n"
+    )
+
+
+# Right where each type has one event a month: the rows need no GROUP BY.
+TALKS_TRUTH = "SELECT type, SUM(cost) FROM talks WHERE month = 4 GROUP BY type"
+TALKS_AGENT = "SELECT type, cost FROM talks WHERE month = 4"
+
+
+@pytest.mark.parametrize(
+    ("months", "types", "kept"),
+    [
+        # 40 rows: 60 pairs of rows share a month and 180 a type, of 780; were the two
+        # unrelated, about 14 pairs would share both, and none does: not chance.
+        (10, 4, True),
+        # 8 rows: 4 pairs share a month, 12 a type, of 28; about 1.7 would share both, and
+        # none doing so has a chance of 18%: the schema decides.
+        (4, 2, False),
+    ],
+)
+def test_a_pair_that_never_repeats_is_kept_where_chance_would_not_keep_it(
+    tmp_path: Path, months: int, types: int, kept: bool
+) -> None:
+    opened = _open("sqlite_file", tmp_path, _talks(months, types))
+    try:
+        assert _passes_on_original(opened, TALKS_TRUTH, TALKS_AGENT)
+        source = variant_source(opened, "the warehouse")
+        hints = TruthHints({"month": [4]}, set())
+        repeated = False
+        for number in range(40):
+            variant = {t.name: t.rows for t in make_variant(source.tables, hints, f"0:{number}")}
+            pairs = [(row["month"], row["type"]) for row in variant["talks"]]
+            repeated |= len(pairs) != len(set(pairs))
+        assert repeated is not kept
+        source.close()
+        suite = _suite(opened, TALKS_TRUTH, count=6)
+        found = check(
+            suite,
+            TALKS_AGENT,
+            TALKS_TRUTH,
+            truth_dialect="duckdb",
+            options=CompareOptions(),
+            settings=SETTINGS,
+        )
+        if kept:
+            assert suite.variants  # the check is not vacuous
+            assert found.variant is None, found.comparison and found.comparison.reason
+        else:
+            assert found.variant is not None
+    finally:
+        opened.close()
+
+
+def _speakers() -> str:
+    """42 events as a student club holds them (BIRD dev q1405's): each month a meeting, an
+    officers' meeting and a speaker, named after the month; recurring events under one name
+    and type; one budget row per category and event."""
+    months = ("January", "February", "March", "April", "May", "June")
+    events: list[tuple[str, str, str, str]] = []
+    for m, month in enumerate(months, start=1):
+        events += [
+            (f"{month} Meeting", f"2020-{m:02d}-07", "Meeting", "MU 215"),
+            (f"Officers meeting - {month}", f"2020-{m:02d}-07", "Meeting", "MU 215"),
+            (f"{month} Speaker", f"2020-{m:02d}-21", "Guest Speaker", "MU 215"),
+            ("Football game", f"2020-{m:02d}-12", "Game", "Stadium"),
+            ("Food Bank", f"2020-{m:02d}-15", "Community Service", "Town"),
+            ("Book Club", f"2020-{m:02d}-25", "Social", "Library"),
+        ]
+    events += [
+        ("Registration", "2020-01-02", "Registration", "Campus"),
+        ("Yearly Kickoff", "2020-01-03", "Meeting", "MU 215"),
+        ("Spring Elections", "2020-03-28", "Election", "MU 215"),
+        ("Fall Elections", "2020-06-28", "Election", "MU 215"),
+        ("Budget Review", "2020-02-03", "Budget", "Office"),
+        ("Yearly Wrap-up", "2020-06-30", "Meeting", "MU 215"),
+    ]
+    event_rows, budget_rows = [], []
+    for i, (name, date, kind, place) in enumerate(events):
+        event_rows.append(f"('e{i}', '{name}', '{date}', '{kind}', '{place}')")
+        if kind in ("Meeting", "Guest Speaker"):
+            for j, category in enumerate(("Food", "Advertisement", "Parking", "Speaker Gifts")):
+                if kind == "Meeting" and category == "Speaker Gifts":
+                    continue
+                budget_rows.append(f"('b{i}_{j}', '{category}', {10 * (i % 5 + j + 1)}, 'e{i}')")
+    return (
+        "CREATE TABLE event (event_id VARCHAR PRIMARY KEY, event_name VARCHAR,"
+        " event_date VARCHAR, type VARCHAR, location VARCHAR);\n"
+        "CREATE TABLE budget (budget_id VARCHAR PRIMARY KEY, category VARCHAR,"
+        " amount INTEGER, link_to_event VARCHAR REFERENCES event (event_id));\n"
+        f"INSERT INTO event VALUES {', '.join(event_rows)};\n"
+        f"INSERT INTO budget VALUES {', '.join(budget_rows)};\n"
+    )
+
+
+SPEAKER_TRUTH = (
+    "SELECT T2.category, SUM(T2.amount) FROM event AS T1 JOIN budget AS T2"
+    " ON T1.event_id = T2.link_to_event WHERE T1.event_name = 'April Speaker'"
+    " GROUP BY T2.category ORDER BY SUM(T2.amount) ASC"
+)
+# Right on the real data's patterns: one event is named 'April Speaker' (a name that repeats
+# keeps its type, and this one names April's speaker), and it has one budget row a category.
+SPEAKER_RIGHT = {
+    "scalar_subquery": (
+        "SELECT category, SUM(amount) FROM budget WHERE link_to_event ="
+        " (SELECT event_id FROM event WHERE event_name = 'April Speaker')"
+        " GROUP BY category ORDER BY SUM(amount)"
+    ),
+    "rows_without_group_by": (
+        "SELECT T2.category, T2.amount FROM event AS T1 JOIN budget AS T2"
+        " ON T1.event_id = T2.link_to_event WHERE T1.event_name = 'April Speaker'"
+        " ORDER BY T2.amount"
+    ),
+}
+
+
+def test_a_renamed_event_keeps_the_type_its_name_has_q1405(tmp_path: Path) -> None:
+    """BIRD dev q1405: a variant renamed an April meeting 'April Speaker', so two events of
+    April shared that name with two types, and copied a budget row, so an event had two of one
+    category; neither happens in 42 real events (a repeated name keeps its type: 3 names, 18
+    rows; one budget row per category and event). No variant breaks either, and answers
+    right on those patterns pass on every variant."""
+    opened = _open("sqlite_file", tmp_path, _speakers())
+    try:
+        source = variant_source(opened, "the warehouse")
+        hints = TruthHints({"event_name": ["April Speaker"]}, {"amount"})
+        real = {f"e{i}" for i in range(42)}
+        copied = False
+        for number in range(40):
+            variant = {t.name: t.rows for t in make_variant(source.tables, hints, f"0:{number}")}
+            kinds: dict[object, set[object]] = {}
+            for event in variant["event"]:
+                kinds.setdefault(event["event_name"], set()).add(event["type"])
+            assert all(len(k) == 1 for name, k in kinds.items() if name is not None), number
+            links = [(b["link_to_event"], b["category"]) for b in variant["budget"]]
+            assert len(links) == len(set(links)), number
+            copied |= any(e["event_id"] not in real for e in variant["event"])
+        source.close()
+        assert copied  # events were still copied
+        for name, agent in SPEAKER_RIGHT.items():
+            assert _passes_on_original(opened, SPEAKER_TRUTH, agent), name
+            for seed in range(3):
+                suite = _suite(opened, SPEAKER_TRUTH, count=5, seed=seed)
+                assert suite.variants  # the check is not vacuous
+                found = check(
+                    suite,
+                    agent,
+                    SPEAKER_TRUTH,
+                    truth_dialect="duckdb",
+                    options=CompareOptions(),
+                    settings=SETTINGS,
+                )
+                assert found.variant is None, (name, seed, found.comparison.reason)  # type: ignore[union-attr]
+    finally:
+        opened.close()
