@@ -39,7 +39,7 @@ from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings
 
 _BUILT_TYPES = frozenset({"seed", "model", "snapshot"})
-_SUMMARY_VERSION = 3
+_SUMMARY_VERSION = 4
 _CHUNK = 1 << 20
 _ENV_VAR = re.compile(r"""env_var\(\s*(['"])([^'"]+)\1""")
 _SCANNED = frozenset({".sql", ".yml", ".yaml", ".py", ".jinja", ".j2"})
@@ -86,6 +86,10 @@ class Parsed:
     """The environment variables the project reads (names only)."""
     env: str = ""
     """Hash of their values when it was parsed (``env_hash``): part of ``key``."""
+    sources: tuple[str, ...] = ()
+    """The relations of the sources its nodes read, as dbt names them (``relation_name``,
+    ``"db"."schema"."table"``): not part of ``key``, their data is checked by a server build
+    reused (``dbt.sources``)."""
 
     def relations(self) -> dict[str, str]:
         """Model, seed and snapshot name -> the relation as sqlbench's warehouse names it
@@ -242,6 +246,14 @@ def _summary(
     project_hash = hashlib.sha256(project_file.read_bytes()).hexdigest()[:16]
     names = tuple(sorted(n for n in set(env_vars) if not n.startswith(_SECRET_ENV)))
     env = env_hash(names)
+    read = {parent for node in nodes.values() for parent in node.depends_on}
+    sources = tuple(
+        sorted(
+            str(source.relation_name or f'"{source.schema}"."{source.identifier}"')
+            for uid, source in manifest.sources.items()
+            if uid in read
+        )
+    )
     parts = {
         "nodes": {uid: asdict(node) for uid, node in sorted(nodes.items())},
         "project": project_hash,
@@ -254,7 +266,7 @@ def _summary(
     }
     if names:
         parts["env"] = env  # left out when none is read: keys made before stay the same
-    return Parsed(_hash(parts), nodes, project_hash, names, env)
+    return Parsed(_hash(parts), nodes, project_hash, names, env, sources)
 
 
 def _macro_closure(direct: Iterable[str], macros: Mapping[str, Any]) -> list[str]:
@@ -396,7 +408,10 @@ def _read_cached(cache_dir: Path | None, inputs: str) -> Parsed | None:
             for uid, node in data["nodes"].items()
         }
         names = tuple(str(n) for n in data["env_vars"])
-        return Parsed(str(data["key"]), nodes, str(data["project"]), names, str(data["env"]))
+        sources = tuple(str(s) for s in data["sources"])
+        return Parsed(
+            str(data["key"]), nodes, str(data["project"]), names, str(data["env"]), sources
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None  # not cached (or written by another version): parse again
 
@@ -410,6 +425,7 @@ def _write_cached(cache_dir: Path | None, inputs: str, parsed: Parsed) -> None:
         "project": parsed.project,
         "env_vars": list(parsed.env_vars),
         "env": parsed.env,
+        "sources": list(parsed.sources),
     }
     try:
         cache_dir.mkdir(parents=True, exist_ok=True)

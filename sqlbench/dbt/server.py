@@ -4,10 +4,11 @@
 Each build goes to ``<schema>_sqlb_<key>`` (the target's own ``schema`` with a per-ref suffix
 from the build key), and a custom schema to ``<schema>_sqlb_<key>_<custom>``, as dbt's
 ``generate_schema_name`` places it: base and head never read each other's models, and the
-target's own schema is never written. A finished build is marked with a comment on its schema;
-a marked schema with the same key is reused, not built again. The schemas are dropped when the
-command is done with them (``release_builds``, called once the command ends), unless
-``dbt: keep_schemas`` keeps them.
+target's own schema is never written. A finished build is marked with a comment on its schema,
+which records the state of its sources too (``dbt.sources``): a marked schema with the same key
+is reused, not built again, while its sources are as it found them; else it is dropped and
+built afresh. The schemas are dropped when the command is done with them (``release_builds``,
+called once the command ends), unless ``dbt: keep_schemas`` keeps them.
 
 While a build's schemas are in use, sqlbench holds a shared advisory lock on them (on a
 connection of the builder's own, as the profile connects): a second sqlbench process building
@@ -45,6 +46,7 @@ from sqlbench.dbt.profile import (
     read_project,
     rendered_profile,
 )
+from sqlbench.dbt.sources import decode, encode, read_state, relations, unchanged, view_reads
 from sqlbench.errors import DbtError
 from sqlbench.project.files import Project
 
@@ -52,7 +54,7 @@ _MAX_IDENTIFIER = 63
 """PostgreSQL's longest identifier: a longer schema name would be cut, silently."""
 _DONE = "sqlbench dbt build "
 """How a finished build's schema is marked: ``COMMENT ON SCHEMA ... IS 'sqlbench dbt build
-<key>'``."""
+<key>'``, then a line of the state of its sources (``sources.encode``)."""
 _CONNECT_KEYS = {
     "sslmode": "sslmode",
     "sslcert": "sslcert",
@@ -112,7 +114,15 @@ def build_on_server(
         return ServerBuild(
             schemas, relations, key, log, False, time.perf_counter() - started, live.keep
         )
-    holder = _Holder(connect, schemas, key, keep=settings.keep_schemas, reader=connect.reader)
+    holder = _Holder(
+        connect,
+        schemas,
+        key,
+        keep=settings.keep_schemas,
+        reader=connect.reader,
+        sources=parsed.sources,
+        progress=progress,
+    )
     try:
         built = holder.acquire(
             lambda: _build(project, dbt_project, holder, log, progress),
@@ -296,20 +306,25 @@ class _Holder:
         *,
         keep: bool,
         reader: str | None = None,
+        sources: tuple[str, ...] = (),
+        progress: Progress | None = None,
     ) -> None:
         assert all(_ours(s, key) for s in schemas)
         self.schemas = schemas
         self.key = key
         self.keep = keep
         self.reader = reader
+        self.sources = sources
+        """The relations of the dbt sources the build reads (``Parsed.sources``)."""
+        self.progress = progress
         self._lock_id = int(hashlib.sha256(schemas[0].encode()).hexdigest()[:15], 16)
         self._engine = sa.create_engine(connect.url, poolclass=sa.pool.NullPool)
         self._conn: sa.Connection | None = None
 
     def acquire(self, build: Any) -> bool:
-        """Hold the shared lock on a finished build of the key, running ``build()`` first
-        (under the exclusive lock, after dropping what an unfinished one left) when there is
-        none. Returns whether it built.
+        """Hold the shared lock on a finished build of the key whose sources are as it found
+        them, running ``build()`` first (under the exclusive lock, after dropping what an
+        unfinished or stale one left) when there is none. Returns whether it built.
 
         Raises:
             DbtError: the builder cannot connect, or ``build`` raised it.
@@ -324,17 +339,24 @@ class _Holder:
         self._conn = conn
         try:
             self._execute("SELECT pg_advisory_lock_shared(:id)")
-            if self._finished():
+            if self._stale() is None:
                 self._grant()
                 return False
             self._execute("SELECT pg_advisory_unlock_shared(:id)")
             self._execute("SELECT pg_advisory_lock(:id)")  # waits for a build of the same key
             try:
-                if self._finished():
+                stale = self._stale()
+                if stale is None:
                     built = False
                 else:
-                    self._drop()  # what an interrupted build of this key left
+                    if stale and self.progress is not None:
+                        self.progress(
+                            f"not reusing the build in schema {self.schemas[0]}: {stale}; "
+                            "building it afresh"
+                        )
+                    self._drop()  # what an interrupted or stale build of this key left
                     self._execute(f"CREATE SCHEMA {_quote(self.schemas[0])}")
+                    found = read_state(conn, self.sources)  # before dbt reads them
                     try:
                         build()
                     except BaseException:
@@ -342,8 +364,11 @@ class _Holder:
                             with contextlib.suppress(sa.exc.SQLAlchemyError):
                                 self._drop()  # dbt's failure is the one said
                         raise
+                    viewed = view_reads(conn, self.schemas, self.sources)
+                    found = {**read_state(conn, viewed), **found} if viewed else found
                     self._execute(
-                        f"COMMENT ON SCHEMA {_quote(self.schemas[0])} IS '{_DONE}{self.key}'"
+                        f"COMMENT ON SCHEMA {_quote(self.schemas[0])} IS "
+                        f"'{_DONE}{self.key}\n{encode(found)}'"
                     )
                     built = True
                 self._grant()
@@ -388,12 +413,19 @@ class _Holder:
         assert self._conn is not None
         return self._conn.execute(sa.text(sql), {"id": self._lock_id, **params})
 
-    def _finished(self) -> bool:
-        found = self._execute(
+    def _stale(self) -> str | None:
+        """None when a finished build of the key is there and its sources are as it found them;
+        else why it cannot be reused (empty when there is no finished build)."""
+        comment = self._execute(
             "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = :name",
             name=self.schemas[0],
         ).scalar()
-        return bool(found == f"{_DONE}{self.key}")
+        mark, _, rest = str(comment or "").partition("\n")
+        if mark != f"{_DONE}{self.key}":
+            return ""
+        recorded = decode(rest)
+        assert self._conn is not None
+        return unchanged(recorded, read_state(self._conn, [*relations(recorded), *self.sources]))
 
     def _grant(self) -> None:
         """Let the warehouse's role (when it is another) read the build's schemas."""

@@ -10,8 +10,10 @@ dropped at the end.
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -269,3 +271,178 @@ def test_a_schema_macro_that_leaves_out_the_target_schema_is_refused_before_buil
     line = ran.stderr.strip().splitlines()[-1]
     assert line.startswith("Error: dbt: model 'customers' is built into schema 'public', ")
     assert "generate_schema_name" in line and "START" not in ran.stderr
+
+
+# A project reading tables that live on the server outside any build: `refunds`, a declared dbt
+# source, and `credits`, named as it is in a view model. A mart table counts both; the agent
+# counts the tables themselves, so a build made before a write answers differently from them.
+LIVE_MODELS = {
+    "dbt_project.yml": """\
+name: live
+version: "1.0.0"
+config-version: 2
+profile: dbt_shop
+model-paths: ["models"]
+models:
+  live:
+    staging:
+      +materialized: view
+    marts:
+      +materialized: table
+""",
+    "models/sources.yml": """\
+version: 2
+sources:
+  - name: live
+    schema: {src}
+    tables:
+      - name: refunds
+""",
+    "models/staging/stg_credits.sql": 'select id from "{src}"."credits"\n',
+    "models/marts/totals.sql": """\
+select
+    (select count(*) from {{{{ source('live', 'refunds') }}}}) as refunds,
+    (select count(*) from {{{{ ref('stg_credits') }}}}) as credits
+""",
+    "eval_questions/live.yml": """\
+space: live
+eval_questions:
+  - name: counts
+    question: How many refunds and credits are there?
+    sql: SELECT refunds, credits FROM totals
+""",
+    "agents/recorded.yml": "agents:\n  - {{name: recorded, kind: replay, path: answers.jsonl}}\n",
+}
+
+
+def _execute(*statements: str) -> None:
+    """Run ``statements`` on a connection of their own, as another client would, committed."""
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.execute(sa.text(statement))
+    engine.dispose()
+
+
+def _write(src: str, table: str, statement: str) -> None:
+    """Commit ``statement`` on ``src``.``table`` from another connection, and wait until its
+    write shows in the server's cumulative statistics or its relation is a new one (TRUNCATE).
+    A session's counts are published when it goes idle, up to about 10 seconds later if it
+    published less than a second before; at once after ``pg_stat_force_next_flush()``
+    (PostgreSQL 15+) or when it disconnects, which the writer does both of."""
+    query = (
+        "SELECT c.relfilenode, s.n_tup_ins + s.n_tup_upd + s.n_tup_del "
+        "FROM pg_class c JOIN pg_stat_all_tables s ON s.relid = c.oid "
+        "WHERE c.oid = to_regclass(:name)"
+    )
+    name = f'"{src}"."{table}"'
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.connect() as conn:
+        before = tuple(conn.execute(sa.text(query), {"name": name}).one())
+        conn.execute(sa.text(statement))
+        conn.commit()
+        flush = conn.execute(
+            sa.text("SELECT count(*) FROM pg_proc WHERE proname = 'pg_stat_force_next_flush'")
+        ).scalar()
+        if flush:
+            conn.execute(sa.text("SELECT pg_stat_force_next_flush()"))
+            conn.commit()
+    engine.dispose()
+    engine = sa.create_engine(str(PG_URL), poolclass=sa.pool.NullPool)
+    with engine.connect() as conn:
+        for _ in range(200):
+            conn.execute(sa.text("SELECT pg_stat_clear_snapshot()"))
+            if tuple(conn.execute(sa.text(query), {"name": name}).one()) != before:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"the write to {name} never showed in pg_stat_all_tables")
+    engine.dispose()
+
+
+@pytest.fixture
+def live(tmp_path: Path, invoke: Invoke) -> Iterator[tuple[ShopCli, str, str]]:
+    """The project above, kept schemas on (target schema ``live_<random>``), its tables in
+    ``src_<random>``, two rows each; dropped when the test is done."""
+    token = uuid.uuid4().hex[:8]
+    src, target = f"src_{token}", f"live_{token}"
+    _execute(
+        f'CREATE SCHEMA "{src}"',
+        f'CREATE TABLE "{src}".refunds (id int)',
+        f'CREATE TABLE "{src}".credits (id int)',
+        f'INSERT INTO "{src}".refunds VALUES (1), (2)',
+        f'INSERT INTO "{src}".credits VALUES (1), (2)',
+    )
+    answer = (
+        f'SELECT (SELECT count(*) FROM "{src}".refunds), (SELECT count(*) FROM "{src}".credits)'
+    )
+    files = {path: text.format(src=src) for path, text in LIVE_MODELS.items()}
+    files["agents/answers.jsonl"] = json.dumps({"name": "counts", "space": "live", "sql": answer})
+    files["profiles.yml"] = _profile(target)
+    files["sqlbench.yml"] = _settings(keep=True, warehouse=PG_URL)
+    root = tmp_path / "live"
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    repo = GitRepo.init(root)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "live")
+    try:
+        yield ShopCli(repo, invoke), src, target
+    finally:
+        _execute(*(f'DROP SCHEMA IF EXISTS "{s}" CASCADE' for s in [src, *_schemas(target)]))
+
+
+def _counts(cli: ShopCli) -> tuple[str, str]:
+    """The verdict of `counts` and what the command said of its build (`built`, `reusing`)."""
+    ran = cli.run("--format", "json")
+    (result,) = json.loads(ran.stdout)["results"]
+    done = "reusing" if "dbt: reusing the build of main" in ran.stderr else "built"
+    assert (done == "built") == ("dbt: built main in schema" in ran.stderr), ran.stderr
+    return result["verdict"], ran.stderr
+
+
+def test_a_kept_build_is_built_again_when_a_table_it_read_changed(
+    live: tuple[ShopCli, str, str],
+) -> None:
+    cli, src, target = live
+    verdict, err = _counts(cli)
+    assert verdict == "pass" and "dbt: built main" in err
+    verdict, err = _counts(cli)
+    assert verdict == "pass" and "dbt: reusing the build of main" in err and "START" not in err
+    schema = _built_schema(err, "main")
+    database = sa.make_url(str(PG_URL)).database
+    # A declared source, a table a view model names, and a TRUNCATE (a new relfilenode, no
+    # counter moves): each is seen, the kept build dropped and built again from the new data.
+    writes = [
+        ("refunds", f'INSERT INTO "{src}".refunds VALUES (3)', f'"{database}"."{src}"."refunds"'),
+        ("credits", f'INSERT INTO "{src}".credits VALUES (3)', f'"{src}"."credits"'),
+        ("refunds", f'TRUNCATE "{src}".refunds', f'"{database}"."{src}"."refunds"'),
+    ]
+    for table, statement, named in writes:
+        _write(src, table, statement)
+        verdict, err = _counts(cli)
+        assert (
+            f"dbt: not reusing the build in schema {schema}: sources changed since the kept "
+            f"build: {named}; building it afresh"
+        ) in err
+        assert "dbt: built main" in err and verdict == "pass", err
+    verdict, err = _counts(cli)  # unchanged since: reused again
+    assert verdict == "pass" and "dbt: reusing the build of main" in err
+    assert _schemas(target) == [schema]
+
+
+def test_a_kept_build_that_read_a_view_is_never_reused(
+    live: tuple[ShopCli, str, str],
+) -> None:
+    cli, src, _ = live
+    _execute(
+        f'ALTER TABLE "{src}".credits RENAME TO credits_table',
+        f'CREATE VIEW "{src}".credits AS SELECT id FROM "{src}".credits_table',
+    )
+    for _ in range(2):
+        verdict, err = _counts(cli)
+        assert verdict == "pass" and "dbt: built main" in err
+    assert (
+        f'the kept build read "{src}"."credits", a view, whose changes sqlbench cannot see' in err
+    )
