@@ -39,7 +39,7 @@ from sqlbench.errors import DbtError
 from sqlbench.project.files import DbtSettings
 
 _BUILT_TYPES = frozenset({"seed", "model", "snapshot"})
-_SUMMARY_VERSION = 4
+_SUMMARY_VERSION = 5
 _CHUNK = 1 << 20
 _ENV_VAR = re.compile(r"""env_var\(\s*(['"])([^'"]+)\1""")
 _SCANNED = frozenset({".sql", ".yml", ".yaml", ".py", ".jinja", ".j2"})
@@ -70,6 +70,10 @@ class Node:
     schema: str
     alias: str
     """The relation's name in the warehouse."""
+    sources: str = ""
+    """Hash of the relations the dbt sources it reads name (empty: it reads none). A source's
+    table is named in its YAML, not in the node: pointing it elsewhere changes no checksum, yet
+    changes what the node builds."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +92,8 @@ class Parsed:
     """Hash of their values when it was parsed (``env_hash``): part of ``key``."""
     sources: tuple[str, ...] = ()
     """The relations of the sources its nodes read, as dbt names them (``relation_name``,
-    ``"db"."schema"."table"``): not part of ``key``, their data is checked by a server build
-    reused (``dbt.sources``)."""
+    ``"db"."schema"."table"``): in ``key`` through each node's ``sources``; their data is
+    checked when a kept server build is reused (``dbt.sources``)."""
 
     def relations(self) -> dict[str, str]:
         """Model, seed and snapshot name -> the relation as sqlbench's warehouse names it
@@ -231,6 +235,10 @@ def _summary(
         if kind not in _BUILT_TYPES:
             continue
         called = _macro_closure(node.depends_on.macros, manifest.macros)
+        parents = tuple(sorted(getattr(node.depends_on, "nodes", ())))
+        read_sources = [
+            _source_relation(manifest.sources[p]) for p in parents if p in manifest.sources
+        ]
         nodes[uid] = Node(
             unique_id=uid,
             name=str(node.name),
@@ -238,9 +246,10 @@ def _summary(
             checksum=str(node.checksum.checksum),
             config=_hash(node.config.to_dict()),
             macros=_hash([(m, macros.get(m, "")) for m in called]),
-            depends_on=tuple(sorted(getattr(node.depends_on, "nodes", ()))),
+            depends_on=parents,
             schema=str(node.schema),
             alias=str(node.alias or node.name),
+            sources=_hash(sorted(read_sources)) if read_sources else "",
         )
     project_file = project.project_dir / "dbt_project.yml"
     project_hash = hashlib.sha256(project_file.read_bytes()).hexdigest()[:16]
@@ -248,11 +257,7 @@ def _summary(
     env = env_hash(names)
     read = {parent for node in nodes.values() for parent in node.depends_on}
     sources = tuple(
-        sorted(
-            str(source.relation_name or f'"{source.schema}"."{source.identifier}"')
-            for uid, source in manifest.sources.items()
-            if uid in read
-        )
+        sorted(_source_relation(source) for uid, source in manifest.sources.items() if uid in read)
     )
     parts = {
         "nodes": {uid: asdict(node) for uid, node in sorted(nodes.items())},
@@ -267,6 +272,11 @@ def _summary(
     if names:
         parts["env"] = env  # left out when none is read: keys made before stay the same
     return Parsed(_hash(parts), nodes, project_hash, names, env, sources)
+
+
+def _source_relation(source: Any) -> str:
+    """The relation a dbt source names, as dbt renders it (``"db"."schema"."table"``)."""
+    return str(source.relation_name or f'"{source.schema}"."{source.identifier}"')
 
 
 def _macro_closure(direct: Iterable[str], macros: Mapping[str, Any]) -> list[str]:
@@ -287,7 +297,8 @@ def _macro_closure(direct: Iterable[str], macros: Mapping[str, Any]) -> list[str
 
 def modified(base: Parsed, head: Parsed) -> set[str]:
     """Unique ids of head's nodes that dbt's ``state:modified`` selects against base: new, or
-    changed in body, config, relation or the macros they call.
+    changed in body, config, relation, the macros they call or the tables
+    their sources name.
 
     Example:
         >>> a = Node("model.p.a", "a", "model", "1", "c", "m", (), "main", "a")
@@ -310,7 +321,7 @@ def modified(base: Parsed, head: Parsed) -> set[str]:
 
 
 def _state(node: Node) -> tuple[str, ...]:
-    return (node.checksum, node.config, node.macros, node.schema, node.alias)
+    return (node.checksum, node.config, node.macros, node.schema, node.alias, node.sources)
 
 
 def downstream(start: Iterable[str], nodes: Mapping[str, Node]) -> set[str]:

@@ -14,8 +14,10 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+import yaml
 from dbt_shop import (
     BAD_REF,
     BROKEN,
@@ -298,6 +300,59 @@ def test_a_duckdb_warehouse_is_where_the_build_starts_and_is_never_written(
             row[0] for row in con.execute("SELECT table_name FROM duckdb_tables()").fetchall()
         }
     assert tables == {"raw_orders"}
+
+
+def test_a_source_pointed_at_another_table_rebuilds_though_no_model_changed(
+    tmp_path: Path, invoke: Invoke
+) -> None:
+    import duckdb
+
+    root = tmp_path / "src"
+    root.mkdir()
+    with duckdb.connect(str(root / "warehouse.duckdb")) as con:
+        con.execute("CREATE TABLE orders_2023 AS SELECT range AS id FROM range(3)")
+        con.execute("CREATE TABLE orders_2024 AS SELECT range AS id FROM range(7)")
+
+    def source(table: str) -> dict[str, Any]:
+        raw = {"name": "orders", "identifier": table}
+        return {"version": 2, "sources": [{"name": "raw", "schema": "main", "tables": [raw]}]}
+
+    write_project(
+        root,
+        {
+            "dbt_project.yml": {"name": "src", "profile": "src"},
+            "models/sources.yml": source("orders_2023"),
+            "models/all_orders.sql": "select id from {{ source('raw', 'orders') }}\n",
+            "sqlbench.yml": {"warehouse": "warehouse.duckdb", "dbt": {}},
+            "eval_questions/q.yml": {
+                "eval_questions": [
+                    {
+                        "name": "count",
+                        "question": "How many orders?",
+                        "sql": "SELECT count(*) FROM {{ ref('all_orders') }}",
+                    }
+                ]
+            },
+            "agents/a.yml": {"agents": [{"name": "a", "kind": "replay", "path": "a.jsonl"}]},
+            "agents/a.jsonl": '{"name": "count", "sql": "SELECT 3"}\n',
+        },
+    )
+    repo = GitRepo.init(root)
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "2023")
+    first = invoke("run", "-C", str(root), "--agent", "a", "--format", "json")
+    assert [r["verdict"] for r in json.loads(first.stdout)["results"]] == ["pass"]
+    # The model's SQL and its checksum stay the same; only the table its source names moves.
+    repo.commit({"models/sources.yml": yaml.safe_dump(source("orders_2024"))}, "2024")
+    second = invoke("run", "-C", str(root), "--agent", "a", "--format", "json")
+    assert "reusing the build" not in second.stderr
+    assert [r["verdict"] for r in json.loads(second.stdout)["results"]] == ["fail"]
+    # And dbt's lineage counts the model reading it as modified: the check asks its question.
+    check = invoke(
+        "check", "-C", str(root), "--base", "HEAD~1", "--head", "HEAD", "--agent", "a",
+        "--affected", exit_code=1,
+    )  # fmt: skip
+    assert asked(check.stderr) == ["auto/count"]
 
 
 def _env_project(root: Path) -> None:
