@@ -27,6 +27,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,16 @@ from sqlbench.dbt.profile import (
     read_project,
     rendered_profile,
 )
-from sqlbench.dbt.sources import decode, encode, read_state, relations, unchanged, view_reads
+from sqlbench.dbt.sources import (
+    Compiled,
+    decode,
+    encode,
+    read_state,
+    relations,
+    table_reads,
+    unchanged,
+    view_reads,
+)
 from sqlbench.errors import DbtError
 from sqlbench.project.files import Project
 
@@ -121,6 +131,7 @@ def build_on_server(
         keep=settings.keep_schemas,
         reader=connect.reader,
         sources=parsed.sources,
+        search_path=connect.search_path,
         progress=progress,
     )
     try:
@@ -160,8 +171,9 @@ def _build(
     holder: _Holder,
     log: Path,
     progress: Progress | None,
-) -> None:
-    """Run ``dbt build`` into the holder's schemas (with the exclusive lock held)."""
+) -> list[Compiled]:
+    """Run ``dbt build`` into the holder's schemas (with the exclusive lock held); returns the
+    models and snapshots it built, with their compiled SQL."""
     settings = project.settings.dbt
     assert settings is not None
     ref = project.source.branch
@@ -185,8 +197,30 @@ def _build(
             shutil.copyfile(work / "logs" / "dbt.log", log)
         if not outcome.success:
             raise DbtError(build_failure(outcome.result, outcome.exception, ref, log, project))
+        return _compiled(outcome.result)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _compiled(result: Any) -> list[Compiled]:
+    """The models and snapshots a successful ``dbt build`` ran, from its result (each node as
+    dbt compiled it, ``compiled_code`` its SQL, None when dbt kept none)."""
+    found = []
+    for each in getattr(result, "results", None) or []:
+        node = each.node
+        kind = str(node.resource_type)
+        if kind not in ("model", "snapshot"):
+            continue
+        code = getattr(node, "compiled_code", None)
+        found.append(
+            Compiled(
+                name=f"{kind} {str(node.name)!r}",
+                materialized=str(getattr(node.config, "materialized", "") or ""),
+                language=str(getattr(node, "language", "sql") or "sql"),
+                code=code if isinstance(code, str) else None,
+            )
+        )
+    return found
 
 
 def _schemas(parsed: Parsed, parsed_with: str, key: str) -> tuple[str, ...]:
@@ -234,6 +268,9 @@ class _Connect:
     reader: str | None
     """The warehouse URL's role when it is not the target's: granted read access to the
     build's schemas (a least-privilege role reads what the builder made)."""
+    search_path: str | None = None
+    """The target's ``search_path``, which dbt sets on its connections (how an unqualified
+    name in a model's SQL was resolved)."""
 
 
 def _check_target(project: DbtProject, url: str, display: str) -> _Connect:
@@ -290,7 +327,8 @@ def _check_target(project: DbtProject, url: str, display: str) -> _Connect:
     )
     user = str(target.get("user") or "")
     reader = warehouse.username if warehouse.username and warehouse.username != user else None
-    return _Connect(builder, f"{host}:{port}/{database}", reader)
+    search_path = str(target.get("search_path") or "") or None
+    return _Connect(builder, f"{host}:{port}/{database}", reader, search_path)
 
 
 class _Holder:
@@ -307,6 +345,7 @@ class _Holder:
         keep: bool,
         reader: str | None = None,
         sources: tuple[str, ...] = (),
+        search_path: str | None = None,
         progress: Progress | None = None,
     ) -> None:
         assert all(_ours(s, key) for s in schemas)
@@ -316,12 +355,14 @@ class _Holder:
         self.reader = reader
         self.sources = sources
         """The relations of the dbt sources the build reads (``Parsed.sources``)."""
+        self.search_path = search_path
+        """The target's ``search_path`` (``_Connect.search_path``)."""
         self.progress = progress
         self._lock_id = int(hashlib.sha256(schemas[0].encode()).hexdigest()[:15], 16)
         self._engine = sa.create_engine(connect.url, poolclass=sa.pool.NullPool)
         self._conn: sa.Connection | None = None
 
-    def acquire(self, build: Any) -> bool:
+    def acquire(self, build: Callable[[], list[Compiled]]) -> bool:
         """Hold the shared lock on a finished build of the key whose sources are as it found
         them, running ``build()`` first (under the exclusive lock, after dropping what an
         unfinished or stale one left) when there is none. Returns whether it built.
@@ -358,14 +399,19 @@ class _Holder:
                     self._execute(f"CREATE SCHEMA {_quote(self.schemas[0])}")
                     found = read_state(conn, self.sources)  # before dbt reads them
                     try:
-                        build()
+                        compiled = build()
                     except BaseException:
                         if not self.keep:
                             with contextlib.suppress(sa.exc.SQLAlchemyError):
                                 self._drop()  # dbt's failure is the one said
                         raise
                     viewed = view_reads(conn, self.schemas, self.sources)
-                    found = {**read_state(conn, viewed), **found} if viewed else found
+                    tabled, unread = table_reads(
+                        conn, compiled, self.schemas, self.sources, self.search_path
+                    )
+                    if viewed or tabled:
+                        found = {**read_state(conn, [*viewed, *tabled]), **found}
+                    found = {**found, **unread}
                     self._execute(
                         f"COMMENT ON SCHEMA {_quote(self.schemas[0])} IS "
                         f"'{_DONE}{self.key}\n{encode(found)}'"

@@ -2,9 +2,13 @@
 "On a PostgreSQL warehouse"): a kept build is reused only while its sources are as it found
 them.
 
-A build's sources are the relations of the dbt sources its nodes read, and every relation a view
-of the build names outside the build's schemas (a model's hard-coded ``raw.orders``, found in
-``pg_depend`` once built). The state of a table is its ``pg_class`` oid and ``relfilenode`` (a
+A build's sources are the relations of the dbt sources its nodes read, every relation a view of
+the build names outside the build's schemas (a model's hard-coded ``raw.orders``, found in
+``pg_depend`` once built), and every relation the compiled SQL of its other models and snapshots
+(tables, incremental models) names outside them (``table_reads``: parsed with sqlglot, CTE names
+left out, an unqualified name resolved as the target's ``search_path`` finds it). A node whose
+compiled SQL sqlbench cannot read, parse or resolve is recorded as such, and the build is never
+reused. The state of a table is its ``pg_class`` oid and ``relfilenode`` (a
 ``TRUNCATE``, ``VACUUM FULL`` or rewrite gives a new one) and its cumulative
 ``pg_stat_all_tables`` counters ``n_tup_ins``, ``n_tup_upd`` and ``n_tup_del`` (any committed
 write moves one); a missing relation is recorded as missing. The state of a view, materialized
@@ -22,6 +26,7 @@ import base64
 import binascii
 import json
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
@@ -38,7 +43,14 @@ _KINDS = {
     "p": "partitioned table",
 }
 """``pg_class.relkind`` of relations whose data sqlbench cannot check, as said to the user."""
-_PREFIX = "sources "
+_PREFIX = "reads "
+"""Marks the encoded state (``sources `` before table models' reads were recorded: such a build
+is not reused, as one that recorded nothing)."""
+_UNREAD = "(unread "
+"""Entries of nodes whose reads sqlbench could not find: ``(unread <node>)`` -> why."""
+_UNCHECKED = frozenset({"view", "ephemeral"})
+"""Materializations whose compiled SQL is not parsed: a view's reads are found in ``pg_depend``,
+an ephemeral model's SQL is part of the nodes reading it."""
 
 _STATE = """
 SELECT n.name, c.oid, c.relkind, c.relfilenode, s.n_tup_ins, s.n_tup_upd, s.n_tup_del
@@ -63,6 +75,16 @@ WHERE d.classid = 'pg_catalog.pg_rewrite'::regclass
   AND rn.nspname NOT IN ('pg_catalog', 'information_schema')
   AND NOT rc.oid = ANY(CAST(:known AS oid[]))
 ORDER BY 1
+"""
+_OIDS = """
+SELECT CAST(c AS oid) FROM unnest(CAST(:names AS text[])) AS n(name),
+pg_catalog.to_regclass(n.name) AS c WHERE c IS NOT NULL
+"""
+_RESOLVE = """
+SELECT n.name, c.oid, rn.nspname, c.relname
+FROM unnest(CAST(:names AS text[])) AS n(name)
+LEFT JOIN pg_catalog.pg_class c ON c.oid = pg_catalog.to_regclass(n.name)
+LEFT JOIN pg_catalog.pg_namespace rn ON rn.oid = c.relnamespace
 """
 
 
@@ -95,18 +117,137 @@ def read_state(conn: sa.Connection, names: Iterable[str]) -> dict[str, str]:
 def view_reads(conn: sa.Connection, schemas: Iterable[str], known: Iterable[str]) -> list[str]:
     """The relations the views in ``schemas`` name outside them (and outside PostgreSQL's own
     catalogs), but for those of ``known`` (names as ``read_state`` takes them)."""
-    oids = conn.execute(
-        sa.text(
-            "SELECT CAST(c AS oid) FROM unnest(CAST(:names AS text[])) AS n(name), "
-            "pg_catalog.to_regclass(n.name) AS c WHERE c IS NOT NULL"
-        ),
-        {"names": sorted(set(known))},
-    ).scalars()
+    oids = conn.execute(sa.text(_OIDS), {"names": sorted(set(known))}).scalars()
     found = conn.execute(
         sa.text(_VIEW_READS),
         {"schemas": list(schemas), "known": [int(o) for o in oids]},
     ).scalars()
     return [str(name) for name in found]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A node a build ran, with the SQL it compiled to (dbt's ``compiled_code``)."""
+
+    name: str
+    """The node as said to the user (``model 'totals'``)."""
+    materialized: str
+    language: str
+    code: str | None
+
+
+def compiled_reads(sql: str) -> list[tuple[str, str]]:
+    """The relations ``sql`` (PostgreSQL's dialect, one query) names, as (schema, name); the
+    schema is empty for an unqualified name, a database named is left out (PostgreSQL reads
+    only its own). CTE names are left out, and table functions.
+
+    Raises:
+        ValueError: ``sql`` is not one query sqlglot parses.
+
+    Example:
+        >>> compiled_reads('''with o as (select * from Raw.Orders) select * from o
+        ...     join "db"."S"."x" on true where exists (select 1 from c)''')
+        [('', 'c'), ('S', 'x'), ('raw', 'orders')]
+    """
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
+    except SqlglotError as err:
+        raise ValueError(f"its compiled SQL does not parse ({err})") from err
+    if len(statements) != 1 or not isinstance(statements[0], exp.Query):
+        raise ValueError("its compiled SQL is not one query")
+    tree = normalize_identifiers(statements[0], dialect="postgres")
+    try:
+        ctes = {
+            id(table)
+            for scope in traverse_scope(tree)
+            for table in scope.tables
+            if not table.args.get("db") and table.name in scope.cte_sources
+        }
+    except SqlglotError as err:
+        raise ValueError(f"its compiled SQL does not resolve ({err})") from err
+    found = {
+        (table.db, table.name)
+        for table in tree.find_all(exp.Table)
+        if isinstance(table.this, exp.Identifier) and id(table) not in ctes
+    }
+    return sorted(found)
+
+
+def table_reads(
+    conn: sa.Connection,
+    nodes: Iterable[Compiled],
+    schemas: Iterable[str],
+    known: Iterable[str],
+    search_path: str | None = None,
+) -> tuple[list[str], dict[str, str]]:
+    """The relations the compiled SQL of ``nodes`` (but views) names outside ``schemas`` and
+    PostgreSQL's own catalogs, but for those of ``known``; and the entries of the state that
+    say which nodes sqlbench could not read that way (an unqualified name is resolved by
+    ``to_regclass`` with ``search_path``, the target's, when it sets one)."""
+    unread: dict[str, str] = {}
+    names: dict[str, list[str]] = {}
+    qualified: set[str] = set()
+    for node in nodes:
+        if node.materialized in _UNCHECKED:
+            continue
+        if node.language != "sql" or not node.code:
+            unread[f"{_UNREAD}{node.name})"] = f"sqlbench has no compiled SQL of {node.name}"
+            continue
+        try:
+            found = compiled_reads(node.code)
+        except ValueError as err:
+            unread[f"{_UNREAD}{node.name})"] = f"sqlbench cannot tell what {node.name} reads: {err}"
+            continue
+        except Exception as err:  # sqlglot's own failure: the build is never reused, said so
+            unread[f"{_UNREAD}{node.name})"] = (
+                f"sqlbench cannot tell what {node.name} reads: sqlglot failed on its compiled "
+                f"SQL ({type(err).__name__})"
+            )
+            continue
+        for schema, table in found:
+            name = f"{_quoted(schema)}.{_quoted(table)}" if schema else _quoted(table)
+            names.setdefault(name, []).append(node.name)
+            if schema:
+                qualified.add(name)
+    if not names:
+        return [], unread
+    own = set(schemas) | {"pg_catalog", "information_schema"}
+    if search_path:
+        conn.execute(
+            sa.text("SELECT pg_catalog.set_config('search_path', :path, false)"),
+            {"path": search_path},
+        )
+    try:
+        rows = conn.execute(sa.text(_RESOLVE), {"names": sorted(names)}).all()
+    finally:
+        if search_path:
+            conn.execute(sa.text("RESET search_path"))
+    skip = {
+        int(oid) for oid in conn.execute(sa.text(_OIDS), {"names": sorted(set(known))}).scalars()
+    }
+    reads = set()
+    for name, oid, schema, relation in rows:
+        if oid is None and name not in qualified:
+            for reader in names[name]:
+                unread.setdefault(
+                    f"{_UNREAD}{reader})",
+                    f"{reader} reads {name}, which sqlbench cannot find on the search path",
+                )
+        elif oid is None:
+            reads.add(name)  # missing now: its creation is a change
+        elif schema not in own and int(oid) not in skip:
+            reads.add(f"{_quoted(schema)}.{_quoted(relation)}")
+    return sorted(reads), unread
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def unchanged(recorded: Mapping[str, str] | None, now: Mapping[str, str]) -> str | None:
@@ -121,12 +262,17 @@ def unchanged(recorded: Mapping[str, str] | None, now: Mapping[str, str]) -> str
         'sources changed since the kept build: "raw"."t"'
         >>> unchanged({**was, '"raw"."v"': "view"}, {**was, '"raw"."v"': "view"})
         'the kept build read "raw"."v", a view, whose changes sqlbench cannot see'
+        >>> unchanged({**was, "(unread model 'm')": "model 'm' reads x, not found"}, was)
+        "the kept build cannot be checked: model 'm' reads x, not found"
     """
     if recorded is None:
         return "the kept build has no record of its sources"
+    for name in sorted(recorded):
+        if name.startswith(_UNREAD):
+            return f"the kept build cannot be checked: {recorded[name]}"
     if not now.get(_SERVER, "").startswith("track_counts on "):
         return "the kept build cannot be checked: PostgreSQL's track_counts is off"
-    names = sorted((set(recorded) | set(now)) - {_SERVER})
+    names = relations({**recorded, **now})
     for name in names:
         state = now.get(name, _MISSING)
         if state != _MISSING and not state.startswith(f"{_TABLE} "):
@@ -144,7 +290,7 @@ def unchanged(recorded: Mapping[str, str] | None, now: Mapping[str, str]) -> str
 
 def relations(recorded: Mapping[str, str] | None) -> list[str]:
     """The relations a recorded state is of (its entry for the statistics left out)."""
-    return sorted(name for name in (recorded or {}) if name != _SERVER)
+    return sorted(name for name in (recorded or {}) if not name.startswith("("))
 
 
 def encode(state: Mapping[str, str]) -> str:

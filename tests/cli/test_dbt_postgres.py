@@ -274,8 +274,9 @@ def test_a_schema_macro_that_leaves_out_the_target_schema_is_refused_before_buil
 
 
 # A project reading tables that live on the server outside any build: `refunds`, a declared dbt
-# source, and `credits`, named as it is in a view model. A mart table counts both; the agent
-# counts the tables themselves, so a build made before a write answers differently from them.
+# source, `credits`, named as it is in a view model, and `debits`, named as it is in the mart
+# table (through a CTE). The mart counts all three; the agent counts the tables themselves, so a
+# build made before a write answers differently from them.
 LIVE_MODELS = {
     "dbt_project.yml": """\
 name: live
@@ -300,16 +301,18 @@ sources:
 """,
     "models/staging/stg_credits.sql": 'select id from "{src}"."credits"\n',
     "models/marts/totals.sql": """\
+with debited as (select id from "{src}".debits)
 select
     (select count(*) from {{{{ source('live', 'refunds') }}}}) as refunds,
-    (select count(*) from {{{{ ref('stg_credits') }}}}) as credits
+    (select count(*) from {{{{ ref('stg_credits') }}}}) as credits,
+    (select count(*) from debited) as debits
 """,
     "eval_questions/live.yml": """\
 space: live
 eval_questions:
   - name: counts
-    question: How many refunds and credits are there?
-    sql: SELECT refunds, credits FROM totals
+    question: How many refunds, credits and debits are there?
+    sql: SELECT refunds, credits, debits FROM totals
 """,
     "agents/recorded.yml": "agents:\n  - {{name: recorded, kind: replay, path: answers.jsonl}}\n",
 }
@@ -370,11 +373,14 @@ def live(tmp_path: Path, invoke: Invoke) -> Iterator[tuple[ShopCli, str, str]]:
         f'CREATE SCHEMA "{src}"',
         f'CREATE TABLE "{src}".refunds (id int)',
         f'CREATE TABLE "{src}".credits (id int)',
+        f'CREATE TABLE "{src}".debits (id int)',
         f'INSERT INTO "{src}".refunds VALUES (1), (2)',
         f'INSERT INTO "{src}".credits VALUES (1), (2)',
+        f'INSERT INTO "{src}".debits VALUES (1), (2)',
     )
     answer = (
-        f'SELECT (SELECT count(*) FROM "{src}".refunds), (SELECT count(*) FROM "{src}".credits)'
+        f'SELECT (SELECT count(*) FROM "{src}".refunds), (SELECT count(*) FROM "{src}".credits), '
+        f'(SELECT count(*) FROM "{src}".debits)'
     )
     files = {path: text.format(src=src) for path, text in LIVE_MODELS.items()}
     files["agents/answers.jsonl"] = json.dumps({"name": "counts", "space": "live", "sql": answer})
@@ -427,6 +433,29 @@ def test_a_kept_build_is_built_again_when_a_table_it_read_changed(
             f"build: {named}; building it afresh"
         ) in err
         assert "dbt: built main" in err and verdict == "pass", err
+    verdict, err = _counts(cli)  # unchanged since: reused again
+    assert verdict == "pass" and "dbt: reusing the build of main" in err
+    assert _schemas(target) == [schema]
+
+
+def test_a_kept_build_is_built_again_when_a_table_a_table_model_names_changed(
+    live: tuple[ShopCli, str, str],
+) -> None:
+    # `debits` is neither a dbt source nor read by a view: only the mart table's compiled SQL
+    # names it. A build that did not record it would be reused, and `totals` would say 2.
+    cli, src, target = live
+    verdict, err = _counts(cli)
+    assert verdict == "pass" and "dbt: built main" in err
+    verdict, err = _counts(cli)
+    assert verdict == "pass" and "dbt: reusing the build of main" in err
+    schema = _built_schema(err, "main")
+    _write(src, "debits", f'INSERT INTO "{src}".debits VALUES (3)')
+    verdict, err = _counts(cli)
+    assert (
+        f"dbt: not reusing the build in schema {schema}: sources changed since the kept "
+        f'build: "{src}"."debits"; building it afresh'
+    ) in err
+    assert "dbt: built main" in err and verdict == "pass", err
     verdict, err = _counts(cli)  # unchanged since: reused again
     assert verdict == "pass" and "dbt: reusing the build of main" in err
     assert _schemas(target) == [schema]
