@@ -4,12 +4,16 @@ endpoint, CI summary file) out of every test, and each test's registered secrets
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from benchmark_corpus import BENCHMARKS_VARIABLE, benchmarks_dir
 from hypothesis import settings
+
+from sqlbench.agents.kinds import AgentKind, KindOptions
+from sqlbench.agents.registry import register_kind, unregister_kind
+from sqlbench.testing import FakeAgent
 
 # Property tests check results, not speed: hypothesis's default 200 ms per example fails them
 # on a busy 2-core machine (seen in CI under load), so no per-example deadline.
@@ -89,3 +93,23 @@ def shared_benchmarks() -> Path:
             "to the corpus folder to run these tests"
         )
     return folder
+
+
+class _FakeOptions(KindOptions):
+    pass
+
+
+@pytest.fixture
+def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
+    """Register the agent kind ``fake``; ``use(agent)`` picks the FakeAgent it builds."""
+    holder: dict[str, FakeAgent] = {}
+    register_kind(
+        AgentKind(
+            name="fake",
+            options=_FakeOptions,
+            build=lambda config, options, context: holder["agent"],
+        ),
+        replace=True,
+    )
+    yield lambda agent: holder.__setitem__("agent", agent)
+    unregister_kind("fake")

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sqlbench.agents.base import Answer
-from sqlbench.agents.kinds import AgentKind, KindOptions
-from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.report.run_json import run_to_json
 from sqlbench.report.run_markdown import render as render_markdown
 from sqlbench.report.run_text import render_run
@@ -22,25 +20,6 @@ from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 P, F, R, E = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR
-
-
-class _FakeOptions(KindOptions):
-    pass
-
-
-@pytest.fixture
-def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
-    holder: dict[str, FakeAgent] = {}
-    register_kind(
-        AgentKind(
-            name="fake",
-            options=_FakeOptions,
-            build=lambda config, options, context: holder["agent"],
-        ),
-        replace=True,
-    )
-    yield lambda agent: holder.__setitem__("agent", agent)
-    unregister_kind("fake")
 
 
 def _project(

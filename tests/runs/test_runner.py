@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, ClassVar
@@ -12,8 +12,6 @@ from typing import Any, ClassVar
 import pytest
 
 from sqlbench.agents.base import Answer, Request
-from sqlbench.agents.kinds import AgentKind, KindOptions
-from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.errors import AgentError, EngineError, SqlbenchError, StoreError
 from sqlbench.records.run import RunStatus
 from sqlbench.runs import warehouses as run_warehouses
@@ -26,26 +24,6 @@ from sqlbench.validation import load_project
 from sqlbench.verdicts import Verdict
 
 P, F, R, E, S = Verdict.PASS, Verdict.FAIL, Verdict.REVIEW, Verdict.ERROR, Verdict.SKIPPED
-
-
-class _FakeOptions(KindOptions):
-    pass
-
-
-@pytest.fixture
-def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
-    """Register the agent kind ``fake``; ``use(agent)`` picks the FakeAgent it builds."""
-    holder: dict[str, FakeAgent] = {}
-    register_kind(
-        AgentKind(
-            name="fake",
-            options=_FakeOptions,
-            build=lambda config, options, context: holder["agent"],
-        ),
-        replace=True,
-    )
-    yield lambda agent: holder.__setitem__("agent", agent)
-    unregister_kind("fake")
 
 
 def verdicts(run: Any) -> dict[str, Verdict]:

@@ -12,8 +12,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from sqlbench.agents.kinds import AgentKind, KindOptions
-from sqlbench.agents.registry import register_kind, unregister_kind
 from sqlbench.compare import compare_results
 from sqlbench.engines.base import Engine
 from sqlbench.engines.duckdb import DuckDBEngine
@@ -253,21 +251,6 @@ def test_neighbours_cover_the_spec_mutations() -> None:
     assert any("ORDER BY a LIMIT" in n or "ORDER BY a ASC" in n for n in found)  # direction
     assert any("LIMIT 3" in n for n in found) and any("LIMIT 1" in n for n in found)
     assert any("MIN(b)" in n for n in found)  # aggregate swapped
-
-
-class _FakeOptions(KindOptions):
-    pass
-
-
-@pytest.fixture
-def fake_agent() -> Iterator[Callable[[FakeAgent], None]]:
-    holder: dict[str, FakeAgent] = {}
-    register_kind(
-        AgentKind(name="fake", options=_FakeOptions, build=lambda c, o, x: holder["agent"]),
-        replace=True,
-    )
-    yield lambda agent: holder.__setitem__("agent", agent)
-    unregister_kind("fake")
 
 
 def _project(
