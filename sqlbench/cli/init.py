@@ -8,7 +8,7 @@ import click
 
 from sqlbench.exitcodes import ExitCode
 from sqlbench.project.gitfs import PROJECT_MARKERS
-from sqlbench.project.scaffold import WORKFLOW_PATH, add_workflow, scaffold_project
+from sqlbench.project.scaffold import WORKFLOW_PATH, Scaffold, add_workflow, scaffold_project
 
 
 @click.command("init")
@@ -86,23 +86,14 @@ def init_command(
 
     if dbt or (is_dbt_project(directory) and not github_actions):
         result = scaffold_dbt_project(directory)
-        click.echo(f"Created sqlbench files beside the dbt project in {result.root}:")
-        for rel in result.created:
-            click.echo(f"  {rel}")
-        for note in result.notes:
-            click.echo(f"Note: {note}.")
-        where = "" if directory == Path(".") else f" -C {directory}"
+        heading = f"Created sqlbench files beside the dbt project in {result.root}"
+        where = _created(result, heading, directory)
         click.echo("Next (docs/dbt.md):")
         click.echo(f"  sqlbench run{where}            # builds the models with dbt, then asks")
         click.echo(f"  sqlbench check{where} --base main --affected")
         ctx.exit(ExitCode.OK)
     result = scaffold_project(directory, github_actions=github_actions)
-    click.echo(f"Created a sqlbench project in {result.root}:")
-    for rel in result.created:
-        click.echo(f"  {rel}")
-    for note in result.notes:
-        click.echo(f"Note: {note}.")
-    where = "" if directory == Path(".") else f" -C {directory}"
+    where = _created(result, f"Created a sqlbench project in {result.root}", directory)
     click.echo("Next:")
     click.echo(f"  sqlbench validate{where}")
     click.echo(f"  sqlbench run{where} --agent example")
@@ -113,6 +104,17 @@ def init_command(
             f"  sqlbench init{folder} --github-actions   # add the pull-request check workflow"
         )
     ctx.exit(ExitCode.OK)
+
+
+def _created(result: Scaffold, heading: str, directory: Path) -> str:
+    """Say what a scaffold wrote (``heading``, its files, its notes); the ``-C DIR`` its next
+    commands need (empty in the current folder)."""
+    click.echo(f"{heading}:")
+    for rel in result.created:
+        click.echo(f"  {rel}")
+    for note in result.notes:
+        click.echo(f"Note: {note}.")
+    return "" if directory == Path(".") else f" -C {directory}"
 
 
 def _init_from(
