@@ -46,10 +46,7 @@ def open_engine(
     warehouse = settings.warehouse
     if warehouse is None:
         return open_warehouse(WarehouseTarget(None, None, settings, project_root))
-    try:
-        resolved = resolve(warehouse, where="sqlbench.yml warehouse")
-    except EnvVarError as err:
-        raise EngineError(str(err)) from err
+    resolved = _resolved(warehouse)
     target = WarehouseTarget(resolved, warehouse, settings, project_root, search_path)
     if url_scheme(resolved) is None and _is_sqlite_file(target.local(resolved)):
         target = replace(target, url=f"sqlite:///{target.local(resolved)}")
@@ -153,6 +150,18 @@ def _dbt_warehouse(
     return settings.model_copy(update={"warehouse": str(build.database)}), build.relations, ()
 
 
+def _resolved(warehouse: str) -> str:
+    """``warehouse`` with its ``${ENV}`` references filled in.
+
+    Raises:
+        EngineError: an unset ``${ENV}``.
+    """
+    try:
+        return resolve(warehouse, where="sqlbench.yml warehouse")
+    except EnvVarError as err:
+        raise EngineError(str(err)) from err
+
+
 def dbt_server(settings: Settings) -> str | None:
     """The resolved URL of a server ``warehouse`` a dbt build goes to (docs/dbt.md), or None
     when the build is a DuckDB file (the embedded warehouse, or a DuckDB ``warehouse``).
@@ -162,10 +171,7 @@ def dbt_server(settings: Settings) -> str | None:
     """
     if settings.warehouse is None:
         return None
-    try:
-        resolved = resolve(settings.warehouse, where="sqlbench.yml warehouse")
-    except EnvVarError as err:
-        raise EngineError(str(err)) from err
+    resolved = _resolved(settings.warehouse)
     scheme = url_scheme(resolved)
     return None if scheme is None or scheme in ("duckdb", "sqlite") else resolved
 
@@ -180,10 +186,7 @@ def dbt_start(settings: Settings, project_root: Path) -> Path | None:
     """
     if settings.warehouse is None:
         return None
-    try:
-        resolved = resolve(settings.warehouse, where="sqlbench.yml warehouse")
-    except EnvVarError as err:
-        raise EngineError(str(err)) from err
+    resolved = _resolved(settings.warehouse)
     location = resolved
     scheme = url_scheme(resolved)
     if scheme is not None:
